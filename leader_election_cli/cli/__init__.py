@@ -1,0 +1,1 @@
+"""Thin click commands: parse, call the library, render, exit."""

@@ -1,0 +1,69 @@
+"""Exit codes and the exceptions that carry them to the command line.
+
+Every failure a user can cause or meet is one of these: a one-line message, an optional hint, and a
+documented exit code. Only `--debug` ever shows a traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The documented exit codes of both commands."""
+
+    OK = 0  # every selected partition has the leader asked for / dry run done
+    PARTITION_FAILED = 1  # at least one partition failed to elect
+    USAGE = 2  # usage or input error: nothing was sent to the cluster
+    UNREACHABLE = 3  # cluster unreachable or timed out
+    AUTH = 4  # authentication or authorization failed
+    REFUSED = 5  # refused for safety (unconfirmed unclean election, lock held)
+    INTERRUPTED = 130  # interrupted: what was done is reported
+
+
+EXIT_CODE_HELP = """\
+Exit codes:
+  0    every selected partition has the leader asked for (or a dry run finished)
+  1    at least one partition failed to elect (each one is listed)
+  2    usage or input error: nothing was sent to the cluster
+  3    cluster unreachable or timed out
+  4    authentication or authorization failed
+  5    refused for safety (unconfirmed unclean election, lock held by another run)
+  130  interrupted: what was done is reported"""
+
+
+class CliError(Exception):
+    """A failure with a one-line message, an optional hint and an exit code."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class InputError(CliError):
+    """Bad flags, files or values: nothing was sent (exit 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class UnreachableError(CliError):
+    """The cluster could not be reached or did not answer in time (exit 3)."""
+
+    exit_code = ExitCode.UNREACHABLE
+
+
+class AuthError(CliError):
+    """Authentication or authorization failed (exit 4)."""
+
+    exit_code = ExitCode.AUTH
+
+
+class RefusedError(CliError):
+    """Refused for safety (exit 5)."""
+
+    exit_code = ExitCode.REFUSED

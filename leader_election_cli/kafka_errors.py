@@ -1,0 +1,97 @@
+"""Kafka's error codes as the Java client names and words them.
+
+Kafka's tool prints a failure as `<exception class>: <message>`, where the message is the broker's
+per-partition ErrorMessage when present, otherwise the error's default text (`Errors.java`). Scripts
+grep for these strings, so they are copied exactly. The sandbox uses the same table for its default
+messages, because the broker does too.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+_PKG = "org.apache.kafka.common.errors."
+
+
+class KafkaError(NamedTuple):
+    code: int
+    name: str  # Errors.java constant
+    exception: str  # fully qualified Java class
+    message: str  # default message
+
+
+_TABLE = [
+    (-1, "UNKNOWN_SERVER_ERROR", "UnknownServerException",
+     "The server experienced an unexpected error when processing the request."),
+    (0, "NONE", "", ""),
+    (3, "UNKNOWN_TOPIC_OR_PARTITION", "UnknownTopicOrPartitionException",
+     "This server does not host this topic-partition."),
+    (5, "LEADER_NOT_AVAILABLE", "LeaderNotAvailableException",
+     "There is no leader for this topic-partition as we are in the middle of a leadership election."),
+    (7, "REQUEST_TIMED_OUT", "TimeoutException", "The request timed out."),
+    (17, "INVALID_TOPIC_EXCEPTION", "InvalidTopicException",
+     "The request attempted to perform an operation on an invalid topic."),
+    (29, "TOPIC_AUTHORIZATION_FAILED", "TopicAuthorizationException", "Topic authorization failed."),
+    (31, "CLUSTER_AUTHORIZATION_FAILED", "ClusterAuthorizationException", "Cluster authorization failed."),
+    (33, "UNSUPPORTED_SASL_MECHANISM", "UnsupportedSaslMechanismException",
+     "The broker does not support the requested SASL mechanism."),
+    (34, "ILLEGAL_SASL_STATE", "IllegalSaslStateException",
+     "Request is not valid given the current SASL state."),
+    (35, "UNSUPPORTED_VERSION", "UnsupportedVersionException", "The version of API is not supported."),
+    (36, "TOPIC_ALREADY_EXISTS", "TopicExistsException", "Topic with this name already exists."),
+    (37, "INVALID_PARTITIONS", "InvalidPartitionsException", "Number of partitions is below 1."),
+    (38, "INVALID_REPLICATION_FACTOR", "InvalidReplicationFactorException",
+     "Replication factor is below 1 or larger than the number of available brokers."),
+    (39, "INVALID_REPLICA_ASSIGNMENT", "InvalidReplicaAssignmentException", "Replica assignment is invalid."),
+    (40, "INVALID_CONFIG", "InvalidConfigurationException", "Configuration is invalid."),
+    (41, "NOT_CONTROLLER", "NotControllerException", "This is not the correct controller for this cluster."),
+    (42, "INVALID_REQUEST", "InvalidRequestException",
+     "This most likely occurs because of a request being malformed by the client library or the message "
+     "was sent to an incompatible broker. See the broker logs for more details."),
+    (44, "POLICY_VIOLATION", "PolicyViolationException", "Request parameters do not satisfy the configured policy."),
+    (58, "SASL_AUTHENTICATION_FAILED", "SaslAuthenticationException", "SASL Authentication failed."),
+    (60, "REASSIGNMENT_IN_PROGRESS", "ReassignmentInProgressException", "A partition reassignment is in progress."),
+    (80, "PREFERRED_LEADER_NOT_AVAILABLE", "PreferredLeaderNotAvailableException",
+     "The preferred leader was not available."),
+    (83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", "EligibleLeadersNotAvailableException",
+     "Eligible topic partition leaders are not available."),
+    (84, "ELECTION_NOT_NEEDED", "ElectionNotNeededException", "Leader election not needed for topic partition."),
+    (85, "NO_REASSIGNMENT_IN_PROGRESS", "NoReassignmentInProgressException",
+     "No partition reassignment is in progress."),
+]
+
+ERRORS: dict[int, KafkaError] = {
+    code: KafkaError(code, name, _PKG + cls if cls else "", msg) for code, name, cls, msg in _TABLE
+}
+
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+REQUEST_TIMED_OUT = 7
+INVALID_TOPIC_EXCEPTION = 17
+CLUSTER_AUTHORIZATION_FAILED = 31
+UNSUPPORTED_SASL_MECHANISM = 33
+ILLEGAL_SASL_STATE = 34
+UNSUPPORTED_VERSION = 35
+TOPIC_ALREADY_EXISTS = 36
+INVALID_REPLICA_ASSIGNMENT = 39
+NOT_CONTROLLER = 41
+INVALID_REQUEST = 42
+POLICY_VIOLATION = 44
+SASL_AUTHENTICATION_FAILED = 58
+REASSIGNMENT_IN_PROGRESS = 60
+PREFERRED_LEADER_NOT_AVAILABLE = 80
+ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+ELECTION_NOT_NEEDED = 84
+NO_REASSIGNMENT_IN_PROGRESS = 85
+
+
+def lookup(code: int) -> KafkaError:
+    """The entry for `code`; unknown codes read as Kafka's UnknownServerException does."""
+    return ERRORS.get(code) or KafkaError(code, f"UNKNOWN_{code}", ERRORS[-1].exception,
+                                          f"Unexpected error code {code}.")
+
+
+def describe(code: int, message: str | None = None) -> str:
+    """`<exception class>: <message>`, as Kafka's tool prints a failed partition."""
+    err = lookup(code)
+    return f"{err.exception}: {message if message else err.message}"

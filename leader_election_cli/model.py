@@ -1,0 +1,132 @@
+"""The data every layer shares: partitions, cluster state, election outcomes and the report.
+
+Plain immutable values, no I/O. The cluster layer fills them from the wire, the planner reads them,
+the executor writes `PartitionResult`s, and the renderers only ever see an `ElectionReport`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from typing import NamedTuple
+
+from leader_election_cli.errors import ExitCode
+
+NO_LEADER = -1
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:  # Kafka's own spelling: topic-partition
+        return f"{self.topic}-{self.partition}"
+
+
+class ElectionType(IntEnum):
+    """ElectLeaders' ElectionType field (KIP-460)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+    @classmethod
+    def parse(cls, text: str) -> "ElectionType":
+        """Kafka accepts `preferred`/`unclean` in any case."""
+        return cls[text.strip().upper()]
+
+
+class ControllerMode(str, Enum):
+    KRAFT = "kraft"
+    ZK = "zk"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the cluster describes it."""
+
+    topic: str
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+    offline_replicas: tuple[int, ...] = ()
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def preferred(self) -> int | None:
+        return self.replicas[0] if self.replicas else None
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """A consistent read of the cluster: brokers, controller, partitions and topic settings."""
+
+    brokers: dict[int, tuple[str, int]]  # live brokers: id -> (host, port)
+    controller_id: int
+    partitions: dict[TopicPartition, PartitionState]
+    mode: ControllerMode | None = None  # None when it could not be detected
+    cluster_id: str | None = None
+    internal_topics: frozenset[str] = frozenset()
+    min_insync_replicas: dict[str, int] = field(default_factory=dict)  # per topic, when read
+    reassigning: frozenset[TopicPartition] = frozenset()  # pending reassignments, when read
+
+    @property
+    def live_brokers(self) -> frozenset[int]:
+        return frozenset(self.brokers)
+
+    def topics(self) -> set[str]:
+        return {tp.topic for tp in self.partitions}
+
+
+class Outcome(str, Enum):
+    """What happened to one selected partition."""
+
+    ELECTED = "elected"
+    ALREADY_ELECTED = "already_elected"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # left out on purpose (refused per partition, filtered)
+    PREDICTED = "predicted"  # dry run
+    NOT_ATTEMPTED = "not_attempted"  # interrupted or stopped before its batch was sent
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    """The outcome for one partition, with the leader before and after."""
+
+    tp: TopicPartition
+    outcome: Outcome
+    error_code: int = 0
+    error: str | None = None  # the broker's message, or the error's default text
+    leader_before: int | None = None
+    leader_after: int | None = None
+
+
+@dataclass
+class ElectionReport:
+    """Every selected partition once, in the order they were selected; nothing dropped."""
+
+    election_type: ElectionType
+    results: list[PartitionResult]
+    dry_run: bool = False
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.results if r.outcome is outcome)
+
+    @property
+    def failed(self) -> list[PartitionResult]:
+        return [r for r in self.results if r.outcome is Outcome.FAILED]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.interrupted:
+            return ExitCode.INTERRUPTED
+        if self.failed:
+            return ExitCode.PARTITION_FAILED
+        return ExitCode.OK
