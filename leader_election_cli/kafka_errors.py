@@ -64,6 +64,7 @@ ERRORS: dict[int, KafkaError] = {
     code: KafkaError(code, name, _PKG + cls if cls else "", msg) for code, name, cls, msg in _TABLE
 }
 
+UNKNOWN_SERVER_ERROR = -1
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 REQUEST_TIMED_OUT = 7

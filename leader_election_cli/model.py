@@ -113,8 +113,14 @@ class ElectionReport:
     election_type: ElectionType
     results: list[PartitionResult]
     dry_run: bool = False
-    interrupted: bool = False
+    all_partitions: bool = False  # Kafka's --all-topic-partitions: a null list was sent
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM
+    aborted_exit: ExitCode | None = None  # stopped by a cluster failure after some batches were sent
+    aborted_reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+    def abort(self, exit_code: ExitCode, reason: str) -> None:
+        self.aborted_exit, self.aborted_reason = exit_code, reason
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.results if r.outcome is outcome)
@@ -127,6 +133,8 @@ class ElectionReport:
     def exit_code(self) -> ExitCode:
         if self.interrupted:
             return ExitCode.INTERRUPTED
+        if self.aborted_exit is not None:
+            return self.aborted_exit
         if self.failed:
             return ExitCode.PARTITION_FAILED
         return ExitCode.OK

@@ -1,0 +1,320 @@
+"""Cluster access: the only client module that imports kafka-python.
+
+It connects (PLAINTEXT, SSL, SASL), reads metadata into a `ClusterState`, and sends ElectLeaders,
+AlterPartitionReassignments and ListPartitionReassignments requests. Everything it returns is a plain
+value from `model`; every failure is a `CliError` with the right exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import kafka.errors as Errors
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    DescribeConfigsRequest,
+    DescribeTopicPartitionsRequest,
+    ElectLeadersRequest,
+    ListPartitionReassignmentsRequest,
+)
+from kafka.protocol.metadata import MetadataRequest
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.config import ClientSettings
+from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError
+from leader_election_cli.model import (
+    ClusterState,
+    ControllerMode,
+    ElectionType,
+    PartitionState,
+    TopicPartition,
+)
+
+log = logging.getLogger(__name__)
+
+# API keys that only ZooKeeper-mode brokers advertise (LeaderAndIsr, StopReplica, UpdateMetadata,
+# ControlledShutdown): how a client tells the controller modes apart from ApiVersions alone.
+_ZK_ONLY_API_KEYS = {4, 5, 6, 7}
+_NOT_CONTROLLER_RETRIES = 3
+_RESOURCE_TYPE_TOPIC = 2
+
+
+@dataclass(frozen=True)
+class ElectionResponse:
+    """One ElectLeaders answer: the top-level error and each partition's (code, message)."""
+
+    error_code: int
+    results: dict[TopicPartition, tuple[int, str | None]]
+
+
+def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str, Any]:
+    """kafka-python's admin-client settings for a `ClientSettings`."""
+    kwargs: dict[str, Any] = {
+        "bootstrap_servers": [s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+        "security_protocol": settings.security_protocol,
+        "request_timeout_ms": settings.request_timeout_ms,
+        "bootstrap_timeout_ms": settings.api_timeout_ms,
+        "socket_connection_setup_timeout_ms": min(10_000, settings.api_timeout_ms),
+        "socket_connection_setup_timeout_max_ms": settings.api_timeout_ms,
+        "reconnect_backoff_max_ms": 1000,
+    }
+    if settings.client_id:
+        kwargs["client_id"] = settings.client_id
+    if settings.sasl_mechanism:
+        kwargs.update(sasl_mechanism=settings.sasl_mechanism, sasl_plain_username=settings.sasl_username,
+                      sasl_plain_password=settings.sasl_password)
+    if settings.ssl_context is not None:
+        kwargs["ssl_context"] = settings.ssl_context
+    return kwargs
+
+
+def _translate(exc: BaseException, what: str) -> CliError:
+    """A kafka-python exception as a one-line `CliError` that never carries a secret."""
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, (Errors.AuthenticationFailedError, Errors.SaslAuthenticationFailedError)):
+        return AuthError(f"Authentication failed while {what}: {type(exc).__name__}",
+                         hint="Check sasl.mechanism and the credentials in the --command-config file.")
+    if isinstance(exc, Errors.AuthorizationError):
+        return AuthError(f"Not authorized while {what}: {type(exc).__name__}")
+    if isinstance(exc, Errors.UnsupportedVersionError):
+        return CliError(f"The broker does not support a request needed while {what}: {exc}",
+                        exit_code=UnreachableError.exit_code)
+    if isinstance(exc, Errors.IncompatibleBrokerVersion):
+        return UnreachableError(f"Incompatible broker while {what}: {exc}")
+    if isinstance(exc, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError)):
+        return UnreachableError(f"Timed out while {what}")
+    if isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError, OSError)):
+        return UnreachableError(f"Lost the connection while {what}: {type(exc).__name__}")
+    return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
+
+
+class Cluster:
+    """A live connection to one Kafka cluster."""
+
+    def __init__(self, admin: KafkaAdminClient, settings: ClientSettings):
+        self._admin = admin
+        self._settings = settings
+        self._deadline = time.monotonic() + settings.api_timeout_ms / 1000
+        self._controller_id: int | None = None
+
+    @classmethod
+    def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> "Cluster":
+        """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        try:
+            admin = KafkaAdminClient(**_kafka_kwargs(bootstrap_servers, settings))
+        except Exception as exc:  # kafka-python raises many kinds; all become one line
+            if isinstance(exc, Errors.KafkaTimeoutError):
+                raise UnreachableError(
+                    f"Could not reach any broker of {bootstrap_servers} within {settings.api_timeout_ms} ms",
+                    hint="Check --bootstrap-server, the network, and security.protocol in the config file.",
+                ) from exc
+            raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
+        return cls(admin, settings)
+
+    def close(self) -> None:
+        self._admin.close()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- low level -------------------------------------------------------------------------------
+
+    def _remaining_ms(self) -> int:
+        return max(1, int((self._deadline - time.monotonic()) * 1000))
+
+    def _send(self, request: Any, node_id: int | None = None, what: str = "talking to the cluster") -> Any:
+        manager = self._admin._manager  # kafka-python keeps raw sends on its connection manager
+
+        async def send() -> Any:
+            timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
+            return await manager.wait_for(manager.send(request, node_id=node_id, request_timeout_ms=timeout),
+                                          timeout)
+
+        try:
+            return manager.run(send)
+        except Exception as exc:
+            raise _translate(exc, what) from exc
+
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """The bootstrap broker's ApiVersions: api key -> (min, max)."""
+        return dict(self._admin._manager.broker_version_data.api_versions or {})
+
+    def mode(self) -> ControllerMode:
+        """KRaft or ZooKeeper mode, as ApiVersions tells."""
+        return ControllerMode.ZK if _ZK_ONLY_API_KEYS & set(self.api_versions()) else ControllerMode.KRAFT
+
+    def max_version(self, api_key: int) -> int | None:
+        versions = self.api_versions().get(api_key)
+        return versions[1] if versions else None
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def describe(self, *, with_elr: bool = False, with_configs: bool = False,
+                 with_reassignments: bool = False) -> ClusterState:
+        """One consistent read of brokers, controller and every partition."""
+        response = self._send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
+                              what="reading cluster metadata")
+        brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
+        partitions: dict[TopicPartition, PartitionState] = {}
+        internal: set[str] = set()
+        for topic in response.topics:
+            if topic.error_code:
+                continue
+            if topic.is_internal:
+                internal.add(topic.name)
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                partitions[tp] = PartitionState(
+                    topic.name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
+                    offline_replicas=tuple(p.offline_replicas or ()))
+        self._controller_id = response.controller_id
+        state = ClusterState(brokers=brokers, controller_id=response.controller_id, partitions=partitions,
+                             mode=self.mode(), cluster_id=response.cluster_id, internal_topics=frozenset(internal))
+        if with_elr:
+            state = self._with_elr(state)
+        if with_configs:
+            state = self._with_min_isr(state)
+        if with_reassignments:
+            state = ClusterState(**{**state.__dict__, "reassigning": frozenset(self.list_reassignments())})
+        return state
+
+    def _with_elr(self, state: ClusterState) -> ClusterState:
+        """Add ELR and last-known ELR where the brokers report them (DescribeTopicPartitions, 3.8+)."""
+        if self.max_version(DescribeTopicPartitionsRequest.API_KEY) is None or not state.partitions:
+            return state
+        partitions = dict(state.partitions)
+        topics = sorted(state.topics())
+        cursor = None
+        for _ in range(len(partitions) + 1):  # bounded: each page holds at least one partition
+            request = DescribeTopicPartitionsRequest(
+                topics=[DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in topics],
+                response_partition_limit=2000, cursor=cursor)
+            response = self._send(request, what="reading eligible leader replicas")
+            for topic in response.topics:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    if tp in partitions:
+                        partitions[tp] = PartitionState(
+                            **{**partitions[tp].__dict__, "elr": tuple(p.eligible_leader_replicas or ()),
+                               "last_known_elr": tuple(p.last_known_elr or ())})
+            if response.next_cursor is None:
+                break
+            cursor = DescribeTopicPartitionsRequest.Cursor(topic_name=response.next_cursor.topic_name,
+                                                           partition_index=response.next_cursor.partition_index)
+        return ClusterState(**{**state.__dict__, "partitions": partitions})
+
+    def _with_min_isr(self, state: ClusterState) -> ClusterState:
+        """Add each topic's min.insync.replicas (DescribeConfigs)."""
+        topics = sorted(state.topics())
+        if not topics:
+            return state
+        request = DescribeConfigsRequest(resources=[
+            DescribeConfigsRequest.DescribeConfigsResource(
+                resource_type=_RESOURCE_TYPE_TOPIC, resource_name=t, configuration_keys=["min.insync.replicas"])
+            for t in topics])
+        response = self._send(request, what="reading topic configs")
+        min_isr: dict[str, int] = {}
+        for result in response.results:
+            for entry in result.configs or ():
+                if entry.name == "min.insync.replicas" and entry.value is not None:
+                    min_isr[result.resource_name] = int(entry.value)
+        return ClusterState(**{**state.__dict__, "min_insync_replicas": min_isr})
+
+    def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """Pending reassignments: partition -> target replicas."""
+        response = self._send(ListPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(), topics=None),
+                              node_id=self._controller(), what="listing partition reassignments")
+        self._raise_top_level(response.error_code, "listing partition reassignments")
+        return {TopicPartition(t.name, p.partition_index): tuple(p.replicas)
+                for t in response.topics for p in t.partitions}
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def elect(self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None) -> ElectionResponse:
+        """Send one ElectLeaders request (None = all partitions) to the controller.
+
+        A ZooKeeper-mode broker that is not the controller answers NOT_CONTROLLER: refresh the
+        controller and retry those partitions, a bounded number of times.
+        """
+        max_version = self.max_version(ElectLeadersRequest.API_KEY)
+        if max_version is None:
+            raise UnreachableError("The cluster does not support leader elections (no ElectLeaders API): "
+                                   "it needs Kafka 2.2 or newer")
+        if election_type is ElectionType.UNCLEAN and max_version < 1:
+            raise InputError("Unclean election is not supported by this cluster: its brokers only speak "
+                             "ElectLeaders v0 (Kafka 2.2/2.3)",
+                             hint="Upgrade to Kafka 2.4+ or enable unclean.leader.election.enable on the topic.")
+        pending = None if partitions is None else list(partitions)
+        results: dict[TopicPartition, tuple[int, str | None]] = {}
+        top_error = kafka_errors.NONE
+        for attempt in range(_NOT_CONTROLLER_RETRIES + 1):
+            response = self._send(self._elect_request(election_type, pending), node_id=self._controller(),
+                                  what="waiting for election results")
+            top_error = getattr(response, "error_code", kafka_errors.NONE)
+            answered = {TopicPartition(r.topic, p.partition_id): (p.error_code, p.error_message)
+                        for r in response.replica_election_results for p in r.partition_result}
+            retry = [tp for tp, (code, _) in answered.items() if code == kafka_errors.NOT_CONTROLLER]
+            if top_error == kafka_errors.NOT_CONTROLLER and pending is not None:
+                retry = pending
+            results.update({tp: v for tp, v in answered.items() if tp not in retry})
+            if not retry or attempt == _NOT_CONTROLLER_RETRIES:
+                results.update({tp: v for tp, v in answered.items() if tp in retry})
+                break
+            log.info("Not the controller; refreshing and retrying %d partition(s)", len(retry))
+            self._controller_id = None
+            pending = retry
+            top_error = kafka_errors.NONE
+        return ElectionResponse(top_error, results)
+
+    def alter_replica_order(self, orders: dict[TopicPartition, tuple[int, ...]]) -> dict[TopicPartition, tuple[int, str | None]]:
+        """Ask the controller to reassign partitions to the given replica lists (a reorder moves no data)."""
+        by_topic: dict[str, list[Any]] = defaultdict(list)
+        topic_cls = AlterPartitionReassignmentsRequest.ReassignableTopic
+        for tp, replicas in orders.items():
+            by_topic[tp.topic].append(topic_cls.ReassignablePartition(partition_index=tp.partition,
+                                                                      replicas=list(replicas)))
+        request = AlterPartitionReassignmentsRequest(
+            timeout_ms=self._remaining_ms(),
+            topics=[topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()])
+        response = self._send(request, node_id=self._controller(), what="reordering replicas")
+        self._raise_top_level(response.error_code, "reordering replicas")
+        return {TopicPartition(t.name, p.partition_index): (p.error_code, p.error_message)
+                for t in response.responses for p in t.partitions}
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _elect_request(self, election_type: ElectionType, partitions: Iterable[TopicPartition] | None) -> Any:
+        topics = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = defaultdict(list)
+            for tp in partitions:
+                by_topic[tp.topic].append(tp.partition)
+            topics = [ElectLeadersRequest.TopicPartitions(topic=t, partitions=ps) for t, ps in by_topic.items()]
+        return ElectLeadersRequest(election_type=int(election_type), topic_partitions=topics,
+                                   timeout_ms=self._remaining_ms())
+
+    def _controller(self) -> int | None:
+        if self._controller_id is None or self._controller_id < 0:
+            response = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False),
+                                  what="finding the controller")
+            self._controller_id = response.controller_id
+        return self._controller_id if self._controller_id >= 0 else None
+
+    @staticmethod
+    def _raise_top_level(code: int, what: str) -> None:
+        if code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
+            raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
+                            hint="The principal needs ALTER on the CLUSTER resource.")
+        if code != kafka_errors.NONE:
+            raise CliError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
+                           exit_code=UnreachableError.exit_code)

@@ -1,0 +1,133 @@
+"""Rendering an `ElectionReport`: Kafka's own text lines, a rich table, or versioned JSON.
+
+Only this module decides how a report looks; the exit code comes from the report itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+
+SCHEMA_VERSION = 1
+TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
+
+_OUTCOME_STYLE = {
+    Outcome.ELECTED: "green",
+    Outcome.ALREADY_ELECTED: "dim",
+    Outcome.FAILED: "bold red",
+    Outcome.SKIPPED: "yellow",
+    Outcome.PREDICTED: "cyan",
+    Outcome.NOT_ATTEMPTED: "yellow",
+}
+
+
+def _names(results: list[PartitionResult]) -> str:
+    return ", ".join(str(r.tp) for r in results)
+
+
+def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
+    """Kafka's `LeaderElectionCommand` lines, byte for byte, so existing scripts keep grepping."""
+    kind = report.election_type.name
+    by_outcome = {o: [r for r in report.results if r.outcome is o] for o in Outcome}
+    if by_outcome[Outcome.ELECTED]:
+        out.write(f"Successfully completed leader election ({kind}) for partitions "
+                  f"{_names(by_outcome[Outcome.ELECTED])}\n")
+    # With --all-topic-partitions the controller leaves these out, so Kafka never prints the line.
+    if by_outcome[Outcome.ALREADY_ELECTED] and not report.all_partitions:
+        out.write(f"Valid replica already elected for partitions {_names(by_outcome[Outcome.ALREADY_ELECTED])}\n")
+    for r in by_outcome[Outcome.FAILED]:
+        out.write(f"Error completing leader election ({kind}) for partition: {r.tp}: "
+                  f"{kafka_errors.describe(r.error_code, r.error)}\n")
+    for r in by_outcome[Outcome.PREDICTED]:
+        out.write(f"Would elect leader ({kind}) for partition: {r.tp}: {_leaders(r)}"
+                  f"{': ' + kafka_errors.describe(r.error_code, r.error) if r.error_code not in (0, 84) else ''}\n")
+    if by_outcome[Outcome.FAILED]:
+        err.write(f"{len(by_outcome[Outcome.FAILED])} replica(s) could not be elected\n")
+    _write_stop_notes(report, err)
+
+
+def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
+    not_attempted = [r for r in report.results if r.outcome is Outcome.NOT_ATTEMPTED]
+    if report.interrupted:
+        err.write("Interrupted: stopped after the batch in flight.\n")
+    if report.aborted_reason:
+        err.write(f"Stopped: {report.aborted_reason}\n")
+    if not_attempted:
+        err.write(f"{len(not_attempted)} partition(s) not attempted: {_names(not_attempted)}\n")
+
+
+def _leaders(r: PartitionResult) -> str:
+    before = "none" if r.leader_before in (None, -1) else str(r.leader_before)
+    after = "none" if r.leader_after in (None, -1) else str(r.leader_after)
+    return before if before == after else f"{before} -> {after}"
+
+
+def report_document(report: ElectionReport) -> dict[str, Any]:
+    """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
+    summary: dict[str, Any] = {o.value: report.count(o) for o in Outcome}
+    summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
+    if report.aborted_reason:
+        summary["stopped"] = report.aborted_reason
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "election_type": report.election_type.name,
+        "dry_run": report.dry_run,
+        "partitions": [
+            {
+                "topic": r.tp.topic,
+                "partition": r.tp.partition,
+                "outcome": r.outcome.value,
+                "error_code": r.error_code,
+                "error": (kafka_errors.describe(r.error_code, r.error)
+                          if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
+                "leader_before": r.leader_before,
+                "leader_after": r.leader_after,
+            }
+            for r in report.results
+        ],
+        "summary": summary,
+        "warnings": list(report.warnings),
+    }
+
+
+def render_json(report: ElectionReport, out: IO[str]) -> None:
+    json.dump(report_document(report), out, indent=2)
+    out.write("\n")
+
+
+def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: bool | None = None) -> None:
+    """A rich table: topic, partition, outcome, leader before -> after, error; then a summary line."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, force_terminal=color, no_color=color is False, soft_wrap=False)
+    kind = report.election_type.name.lower()
+    title = f"{'Planned ' if report.dry_run else ''}{kind} leader election"
+    table = Table(title=title, title_justify="left")
+    for column, justify in (("Topic", "left"), ("Partition", "right"), ("Outcome", "left"),
+                            ("Leader", "left"), ("Error", "left")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    rows = report.results
+    hidden: dict[Outcome, int] = {}
+    if len(rows) > TABLE_ROW_LIMIT:
+        quiet = (Outcome.ELECTED, Outcome.ALREADY_ELECTED)
+        hidden = {o: report.count(o) for o in quiet if report.count(o)}
+        rows = [r for r in rows if r.outcome not in quiet][:TABLE_ROW_LIMIT]
+    for r in rows:
+        error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else \
+            f"{kafka_errors.lookup(r.error_code).name}: {r.error or kafka_errors.lookup(r.error_code).message}"
+        style = _OUTCOME_STYLE[r.outcome]
+        table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{r.outcome.value.replace('_', ' ')}[/]",
+                      _leaders(r), error)
+    console.print(table)
+    if hidden:
+        listed = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in hidden.items())
+        console.print(f"[dim]Not listed: {listed} (use --output json for every partition)[/]")
+    counts = ", ".join(f"{report.count(o)} {o.value.replace('_', ' ')}" for o in Outcome if report.count(o))
+    console.print(f"{len(report.results)} partition(s): {counts or 'nothing selected'}")
+    for warning in report.warnings:
+        err.write(f"Warning: {warning}\n")
+    _write_stop_notes(report, err)
