@@ -24,12 +24,16 @@ class ExitCode(IntEnum):
 EXIT_CODE_HELP = """\
 Exit codes:
   0    every selected partition has the leader asked for (or a dry run finished)
-  1    at least one partition failed to elect (each one is listed)
+  1    at least one partition failed to elect (each one is listed), or an internal error
   2    usage or input error: nothing was sent to the cluster
   3    cluster unreachable or timed out
   4    authentication or authorization failed
   5    refused for safety (unconfirmed unclean election, lock held by another run)
   130  interrupted: what was done is reported"""
+
+# Kafka's tool prints these on stdout before failing; scripts grep for them.
+TIMEOUT_LINE = "Timeout waiting for election results"
+NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
 
 class CliError(Exception):

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import Cluster, ElectionResponse
-from leader_election_cli.errors import AuthError, CliError
+from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError
 from leader_election_cli.model import (
     ClusterState,
     ElectionReport,
@@ -85,7 +85,7 @@ def _send_with_split(cluster: Cluster, election_type: ElectionType, batch: list[
 
 def _check_top_level(response: ElectionResponse) -> None:
     if response.error_code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
-        raise AuthError("Not authorized to perform leader election",
+        raise AuthError(NOT_AUTHORIZED_LINE,
                         hint="The principal needs ALTER on the CLUSTER resource.")
 
 

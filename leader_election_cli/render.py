@@ -65,6 +65,12 @@ def _leaders(r: PartitionResult) -> str:
     return before if before == after else f"{before} -> {after}"
 
 
+def _short_error(r: PartitionResult) -> str:
+    """The error's name, plus the broker's own message when it says more than the default."""
+    err = kafka_errors.lookup(r.error_code)
+    return err.name if not r.error or r.error == err.message else f"{err.name}: {r.error}"
+
+
 def report_document(report: ElectionReport) -> dict[str, Any]:
     """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
     summary: dict[str, Any] = {o.value: report.count(o) for o in Outcome}
@@ -103,7 +109,8 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=out, force_terminal=color, no_color=color is False, soft_wrap=False)
+    width = None if out.isatty() else 200  # a file or pipe has no width: do not fold at 80 columns
+    console = Console(file=out, force_terminal=color, no_color=color is False, width=width)
     kind = report.election_type.name.lower()
     title = f"{'Planned ' if report.dry_run else ''}{kind} leader election"
     table = Table(title=title, title_justify="left")
@@ -117,8 +124,7 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
         hidden = {o: report.count(o) for o in quiet if report.count(o)}
         rows = [r for r in rows if r.outcome not in quiet][:TABLE_ROW_LIMIT]
     for r in rows:
-        error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else \
-            f"{kafka_errors.lookup(r.error_code).name}: {r.error or kafka_errors.lookup(r.error_code).message}"
+        error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
         style = _OUTCOME_STYLE[r.outcome]
         table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{r.outcome.value.replace('_', ' ')}[/]",
                       _leaders(r), error)

@@ -1,0 +1,73 @@
+"""What every command shares: running a command body with one-line errors, logging, output choice."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import IO
+
+import click
+
+from leader_election_cli.errors import CliError, ExitCode
+
+OUTPUT_CHOICES = ("auto", "table", "text", "json")
+
+
+def configure_logging(debug: bool) -> None:
+    """kafka-python logs loudly; keep it quiet unless --debug."""
+    logging.basicConfig(level=logging.DEBUG if debug else logging.CRITICAL, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka").setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
+
+
+def resolve_output(output: str, stream: IO[str]) -> str:
+    """`auto` is a table on a terminal and Kafka's own lines when piped."""
+    if output != "auto":
+        return output
+    return "table" if stream.isatty() else "text"
+
+
+def fail(message: str, hint: str | None = None) -> None:
+    """The one-line error format of both commands (plus an optional hint line)."""
+    click.echo(message, err=True)
+    if hint:
+        click.echo(f"Hint: {hint}", err=True)
+
+
+def run(body: Callable[[], int], debug: bool) -> int:
+    """Run a command body; every failure becomes a one-line message and a documented exit code."""
+    try:
+        return body()
+    except CliError as exc:
+        if debug:
+            traceback.print_exc()
+        fail(exc.message, exc.hint)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        fail("Interrupted before anything was sent." if not debug else "Interrupted.")
+        return int(ExitCode.INTERRUPTED)
+    except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
+        if debug:
+            traceback.print_exc()
+        fail(f"Internal error: {type(exc).__name__}: {exc}", "Run again with --debug and report the traceback.")
+        return int(ExitCode.PARTITION_FAILED)
+
+
+def main_with_usage_errors(command: click.Command, prog_name: str, args: Sequence[str] | None = None) -> None:
+    """Run a click command, turning click's own usage errors into our one-line format (exit 2)."""
+    try:
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
+        code = int(ExitCode.USAGE)
+    except click.UsageError as exc:
+        fail(exc.format_message(), f"Run '{prog_name} --help' for usage.")
+        code = int(ExitCode.USAGE)
+    except click.exceptions.Abort:
+        fail("Aborted.")
+        code = int(ExitCode.INTERRUPTED)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    sys.exit(code or 0)

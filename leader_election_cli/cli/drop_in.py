@@ -1,0 +1,154 @@
+"""`kafka-leader-election`: a drop-in for Kafka's `bin/kafka-leader-election.sh`.
+
+Kafka's flags and rules, checked in Kafka's order with Kafka's messages (see `selection`), plus options
+that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval,
+--debug.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from leader_election_cli import __version__
+from leader_election_cli.cli.common import OUTPUT_CHOICES, configure_logging, main_with_usage_errors, resolve_output, run
+from leader_election_cli.errors import (
+    EXIT_CODE_HELP,
+    NOT_AUTHORIZED_LINE,
+    TIMEOUT_LINE,
+    AuthError,
+    UnreachableError,
+)
+
+HELP = """\
+This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
+are preferred replicas and unclean replicas.
+
+The preferred replica of a partition is the first broker in its replica list; a preferred election
+moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
+brokers run with auto.leader.rebalance.enable=true. An unclean election elects a replica that may be
+out of sync when a partition has no leader: it can lose data.
+"""
+
+EXAMPLES = """\
+Examples:
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --all-topic-partitions
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --topic orders --partition 3
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred \\
+      --path-to-json-file partitions.json --output json
+"""
+
+
+@click.command(help=HELP, epilog=EXAMPLES + "\n" + EXIT_CODE_HELP, no_args_is_help=True,
+               context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--bootstrap-server", metavar="HOST:PORT",
+              help="A host name and port for the broker to connect to, in the form host:port. Multiple "
+                   "comma-separated URLs can be given. REQUIRED.")
+@click.option("--command-config", metavar="FILE",
+              help="Properties file with configs for the admin client (security, timeouts, client.id).")
+@click.option("--admin.config", "admin_config", metavar="FILE",
+              help="DEPRECATED: use --command-config. Admin client config properties file.")
+@click.option("--election-type", metavar="preferred|unclean",
+              help='Type of election to attempt: "preferred" or "unclean". REQUIRED.')
+@click.option("--topic", metavar="TOPIC",
+              help="Name of topic for which to perform an election. REQUIRED if --partition is given.")
+@click.option("--partition", metavar="ID", help="Partition id for which to perform an election. "
+                                                "REQUIRED if --topic is given.")
+@click.option("--all-topic-partitions", is_flag=True, default=None,
+              help="Perform election on all of the topic partitions.")
+@click.option("--path-to-json-file", metavar="FILE",
+              help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
+@click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
+              help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="Bound the whole operation (default: default.api.timeout.ms, 30 s).")
+@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
+              help="Send at most N partitions per request (default: one request, as Kafka does).")
+@click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="Pause between batches.")
+@click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
+@click.version_option(__version__, prog_name="kafka-leader-election")
+def command(**options: Any) -> None:
+    sys.exit(run(lambda: _elect(options), options["debug"]))
+
+
+def _elect(o: dict[str, Any]) -> int:
+    from leader_election_cli.config import load_client_settings
+    from leader_election_cli.selection import DropInOptions, load_election_file, validate_drop_in
+
+    configure_logging(o["debug"])
+    validated = validate_drop_in(DropInOptions(
+        bootstrap_server=o["bootstrap_server"], zookeeper=None, election_type=o["election_type"],
+        topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
+        path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
+        command_config=o["command_config"]))
+    for warning in validated.warnings:
+        click.echo(warning, err=True)
+    timeout_ms = int(o["timeout"] * 1000) if o["timeout"] else None
+    settings = load_client_settings(validated.config_path, timeout_ms)
+    for warning in settings.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    partitions = validated.partitions
+    if validated.json_file is not None:
+        partitions = load_election_file(validated.json_file)
+        if not partitions:  # Kafka prints nothing and exits 0 for an empty list
+            return 0
+    output = resolve_output(o["output"], sys.stdout)
+    try:
+        report = _send(o, validated.election_type, partitions, settings, output)
+    except UnreachableError:
+        if output == "text":  # Kafka's own stdout line, which scripts grep for
+            click.echo(TIMEOUT_LINE)
+        raise
+    except AuthError as exc:
+        if output == "text" and exc.message == NOT_AUTHORIZED_LINE:
+            click.echo(NOT_AUTHORIZED_LINE)
+        raise
+    _render(report, output)
+    return int(report.exit_code)
+
+
+def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any, output: str) -> Any:
+    from leader_election_cli import execution
+    from leader_election_cli.cluster import Cluster
+
+    with Cluster.connect(o["bootstrap_server"], settings) as cluster:
+        before = cluster.describe()
+        total = len(before.partitions) if partitions is None else len(partitions)
+        with _progress(output, total, o["batch_size"]) as advance:
+            return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
+                                   batch_interval=o["batch_interval"], progress=advance)
+
+
+@contextmanager
+def _progress(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on a terminal when several batches go out; nothing otherwise."""
+    if output == "json" or not batch_size or total <= batch_size or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("Electing leaders", total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def _render(report: Any, output: str) -> None:
+    from leader_election_cli import render
+
+    if output == "json":
+        render.render_json(report, sys.stdout)
+    elif output == "table":
+        render.render_table(report, sys.stdout, sys.stderr)
+    else:
+        render.render_text(report, sys.stdout, sys.stderr)
+
+
+def main() -> None:
+    main_with_usage_errors(command, "kafka-leader-election")
+
