@@ -1,0 +1,141 @@
+"""Leadership balance, as Kafka defines it: the one source of truth for `status`, `rebalance` and Spark.
+
+The per-partition predicates take plain values (ints and sequences of ints) so the Spark pipeline can
+wrap these very functions in UDFs. The imbalance ratio and threshold follow the ZooKeeper-mode
+controller's automatic rebalance (`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B,
+(partitions whose preferred replica is B but whose leader is not B) / (partitions whose preferred
+replica is B), above `leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from leader_election_cli.model import NO_LEADER, ClusterState, TopicPartition
+
+DEFAULT_THRESHOLD_PCT = 10  # leader.imbalance.per.broker.percentage
+
+
+# -- per-partition predicates over plain values ----------------------------------------------------
+
+def is_preferred_leader(leader: int, replicas: Sequence[int]) -> bool:
+    """Led by its preferred replica (replicas[0])."""
+    return len(replicas) > 0 and leader == replicas[0]
+
+
+def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int], live_brokers: Collection[int]) -> bool:
+    """A preferred election would fix it: led by another broker, preferred replica alive and in the ISR."""
+    return (len(replicas) > 0 and leader != replicas[0]
+            and replicas[0] in live_brokers and replicas[0] in isr)
+
+
+def is_under_replicated(replicas: Sequence[int], isr: Collection[int]) -> bool:
+    """Fewer in-sync replicas than replicas."""
+    return len(isr) < len(replicas)
+
+
+def is_under_min_isr(isr: Collection[int], min_insync_replicas: int | None) -> bool:
+    """Fewer in-sync replicas than the topic's min.insync.replicas (False when that is unknown)."""
+    return min_insync_replicas is not None and len(isr) < min_insync_replicas
+
+
+def is_offline(leader: int, live_brokers: Collection[int]) -> bool:
+    """No leader, or a leader that is not a live broker."""
+    return leader == NO_LEADER or leader not in live_brokers
+
+
+def imbalance_ratio(not_led_by_preferred: int, preferred: int) -> float:
+    """Kafka's per-broker imbalance ratio; 0 for a broker that is preferred for nothing."""
+    return not_led_by_preferred / preferred if preferred else 0.0
+
+
+def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct: float) -> bool:
+    """ratio > threshold_pct / 100, compared exactly (no float rounding at the boundary)."""
+    return preferred > 0 and not_led_by_preferred * 100 > threshold_pct * preferred
+
+
+# -- per broker and per cluster --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BrokerBalance:
+    """One broker's leadership counts."""
+
+    broker: int
+    alive: bool
+    leaders: int  # partitions it leads
+    preferred: int  # partitions whose preferred replica it is
+    not_led_by_preferred: int  # of those, partitions led by another broker or by none
+
+    @property
+    def ratio(self) -> float:
+        return imbalance_ratio(self.not_led_by_preferred, self.preferred)
+
+    def above(self, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> bool:
+        return is_above_threshold(self.not_led_by_preferred, self.preferred, threshold_pct)
+
+
+@dataclass(frozen=True)
+class ClusterBalance:
+    """Per-broker balance (sorted by broker id) and cluster-wide partition counts."""
+
+    brokers: tuple[BrokerBalance, ...]
+    partitions: int
+    not_preferred_leader: int  # not led by their preferred replica
+    under_replicated: int
+    under_min_isr: int  # counted only for topics whose min.insync.replicas is known
+    offline: int  # leaderless, or led by a broker that is not live
+    fixable: int  # what a preferred election would fix
+    reassigning: int  # pending reassignments, when read
+
+    def above(self, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> list[BrokerBalance]:
+        """Brokers whose imbalance ratio is above the threshold."""
+        return [b for b in self.brokers if b.above(threshold_pct)]
+
+
+def balance(state: ClusterState) -> ClusterBalance:
+    """Count leadership per broker and partition health for the whole cluster.
+
+    Brokers listed: every live broker, and every broker that leads or is preferred for a partition.
+    """
+    live = state.live_brokers
+    leaders: Counter[int] = Counter()
+    preferred: Counter[int] = Counter()
+    not_led: Counter[int] = Counter()
+    not_preferred = under_replicated = under_min = offline = fixable = 0
+    for tp, p in state.partitions.items():
+        if p.leader != NO_LEADER:
+            leaders[p.leader] += 1
+        if p.replicas:
+            preferred[p.replicas[0]] += 1
+        if not is_preferred_leader(p.leader, p.replicas):
+            not_preferred += 1
+            if p.replicas:
+                not_led[p.replicas[0]] += 1
+        under_replicated += is_under_replicated(p.replicas, p.isr)
+        under_min += is_under_min_isr(p.isr, state.min_insync_replicas.get(tp.topic))
+        offline += is_offline(p.leader, live)
+        fixable += is_fixable(p.leader, p.replicas, p.isr, live)
+    brokers = tuple(
+        BrokerBalance(b, b in live, leaders[b], preferred[b], not_led[b])
+        for b in sorted(live | leaders.keys() | preferred.keys()))
+    return ClusterBalance(brokers, len(state.partitions), not_preferred, under_replicated, under_min,
+                          offline, fixable, len(state.reassigning))
+
+
+def fixable_by_preferred(state: ClusterState) -> list[TopicPartition]:
+    """Partitions a preferred election would move to their preferred replica, sorted."""
+    live = state.live_brokers
+    return sorted(tp for tp, p in state.partitions.items() if is_fixable(p.leader, p.replicas, p.isr, live))
+
+
+def rebalance_candidates(state: ClusterState, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> list[TopicPartition]:
+    """What the automatic rebalance elects: fixable partitions whose preferred broker is above the threshold.
+
+    Kafka skips the whole pass while any reassignment is pending; here only the partitions being
+    reassigned are skipped.
+    """
+    above = {b.broker for b in balance(state).above(threshold_pct)}
+    return [tp for tp in fixable_by_preferred(state)
+            if state.partitions[tp].replicas[0] in above and tp not in state.reassigning]

@@ -1,0 +1,107 @@
+"""Predict an election's outcome per partition from one metadata read, and the state it leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.model import (
+    NO_LEADER,
+    ClusterState,
+    ControllerMode,
+    ElectionType,
+    Outcome,
+    TopicPartition,
+)
+from leader_election_cli.planning.balance import is_under_min_isr
+from leader_election_cli.planning.rules import decide
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the controller would answer for one partition, and the partition afterwards."""
+
+    tp: TopicPartition
+    outcome: Outcome  # ELECTED, ALREADY_ELECTED or FAILED
+    error_code: int  # kafka_errors code: NONE, ELECTION_NOT_NEEDED or the failure
+    leader_before: int | None  # None for an unknown partition
+    leader_after: int | None  # = leader_before when nothing changes
+    isr_after: tuple[int, ...] = ()
+    elr_after: tuple[int, ...] = ()
+    unclean: bool = False  # the new leader is outside the ISR/ELR: data loss possible
+    below_min_isr: bool = False  # ISR afterwards smaller than the topic's min.insync.replicas (when known)
+    left_out: bool = False  # an all-partitions election leaves this one out of Kafka's answer
+    message: str | None = None  # the controller's ErrorMessage, when it sets one
+
+
+def outcome_of(error_code: int) -> Outcome:
+    """ELECTION_NOT_NEEDED is not a failure: the right leader is already in place."""
+    if error_code == kafka_errors.NONE:
+        return Outcome.ELECTED
+    if error_code == kafka_errors.ELECTION_NOT_NEEDED:
+        return Outcome.ALREADY_ELECTED
+    return Outcome.FAILED
+
+
+def predict(state: ClusterState, election_type: ElectionType, partitions: Iterable[TopicPartition] | None,
+            mode: ControllerMode) -> list[Prediction]:
+    """Predict each partition's outcome with the rules of the controller in `mode`.
+
+    `partitions=None` means every partition, as Kafka's all-partitions election: each one is predicted,
+    and the ELECTION_NOT_NEEDED ones are marked `left_out` because Kafka leaves them out of its answer.
+    """
+    everything = partitions is None
+    selected: Iterable[TopicPartition] = sorted(state.partitions) if everything else partitions
+    live = state.live_brokers
+    topics = state.topics()
+    predictions = []
+    for tp in selected:
+        partition = state.partitions.get(tp)
+        if partition is None:
+            predictions.append(_unknown(tp, mode, tp.topic in topics))
+            continue
+        decision = decide(partition, election_type, mode, live)
+        predictions.append(Prediction(
+            tp=tp,
+            outcome=outcome_of(decision.error_code),
+            error_code=decision.error_code,
+            leader_before=partition.leader,
+            leader_after=decision.leader,
+            isr_after=decision.isr,
+            elr_after=decision.elr,
+            unclean=decision.unclean,
+            below_min_isr=is_under_min_isr(decision.isr, state.min_insync_replicas.get(tp.topic)),
+            left_out=everything and decision.error_code == kafka_errors.ELECTION_NOT_NEEDED,
+            message=decision.message,
+        ))
+    return predictions
+
+
+def _unknown(tp: TopicPartition, mode: ControllerMode, topic_exists: bool) -> Prediction:
+    """UNKNOWN_TOPIC_OR_PARTITION, with each controller's own message."""
+    if mode is ControllerMode.ZK:
+        message = "The partition does not exist."
+    elif topic_exists:
+        message = f"No such partition as {tp}"
+    else:
+        message = f"No such topic as {tp.topic}"
+    return Prediction(tp, Outcome.FAILED, kafka_errors.UNKNOWN_TOPIC_OR_PARTITION, None, None, message=message)
+
+
+def apply(state: ClusterState, predictions: Sequence[Prediction]) -> ClusterState:
+    """The cluster after the predicted elections: new leaders, and the ISR/ELR they write."""
+    partitions = dict(state.partitions)
+    for prediction in predictions:
+        if prediction.outcome is not Outcome.ELECTED:
+            continue
+        before = partitions[prediction.tp]
+        partitions[prediction.tp] = replace(
+            before,
+            leader=prediction.leader_after,
+            isr=prediction.isr_after,
+            elr=prediction.elr_after,
+            # KRaft clears the last known leader once the partition has a leader again.
+            last_known_elr=before.last_known_elr if prediction.leader_after == NO_LEADER else (),
+        )
+    return replace(state, partitions=partitions)
