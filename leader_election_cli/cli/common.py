@@ -6,13 +6,18 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
 import click
 
 from leader_election_cli.errors import CliError, ExitCode
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
+
+
+def verbatim(*paragraphs: str) -> str:
+    """Help text paragraphs that click must print as written (its `\\b` marker), e.g. exit codes."""
+    return "\n\n".join("\b\n" + p for p in paragraphs)
 
 
 def configure_logging(debug: bool) -> None:
@@ -55,19 +60,33 @@ def run(body: Callable[[], int], debug: bool) -> int:
         return int(ExitCode.PARTITION_FAILED)
 
 
-def main_with_usage_errors(command: click.Command, prog_name: str, args: Sequence[str] | None = None) -> None:
-    """Run a click command, turning click's own usage errors into our one-line format (exit 2)."""
-    try:
-        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
-        code = int(ExitCode.USAGE)
-    except click.UsageError as exc:
-        fail(exc.format_message(), f"Run '{prog_name} --help' for usage.")
-        code = int(ExitCode.USAGE)
-    except click.exceptions.Abort:
-        fail("Aborted.")
-        code = int(ExitCode.INTERRUPTED)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    sys.exit(code or 0)
+class OneLineUsageErrors:
+    """A click command mixin: click's own usage errors become our one-line format (exit 2)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, standalone_mode=False, **extra)  # type: ignore[misc]
+        try:
+            code = super().main(args, prog_name, standalone_mode=False, **extra)  # type: ignore[misc]
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
+            code = int(ExitCode.USAGE)
+        except click.UsageError as exc:
+            name = exc.ctx.command_path if exc.ctx else prog_name
+            fail(exc.format_message(), f"Run '{name} --help' for usage.")
+            code = int(ExitCode.USAGE)
+        except click.exceptions.Abort:
+            fail("Aborted.")
+            code = int(ExitCode.INTERRUPTED)
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        sys.exit(code or 0)
+
+
+class Command(OneLineUsageErrors, click.Command):
+    """A click command with one-line usage errors."""
+
+
+class Group(OneLineUsageErrors, click.Group):
+    """A click group with one-line usage errors."""

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.cli.common import OUTPUT_CHOICES, configure_logging, main_with_usage_errors, resolve_output, run
+from leader_election_cli.cli.common import OUTPUT_CHOICES, Command, configure_logging, resolve_output, run, verbatim
 from leader_election_cli.errors import (
     EXIT_CODE_HELP,
     NOT_AUTHORIZED_LINE,
@@ -43,7 +43,7 @@ Examples:
 """
 
 
-@click.command(help=HELP, epilog=EXAMPLES + "\n" + EXIT_CODE_HELP, no_args_is_help=True,
+@click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODE_HELP), no_args_is_help=True,
                context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--bootstrap-server", metavar="HOST:PORT",
               help="A host name and port for the broker to connect to, in the form host:port. Multiple "
@@ -150,5 +150,5 @@ def _render(report: Any, output: str) -> None:
 
 
 def main() -> None:
-    main_with_usage_errors(command, "kafka-leader-election")
+    command(prog_name="kafka-leader-election")
 

@@ -7,33 +7,39 @@ import importlib
 import click
 
 from leader_election_cli import __version__
+from leader_election_cli.cli.common import Group, verbatim
 from leader_election_cli.errors import EXIT_CODE_HELP
 
-# subcommand name -> "module:attribute"; imported only when that subcommand runs (fast --help).
-SUBCOMMANDS: dict[str, str] = {
-    "sandbox": "leader_election_cli.cli.sandbox_command:sandbox",
+# name -> ("module:attribute", one-line help). A subcommand's module is imported only when that
+# subcommand runs, so `kafka-leaders --help` stays fast.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
+                "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(Group):
     """A group that imports a subcommand's module only when it is used."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        target = SUBCOMMANDS.get(name)
-        if target is None:
+        if name not in SUBCOMMANDS:
             return None
-        module, attribute = target.split(":")
+        module, attribute = SUBCOMMANDS[name][0].split(":")
         return getattr(importlib.import_module(module), attribute)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)])
 
-@click.group(cls=LazyGroup, epilog=EXIT_CODE_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=LazyGroup, epilog=verbatim(EXIT_CODE_HELP), context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kafka-leaders")
 def cli() -> None:
     """Kafka leadership toolkit: elect, plan, move and balance partition leaders."""
 
 
 def main() -> None:
-    cli()
+    cli(prog_name="kafka-leaders")
