@@ -21,13 +21,15 @@ PREFERRED, UNCLEAN = ElectionType.PREFERRED, ElectionType.UNCLEAN
 TP = TopicPartition("t", 0)
 
 
-def cluster(live: tuple[int, ...], *partitions: PartitionState, min_isr: dict[str, int] | None = None) -> ClusterState:
-    return ClusterState(brokers={b: ("localhost", 9000 + b) for b in live}, controller_id=live[0] if live else -1,
+def cluster(live: tuple[int, ...], *partitions: PartitionState,
+            min_isr: dict[str, int] | None = None) -> ClusterState:
+    return ClusterState(brokers={b: ("localhost", 9000 + b) for b in live}, controller_id=live[0],
                         partitions={p.tp: p for p in partitions}, min_insync_replicas=min_isr or {})
 
 
-def part(leader: int, replicas: tuple[int, ...], isr: tuple[int, ...], *, partition: int = 0, elr: tuple[int, ...] = (),
-         last_known: tuple[int, ...] = (), offline: tuple[int, ...] = ()) -> PartitionState:
+def part(leader: int, replicas: tuple[int, ...], isr: tuple[int, ...], *, partition: int = 0,
+         elr: tuple[int, ...] = (), last_known: tuple[int, ...] = (),
+         offline: tuple[int, ...] = ()) -> PartitionState:
     return PartitionState("t", partition, leader, replicas, isr, elr, last_known, offline)
 
 

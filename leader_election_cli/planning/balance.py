@@ -25,7 +25,8 @@ def is_preferred_leader(leader: int, replicas: Sequence[int]) -> bool:
     return len(replicas) > 0 and leader == replicas[0]
 
 
-def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int], live_brokers: Collection[int]) -> bool:
+def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int],
+               live_brokers: Collection[int]) -> bool:
     """A preferred election would fix it: led by another broker, preferred replica alive and in the ISR."""
     return (len(replicas) > 0 and leader != replicas[0]
             and replicas[0] in live_brokers and replicas[0] in isr)
@@ -130,7 +131,8 @@ def fixable_by_preferred(state: ClusterState) -> list[TopicPartition]:
     return sorted(tp for tp, p in state.partitions.items() if is_fixable(p.leader, p.replicas, p.isr, live))
 
 
-def rebalance_candidates(state: ClusterState, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> list[TopicPartition]:
+def rebalance_candidates(state: ClusterState,
+                         threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> list[TopicPartition]:
     """What the automatic rebalance elects: fixable partitions whose preferred broker is above the threshold.
 
     Kafka skips the whole pass while any reassignment is pending; here only the partitions being

@@ -91,7 +91,8 @@ def demotion_plan(state: ClusterState, broker: int, include_preferred: bool = Fa
     live = state.live_brokers
     for tp in sorted(state.partitions):
         p = state.partitions[tp]
-        if broker not in p.replicas or not (p.leader == broker or (include_preferred and p.replicas[0] == broker)):
+        concerned = p.leader == broker or (include_preferred and p.replicas[0] == broker)
+        if broker not in p.replicas or not concerned:
             continue
         if topic_filter is not None and not topic_filter(tp.topic):
             continue

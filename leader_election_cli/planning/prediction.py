@@ -86,7 +86,8 @@ def _unknown(tp: TopicPartition, mode: ControllerMode, topic_exists: bool) -> Pr
         message = f"No such partition as {tp}"
     else:
         message = f"No such topic as {tp.topic}"
-    return Prediction(tp, Outcome.FAILED, kafka_errors.UNKNOWN_TOPIC_OR_PARTITION, None, None, message=message)
+    return Prediction(tp, Outcome.FAILED, kafka_errors.UNKNOWN_TOPIC_OR_PARTITION, None, None,
+                      message=message)
 
 
 def apply(state: ClusterState, predictions: Sequence[Prediction]) -> ClusterState:
