@@ -1,0 +1,174 @@
+"""`Sandbox`: a simulated Kafka cluster for tests and rehearsals, driven from Python.
+
+The brokers speak Kafka's wire protocol on 127.0.0.1; this class is the test-control side that no
+Kafka client can reach: stop and start brokers, move the controller, edit partitions, inject faults
+and read what the brokers received.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from leader_election_cli.model import PartitionState
+from leader_election_cli.sandbox.handlers import Settings
+from leader_election_cli.sandbox.server import Fault, RequestRecord, Server
+from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, Cluster, Mode
+
+
+class Sandbox:
+    """N brokers (ids 1..N) with real TCP listeners and a controller following Kafka's rules.
+
+    Use it as a context manager, or call `start()` and `stop()`.
+    """
+
+    def __init__(self, brokers: int = 3, mode: str = "kraft", *, host: str = "127.0.0.1",
+                 port_base: int | None = None, elr: bool = True,
+                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
+                 cluster_alter: Iterable[str] | None = None, zookeeper: str | None = None):
+        if brokers < 1:
+            raise ValueError("a sandbox needs at least one broker")
+        self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
+                               max_records_per_request=max_records_per_request)
+        self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
+        self._host = host
+        self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
+        self._server = Server(self.cluster, self.settings, host=host)
+        self._zookeeper = None  # zk mode with a real ZooKeeper ("host:port[/chroot]"): mirrored into it
+        if zookeeper is not None:
+            from leader_election_cli.sandbox.zookeeper_controller import ZooKeeperController
+
+            self._zookeeper = ZooKeeperController(self.cluster, zookeeper,
+                                                  security_protocol=self._server.security_protocol)
+        self._running = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> "Sandbox":
+        if not self._running:
+            self._server.start({})
+            for broker, port in self._ports.items():
+                self._ports[broker] = self._server.open_listener(broker, port)
+                self.cluster.addresses[broker] = (self._host, self._ports[broker])
+            if self._zookeeper is not None:
+                try:
+                    self._zookeeper.start()
+                except BaseException:
+                    self._server.stop()
+                    raise
+            self._running = True
+        return self
+
+    def stop(self) -> None:
+        if self._running:
+            if self._zookeeper is not None:
+                self._zookeeper.stop()
+            self._server.stop()
+            self._running = False
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- addresses -------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return self.cluster.mode.value
+
+    @property
+    def brokers(self) -> dict[int, tuple[str, int]]:
+        """Every broker's listener address, stopped brokers included (their ports are kept)."""
+        return dict(self.cluster.addresses)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{host}:{port}" for host, port in self.brokers.values())
+
+    @property
+    def live_brokers(self) -> frozenset[int]:
+        return frozenset(self.cluster.live)
+
+    @property
+    def controller_id(self) -> int:
+        return self.cluster.controller_id
+
+    # -- topics and partitions -------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int | None = None, replication_factor: int | None = None,
+                     *, assignment: dict[int, list[int]] | None = None,
+                     configs: dict[str, str] | None = None) -> None:
+        """Create a topic from an explicit assignment, or round-robin over the live brokers as Kafka does."""
+        if assignment is None:
+            assignment = self.cluster.default_assignment(partitions or 1, replication_factor or 1)
+        elif partitions is not None or replication_factor is not None:
+            raise ValueError("give either an assignment or partitions/replication_factor, not both")
+        self.cluster.create_topic(name, assignment, configs)
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        return self.cluster.partition_state(topic, partition)
+
+    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
+        self.cluster.edit(topic, partition, isr=list(isr))
+
+    def set_leader(self, topic: str, partition: int, leader: int) -> None:
+        self.cluster.edit(topic, partition, leader=leader)
+
+    def set_elr(self, topic: str, partition: int, elr: list[int]) -> None:
+        self.cluster.edit(topic, partition, elr=list(elr))
+
+    def set_replicas(self, topic: str, partition: int, replicas: list[int]) -> None:
+        """Reorder (or replace) a replica list directly: test setup only, no reassignment."""
+        self.cluster.edit(topic, partition, replicas=list(replicas))
+
+    # -- brokers and controller ------------------------------------------------------------------
+
+    def stop_broker(self, broker: int) -> None:
+        """Stop a broker: its listener refuses connections, and the controller reacts as Kafka's does."""
+        self._check_broker(broker)
+        self._server.close_listener(broker)
+        self.cluster.stop_broker(broker)
+
+    def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
+        """Restart a broker on its old port; its replicas rejoin the ISRs unless `rejoin_isr=False`."""
+        self._check_broker(broker)
+        if broker in self.cluster.live:
+            return
+        self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
+        self._server.open_listener(broker, self._ports[broker])
+
+    def move_controller(self, broker: int) -> None:
+        self.cluster.move_controller(broker)
+
+    def _check_broker(self, broker: int) -> None:
+        if broker not in self.cluster.broker_ids:
+            raise KeyError(f"no such broker: {broker}")
+
+    # -- observation and faults ------------------------------------------------------------------
+
+    @property
+    def request_log(self) -> list[RequestRecord]:
+        return self._server.records()
+
+    def request_count(self, api_key: int | None = None) -> int:
+        return sum(1 for r in self.request_log if api_key is None or r.api_key == api_key)
+
+    def fail_next(self, api_key: int, error_code: int, count: int = 1) -> None:
+        """Answer the next `count` requests of `api_key` with `error_code` (top level and per item)."""
+        self._server.faults.add(Fault("fail", api_key, error_code), count)
+
+    def delay_next(self, api_key: int, seconds: float, count: int = 1) -> None:
+        self._server.faults.add(Fault("delay", api_key, seconds), count)
+
+    def drop_next(self, api_key: int, count: int = 1) -> None:
+        """Close the connection instead of answering."""
+        self._server.faults.add(Fault("drop", api_key), count)
+
+    def corrupt_next(self, api_key: int, count: int = 1) -> None:
+        """Answer with a truncated frame."""
+        self._server.faults.add(Fault("corrupt", api_key), count)
+
+    def set_max_version(self, api_key: int, version: int) -> None:
+        """Emulate an older broker: advertise (and accept) `api_key` only up to `version`."""
+        self.settings.max_versions[api_key] = version

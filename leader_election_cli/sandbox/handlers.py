@@ -1,0 +1,340 @@
+"""One function per Kafka API: a decoded request in, a response object out.
+
+Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
+code at top level, where the response has one, and on every requested item), used for fault
+injection and for requests the broker refuses as a whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+from kafka.protocol.admin import (
+    CreateTopicsRequest, CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    ElectLeadersRequest, ElectLeadersResponse,
+)
+from kafka.protocol.api_header import ResponseClassRegistry
+from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+
+from leader_election_cli import kafka_errors as ke
+from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.state import (
+    Cluster, ElectionAnswer, ItemResult, Mode, error_answer, round_robin_assignment,
+)
+
+# ApiVersions exactly as real brokers advertise them (kafka-python's copy of their answers): kraft =
+# a Kafka 4.1 broker, zk = a Kafka 3.9 broker, which also lists the inter-broker APIs 4-7. The APIs
+# the sandbox implements are capped at the versions kafka-python can decode; the others are answered
+# with an UNSUPPORTED_VERSION error response (see `unimplemented`).
+BROKER_TABLES = {Mode.KRAFT: BROKER_API_VERSIONS[(4, 1)], Mode.ZK: BROKER_API_VERSIONS[(3, 9)]}
+INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
+METADATA_VERSION_LEVEL = 27  # metadata.version 4.1-IV1
+UNSUPPORTED_ENDPOINT_TYPE = 119
+
+# AclOperation codes, and the operations each resource type supports (for authorized_operations).
+ALTER = 7
+CLUSTER_OPERATIONS = {5, 7, 8, 9, 10, 11, 12}  # CREATE ALTER DESCRIBE CLUSTER_ACTION ... IDEMPOTENT_WRITE
+TOPIC_OPERATIONS = {3, 4, 5, 6, 7, 8, 10, 11}
+CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+@dataclass
+class Settings:
+    """Sandbox-wide options the handlers read."""
+
+    cluster_alter: set[str] | None = None  # principals with ALTER on CLUSTER; None = no authorizer
+    max_versions: dict[int, int] = field(default_factory=dict)  # set_max_version overrides
+
+    def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
+        versions = {}
+        for key, (low, high) in BROKER_TABLES[mode].items():
+            if key in APIS:
+                high = min(high, APIS[key].request.max_version)
+            high = min(high, self.max_versions.get(key, high))
+            if high >= low:
+                versions[key] = (low, high)
+        return versions
+
+
+@dataclass
+class Context:
+    """One request as the broker sees it."""
+
+    broker_id: int
+    cluster: Cluster
+    settings: Settings
+    version: int
+    principal: str = "ANONYMOUS"  # the SASL user name once authenticated
+    security_protocol: str = "PLAINTEXT"
+    connection_id: str = ""
+
+    def may(self, operation: int) -> bool:
+        """The sandbox's authorizer: only ALTER on CLUSTER is restricted, to `cluster_alter`."""
+        acl = self.settings.cluster_alter
+        return operation != ALTER or acl is None or self.principal in acl
+
+    def allowed(self, operations: set[int]) -> set[int]:
+        return {op for op in operations if self.may(op)}
+
+
+class Api(NamedTuple):
+    request: type
+    response: type
+    handle: Callable[[Context, Any], Any]
+    error: Callable[[Context, Any, int, str | None], Any]
+
+
+def unimplemented(api_key: int, version: int) -> Any:
+    """The answer to an API a real broker offers but the sandbox does not model: UNSUPPORTED_VERSION.
+
+    None when kafka-python has no class for that API (the connection is then closed).
+    """
+    response_class = ResponseClassRegistry._response_class_registry.get(api_key)
+    if response_class is None or version > response_class.max_version:
+        return None
+    response = response_class[version]()
+    if "error_code" in response_class.fields:
+        response.error_code = ke.UNSUPPORTED_VERSION
+    return response
+
+
+# -- ApiVersions ------------------------------------------------------------------------------------
+
+def api_versions(ctx: Context, req: Any) -> Any:
+    R = ApiVersionsResponse
+    if ctx.version >= 3 and not (CLIENT_SOFTWARE.fullmatch(req.client_software_name or "")
+                                 and CLIENT_SOFTWARE.fullmatch(req.client_software_version or "")):
+        return api_versions_error(ctx, req, ke.INVALID_REQUEST, None)
+    keys = [R.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in sorted(ctx.settings.advertised(ctx.cluster.mode).items())]
+    kraft = ctx.cluster.mode is Mode.KRAFT
+    features: dict[str, Any] = {}
+    if ctx.version >= 3 and kraft:
+        finalized = [("metadata.version", METADATA_VERSION_LEVEL)]
+        if ctx.cluster.elr_enabled:
+            finalized.append(("eligible.leader.replicas.version", 1))
+        features = dict(
+            supported_features=[R.SupportedFeatureKey(name=n, min_version=0 if n != "metadata.version" else 7,
+                                                      max_version=lvl) for n, lvl in finalized],
+            finalized_features_epoch=ctx.cluster.version,
+            finalized_features=[R.FinalizedFeatureKey(name=n, max_version_level=lvl, min_version_level=lvl)
+                                for n, lvl in finalized],
+        )
+    return R(version=ctx.version, error_code=0, api_keys=keys, throttle_time_ms=0, **features)
+
+
+def api_versions_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = ApiVersionsResponse
+    keys = []
+    if code == ke.UNSUPPORTED_VERSION:  # KIP-511: tell the client which ApiVersions versions work
+        lo, hi = ctx.settings.advertised(ctx.cluster.mode)[18]
+        keys = [R.ApiVersion(api_key=18, min_version=lo, max_version=hi)]
+    return R(version=ctx.version, error_code=code, api_keys=keys, throttle_time_ms=0)
+
+
+# -- Metadata ---------------------------------------------------------------------------------------
+
+def metadata(ctx: Context, req: Any) -> Any:
+    R = MetadataResponse
+    c = ctx.cluster
+    v = ctx.version
+    with c.lock:
+        brokers = [R.MetadataResponseBroker(node_id=b, host=host, port=port, rack=None)
+                   for b, (host, port) in sorted(c.addresses.items()) if b in c.live]
+        if req.topics is None or (v == 0 and not req.topics):
+            wanted = [(t.name, None) for t in c.topics.values()]
+        else:
+            wanted = [(t.name, t.topic_id) for t in req.topics]
+        topic_ops = ctx.allowed(TOPIC_OPERATIONS) if req.include_topic_authorized_operations else None
+        topics = []
+        for name, topic_id in wanted:
+            topic = c.topics.get(name) if name is not None else _topic_by_id(c, topic_id)
+            if topic is None:
+                code = ke.UNKNOWN_TOPIC_OR_PARTITION if name is not None else 100  # UNKNOWN_TOPIC_ID
+                topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id,
+                                                      is_internal=False, partitions=[],
+                                                      authorized_operations=topic_ops))
+                continue
+            partitions = []
+            for pid, p in enumerate(topic.partitions):
+                replicas, isr = p.replicas, p.isr
+                if v == 0:
+                    replicas = [r for r in replicas if r in c.live]
+                    isr = [r for r in isr if r in c.live]
+                led = p.leader != NO_LEADER and p.leader in c.live
+                partitions.append(R.MetadataResponseTopic.MetadataResponsePartition(
+                    error_code=ke.NONE if led else 5,  # LEADER_NOT_AVAILABLE
+                    partition_index=pid, leader_id=p.leader if led else NO_LEADER,
+                    leader_epoch=p.leader_epoch, replica_nodes=list(replicas), isr_nodes=list(isr),
+                    offline_replicas=[r for r in p.replicas if r not in c.live]))
+            topics.append(R.MetadataResponseTopic(error_code=0, name=topic.name, topic_id=topic.topic_id,
+                                                  is_internal=False, partitions=partitions,
+                                                  authorized_operations=topic_ops))
+        cluster_ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
+        return R(version=v, throttle_time_ms=0, brokers=brokers, cluster_id=c.cluster_id,
+                 controller_id=c.controller_id if c.live else NO_LEADER, topics=topics,
+                 authorized_operations=cluster_ops, error_code=0)
+
+
+def metadata_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = MetadataResponse
+    topics = [R.MetadataResponseTopic(error_code=code, name=t.name, topic_id=t.topic_id, is_internal=False,
+                                      partitions=[]) for t in (req.topics or [])]
+    return R(version=ctx.version, throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=NO_LEADER,
+             topics=topics, error_code=code)
+
+
+def _topic_by_id(c: Cluster, topic_id: Any) -> Any:
+    return next((t for t in c.topics.values() if t.topic_id == topic_id), None)
+
+
+# -- DescribeCluster --------------------------------------------------------------------------------
+
+def describe_cluster(ctx: Context, req: Any) -> Any:
+    R = DescribeClusterResponse
+    c = ctx.cluster
+    if ctx.version >= 1 and req.endpoint_type != 1:
+        return describe_cluster_error(ctx, req, UNSUPPORTED_ENDPOINT_TYPE,
+                                      "The broker does not support DescribeCluster requests with "
+                                      "endpoint type CONTROLLER")
+    with c.lock:
+        fenced_too = c.mode is Mode.KRAFT and ctx.version >= 2 and req.include_fenced_brokers
+        brokers = [R.DescribeClusterBroker(broker_id=b, host=host, port=port, rack=None,
+                                           is_fenced=b not in c.live)
+                   for b, (host, port) in sorted(c.addresses.items()) if fenced_too or b in c.live]
+        ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
+        return R(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1,
+                 cluster_id=c.cluster_id, controller_id=c.controller_id, brokers=brokers,
+                 authorized_operations=ops)
+
+
+def describe_cluster_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return DescribeClusterResponse(version=ctx.version, throttle_time_ms=0, error_code=code,
+                                   error_message=message, endpoint_type=1, cluster_id="",
+                                   controller_id=NO_LEADER, brokers=[], authorized_operations=None)
+
+
+# -- ElectLeaders -----------------------------------------------------------------------------------
+
+def elect_request(req: Any) -> list[tuple[str, list[int]]] | None:
+    if req.topic_partitions is None:
+        return None
+    return [(t.topic, list(t.partitions)) for t in req.topic_partitions]
+
+
+def elect_leaders(ctx: Context, req: Any) -> Any:
+    requested = elect_request(req)
+    election_type = req.election_type if ctx.version >= 1 else 0
+    if not ctx.may(ALTER):
+        answer = unauthorized_election(ctx, requested)
+    else:
+        answer = ctx.cluster.elect_leaders(election_type, requested, broker=ctx.broker_id)
+    return election_response(ctx, answer)
+
+
+def unauthorized_election(ctx: Context, requested: list[tuple[str, list[int]]] | None) -> ElectionAnswer:
+    """kraft: the controller's `authorizeClusterOperation` throws; zk: KafkaApis answers each partition."""
+    code = ke.CLUSTER_AUTHORIZATION_FAILED
+    if ctx.cluster.mode is Mode.KRAFT:
+        request = (f"Request(processor=0, connectionId={ctx.connection_id}, "
+                   f"session=Session(User:{ctx.principal},/127.0.0.1), "
+                   f"listenerName=ListenerName({ctx.security_protocol}), "
+                   f"securityProtocol={ctx.security_protocol}, buffer=null, envelope=None)")
+        return error_answer(requested, code, f"Request {request} is not authorized.")
+    grouped: dict[str, list[ItemResult]] = {}
+    for name, pid in dict.fromkeys((n, p) for n, ps in requested or [] for p in ps):
+        grouped.setdefault(name, []).append(ItemResult(pid, code, None))
+    return ElectionAnswer(code, list(grouped.items()))
+
+
+def election_response(ctx: Context, answer: ElectionAnswer) -> Any:
+    R = ElectLeadersResponse
+    Result = R.ReplicaElectionResult
+    results = [Result(topic=name, partition_result=[
+        Result.PartitionResult(partition_id=i.partition, error_code=i.error_code, error_message=i.message)
+        for i in items]) for name, items in answer.results]
+    return R(version=ctx.version, throttle_time_ms=0, error_code=answer.error_code,
+             replica_election_results=results)
+
+
+def elect_leaders_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return election_response(ctx, error_answer(elect_request(req), code, message))
+
+
+# -- CreateTopics -----------------------------------------------------------------------------------
+
+def create_topics(ctx: Context, req: Any) -> Any:
+    c = ctx.cluster
+    if c.mode is Mode.ZK and ctx.broker_id != c.controller_id:
+        return create_topics_error(ctx, req, ke.NOT_CONTROLLER, None)
+    results = []
+    with c.lock:
+        for t in req.topics:
+            code, message, count, rf = _create_one(c, t, validate_only=bool(req.validate_only))
+            results.append(_topic_result(ctx, t.name, code, message, count, rf))
+    return CreateTopicsResponse(version=ctx.version, throttle_time_ms=0, topics=results)
+
+
+def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | None, int, int]:
+    name = t.name
+    if not name or name in (".", "..") or len(name) > 249 or not TOPIC_NAME.fullmatch(name):
+        return ke.INVALID_TOPIC_EXCEPTION, f"Topic name {name!r} is illegal.", -1, -1
+    if name in c.topics:
+        return ke.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", -1, -1
+    configs = {cfg.name: cfg.value for cfg in t.configs or [] if cfg.value is not None}
+    live = sorted(c.live)
+    if t.assignments:
+        if t.num_partitions != -1 or t.replication_factor != -1:
+            return (ke.INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments "
+                    "were set. Both cannot be used at the same time.", -1, -1)
+        assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments}
+    else:
+        count = 1 if t.num_partitions == -1 else t.num_partitions
+        rf = 1 if t.replication_factor == -1 else t.replication_factor
+        if count < 1:
+            return ke.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.", -1, -1
+        if rf < 1 or rf > len(live):
+            message = (f"Unable to replicate the partition {rf} time(s): The target replication factor of "
+                       f"{rf} cannot be reached because only {len(live)} broker(s) are registered."
+                       if c.mode is Mode.KRAFT else
+                       f"Replication factor: {rf} larger than available brokers: {len(live)}.")
+            return 38, message, -1, -1  # INVALID_REPLICATION_FACTOR
+        assignment = round_robin_assignment(live, count, rf)
+    if validate_only:
+        return ke.NONE, None, len(assignment), len(assignment[0])
+    try:
+        c.create_topic(name, assignment, configs)
+    except ValueError as e:
+        return ke.INVALID_REPLICA_ASSIGNMENT, str(e), -1, -1
+    return ke.NONE, None, len(assignment), len(assignment[0])
+
+
+def _topic_result(ctx: Context, name: str, code: int, message: str | None, count: int, rf: int) -> Any:
+    R = CreateTopicsResponse.CreatableTopicResult
+    topic = ctx.cluster.topics.get(name) if code == ke.NONE else None
+    configs = None
+    if code == ke.NONE and ctx.version >= 5 and topic is not None:
+        configs = [R.CreatableTopicConfigs(name=k, value=topic.config(k), read_only=False,
+                                           config_source=1 if k in topic.configs else 5, is_sensitive=False)
+                   for k in sorted(set(topic.configs) | {"min.insync.replicas",
+                                                          "unclean.leader.election.enable"})]
+    return R(name=name, topic_id=topic.topic_id if topic else None, error_code=code, error_message=message,
+             num_partitions=count, replication_factor=rf, configs=configs)
+
+
+def create_topics_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return CreateTopicsResponse(version=ctx.version, throttle_time_ms=0,
+                                topics=[_topic_result(ctx, t.name, code, message, -1, -1) for t in req.topics])
+
+
+APIS: dict[int, Api] = {
+    18: Api(ApiVersionsRequest, ApiVersionsResponse, api_versions, api_versions_error),
+    3: Api(MetadataRequest, MetadataResponse, metadata, metadata_error),
+    60: Api(DescribeClusterRequest, DescribeClusterResponse, describe_cluster, describe_cluster_error),
+    43: Api(ElectLeadersRequest, ElectLeadersResponse, elect_leaders, elect_leaders_error),
+    19: Api(CreateTopicsRequest, CreateTopicsResponse, create_topics, create_topics_error),
+}

@@ -1,0 +1,261 @@
+"""Listeners, framing and dispatch: one asyncio loop on a background thread serves every broker.
+
+Each broker has its own TCP listener. A connection is served one request at a time, in order, as a
+Kafka broker does. What a broker refuses it refuses the way Kafka's SocketServer does: a frame with
+a negative or oversized length, a header it cannot parse, an unknown API key, an unsupported version
+of any API but ApiVersions, or a body that does not decode closes that one connection (with a log
+line); an ApiVersions request of a version it does not know gets the v0 UNSUPPORTED_VERSION answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import struct
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.handlers import APIS, INTER_BROKER_APIS, Api, Context, Settings, unimplemented
+from leader_election_cli.sandbox.state import Cluster
+
+log = logging.getLogger("leader_election_cli.sandbox")
+
+MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
+API_VERSIONS = 18
+ELECT_LEADERS = 43
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request a broker received."""
+
+    broker_id: int
+    api_key: int
+    api_version: int
+    partitions: int | None = None  # ElectLeaders: how many partitions were asked for; None = all
+
+
+class Fault(NamedTuple):
+    kind: str  # "fail" | "delay" | "drop" | "corrupt"
+    api_key: int
+    value: float = 0  # the error code for "fail", seconds for "delay"
+
+
+class Faults:
+    """Faults queued by the test-control API, taken by the next matching requests in order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: list[Fault] = []
+
+    def add(self, fault: Fault, count: int) -> None:
+        with self._lock:
+            self._pending.extend([fault] * count)
+
+    def take(self, api_key: int) -> Fault | None:
+        with self._lock:
+            for i, fault in enumerate(self._pending):
+                if fault.api_key == api_key:
+                    return self._pending.pop(i)
+        return None
+
+
+class Connection:
+    """One client connection's state: who it is and, with SASL, how far authentication got."""
+
+    def __init__(self, broker_id: int, writer: asyncio.StreamWriter, security_protocol: str):
+        self.broker_id = broker_id
+        self.writer = writer
+        self.security_protocol = security_protocol
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        local = writer.get_extra_info("sockname") or ("?", 0)
+        self.id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-0"
+        self.principal = "ANONYMOUS"
+        self.authenticated = not security_protocol.startswith("SASL")
+        self.sasl: Any = None  # the SASL exchange in progress (security.py)
+
+
+# Answers a request before normal dispatch when the connection is not yet authenticated: returns
+# (response bytes or None, keep the connection open).
+SaslGate = Callable[[Connection, Context, Api, Any, int], tuple[Any, bool]]
+
+
+class Server:
+    """Every broker's listener on one event loop running on a daemon thread."""
+
+    def __init__(self, cluster: Cluster, settings: Settings, *, host: str = "127.0.0.1",
+                 ssl_context: ssl.SSLContext | None = None, security_protocol: str = "PLAINTEXT",
+                 sasl_gate: SaslGate | None = None, max_request_bytes: int = MAX_REQUEST_BYTES):
+        self.cluster = cluster
+        self.settings = settings
+        self.host = host
+        self.ssl_context = ssl_context
+        self.security_protocol = security_protocol
+        self.sasl_gate = sasl_gate
+        self.max_request_bytes = max_request_bytes
+        self.faults = Faults()
+        self.request_log: list[RequestRecord] = []
+        self._log_lock = threading.Lock()
+        self._servers: dict[int, asyncio.AbstractServer] = {}
+        self._connections: dict[int, set[asyncio.StreamWriter]] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-sandbox", daemon=True)
+
+    # -- lifecycle (called from other threads) -------------------------------------------------
+
+    def start(self, ports: dict[int, int]) -> None:
+        self._thread.start()
+        for broker, port in ports.items():
+            self.open_listener(broker, port)
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        for broker in list(self._servers):
+            self.close_listener(broker)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    def open_listener(self, broker: int, port: int = 0) -> int:
+        """Listen for `broker` (port 0 = let the OS choose); returns the port."""
+        return self._run(self._open(broker, port))
+
+    def close_listener(self, broker: int) -> None:
+        """Stop listening for `broker` and close its open connections."""
+        self._run(self._close(broker))
+
+    def _run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+
+    async def _open(self, broker: int, port: int) -> int:
+        server = await asyncio.start_server(
+            lambda r, w: self._serve(broker, r, w), self.host, port, ssl=self.ssl_context,
+            reuse_address=True)
+        self._servers[broker] = server
+        self._connections.setdefault(broker, set())
+        return server.sockets[0].getsockname()[1]
+
+    async def _close(self, broker: int) -> None:
+        server = self._servers.pop(broker, None)
+        if server is None:
+            return
+        server.close()
+        for writer in list(self._connections.get(broker, ())):
+            writer.close()
+        await server.wait_closed()
+
+    # -- serving ---------------------------------------------------------------------------------
+
+    def record(self, entry: RequestRecord) -> None:
+        with self._log_lock:
+            self.request_log.append(entry)
+
+    def records(self) -> list[RequestRecord]:
+        with self._log_lock:
+            return list(self.request_log)
+
+    async def _serve(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = Connection(broker, writer, self.security_protocol)
+        self._connections[broker].add(writer)
+        try:
+            while True:
+                head = await reader.readexactly(4)
+                size = struct.unpack(">i", head)[0]
+                if size < 0 or size > self.max_request_bytes:
+                    log.warning("broker %d: closing %s: invalid frame size %d", broker, conn.id, size)
+                    return
+                frame = await reader.readexactly(size)
+                if not await self._dispatch(conn, frame):
+                    return
+        except asyncio.IncompleteReadError as e:
+            if e.partial:
+                log.warning("broker %d: closing %s: connection ended mid-frame", broker, conn.id)
+        except (ConnectionError, ssl.SSLError, OSError):
+            pass
+        finally:
+            self._connections[broker].discard(writer)
+            writer.close()
+
+    async def _dispatch(self, conn: Connection, frame: bytes) -> bool:
+        """Answer one request; False closes the connection."""
+        broker = conn.broker_id
+        if len(frame) < 8:
+            log.warning("broker %d: closing %s: request header truncated", broker, conn.id)
+            return False
+        api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
+        advertised = self.settings.advertised(self.cluster.mode)
+        if api_key not in advertised or api_key in INTER_BROKER_APIS:
+            log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
+            return False
+        low, high = advertised[api_key]
+        if not low <= version <= high and api_key != API_VERSIONS:
+            log.warning("broker %d: closing %s: unsupported version %d of API key %d",
+                        broker, conn.id, version, api_key)
+            return False
+        api = APIS.get(api_key)
+        if api is None:
+            return await self._unimplemented(conn, api_key, version, correlation_id)
+        ctx = Context(broker, self.cluster, self.settings, version, conn.principal,
+                      conn.security_protocol, conn.id)
+        if api_key == API_VERSIONS and version > high:
+            ctx.version = 0
+            await self._send(conn, api.response, api.error(ctx, None, ke.UNSUPPORTED_VERSION, None), 0,
+                             correlation_id)
+            return True
+        try:
+            request = api.request.decode(frame, version=version, header=True)
+        except Exception as e:  # any decoding failure is a malformed request
+            log.warning("broker %d: closing %s: malformed API key %d v%d request: %s",
+                        broker, conn.id, api_key, version, e)
+            return False
+        partitions = None
+        if api_key == ELECT_LEADERS and request.topic_partitions is not None:
+            partitions = sum(len(t.partitions) for t in request.topic_partitions)
+        self.record(RequestRecord(broker, api_key, version, partitions))
+        if not conn.authenticated and self.sasl_gate is not None:
+            response, keep = self.sasl_gate(conn, ctx, api, request, correlation_id)
+            if response is not None:
+                await self._send(conn, api.response, response, version, correlation_id)
+            return keep
+        fault = self.faults.take(api_key)
+        if fault and fault.kind == "drop":
+            log.info("broker %d: dropping %s as asked (API key %d)", broker, conn.id, api_key)
+            return False
+        if fault and fault.kind == "delay":
+            await asyncio.sleep(fault.value)
+        try:
+            if fault and fault.kind == "fail":
+                response = api.error(ctx, request, int(fault.value), None)
+            else:
+                response = api.handle(ctx, request)
+        except Exception:
+            log.exception("broker %d: API key %d v%d handler failed", broker, api_key, version)
+            response = api.error(ctx, request, -1, None)  # UNKNOWN_SERVER_ERROR
+        await self._send(conn, api.response, response, ctx.version, correlation_id,
+                         corrupt=bool(fault and fault.kind == "corrupt"))
+        return True
+
+    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int) -> bool:
+        self.record(RequestRecord(conn.broker_id, api_key, version))
+        response = unimplemented(api_key, version)
+        if response is None or not conn.authenticated:
+            log.warning("broker %d: closing %s: API key %d is not implemented by the sandbox",
+                        conn.broker_id, conn.id, api_key)
+            return False
+        await self._send(conn, type(response), response, version, correlation_id)
+        return True
+
+    async def _send(self, conn: Connection, response_class: type, response: Any, version: int,
+                    correlation_id: int, corrupt: bool = False) -> None:
+        body = response.encode(version=version)
+        flexible_header = response_class.flexible_version_q(version) and response_class.API_KEY != API_VERSIONS
+        header = struct.pack(">i", correlation_id) + (b"\x00" if flexible_header else b"")
+        payload = header + bytes(body)
+        if corrupt:
+            payload = payload[: max(len(header), len(payload) // 2)]
+        conn.writer.write(struct.pack(">i", len(payload)) + payload)
+        await conn.writer.drain()

@@ -1,0 +1,531 @@
+"""The sandbox's cluster model and its controller: Kafka's leadership rules, one set per mode.
+
+Everything that decides who leads a partition lives here, written from Kafka's own sources and kept
+independent of the CLI's planner (a separate implementation checked against this one).
+
+kraft mode follows the KRaft controller of Kafka 4.x: `ReplicationControlManager.electLeaders` and
+`PartitionChangeBuilder`. Eligible leader replicas (KIP-966) are on by default, as on a new 4.1
+cluster; `elr=False` gives the earlier KRaft behaviour.
+
+- Admin preferred election: ELECTION_NOT_NEEDED when the leader is `replicas[0]`; otherwise elect
+  `replicas[0]` if valid, else keep a valid current leader (no change: PREFERRED_LEADER_NOT_AVAILABLE),
+  else the first valid replica of `replicas[1:]`, else the last known leader, else fail (80).
+- Admin unclean election: ELECTION_NOT_NEEDED when there is a leader; otherwise the first valid
+  replica, else the last known leader (ISR = [it]), else the first live replica (ISR = [it]), else
+  fail (83).
+- "Valid" = live (not fenced) and in the ISR, or in the ELR while the ISR is empty. A leader taken
+  from the ELR gets ISR = [leader].
+- Every change an election request would write is one metadata record; more than
+  `max_records_per_request` (Kafka: 10,000, a `BoundedList`) fails the whole request with
+  POLICY_VIOLATION. Each requested partition is judged against the state before the request.
+
+zk mode follows the ZooKeeper-mode controller of Kafka 3.x (`KafkaController`, `Election.scala`,
+`PartitionStateMachine`): preferred elects `replicas[0]` only if it is live and in the ISR; unclean
+(only for a partition without a live leader) takes the first live ISR replica, else the first live
+replica with ISR = [it]; failures carry the controller's "Failed to elect leader ..." message.
+
+Broker stop is a clean shutdown that the controller sees at once:
+- kraft: the broker is fenced. Every partition with it in the ISR goes through the controller's
+  ONLINE election (UNCLEAN when the topic sets `unclean.leader.election.enable=true`) with the broker
+  removed from the ISR. Without ELR an ISR never empties: its last member stays (and the partition
+  is leaderless). With ELR the ISR may empty; members that drop the ISR below `min.insync.replicas`
+  move to the ELR, and when the ISR empties the old leader is kept as the last known leader.
+- zk: partitions it led get a new leader by the offline rule (first live ISR replica in replica
+  order, ISR = the live ISR; unclean fallback only when the topic enables it), otherwise none; then
+  it leaves every ISR except where it is the last member (`doRemoveReplicasFromIsr`).
+Broker start: leaderless partitions are elected again by the same offline rule (the broker is now
+live), then, unless `rejoin_isr=False`, its replicas rejoin the ISR of every partition with a leader
+(in kraft mode this also recomputes the ELR, as an AlterPartition does).
+
+The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
+that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
+live broker that Metadata and DescribeCluster report, as a KRaft broker reports some live broker.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Iterable, NamedTuple
+
+from leader_election_cli import kafka_errors as ke
+from leader_election_cli.model import NO_LEADER, PartitionState
+
+MAX_RECORDS_PER_USER_OP = 10_000
+POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
+PREFERRED, UNCLEAN = 0, 1
+DEFAULT_CONFIGS = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
+
+
+class Mode(str, Enum):
+    KRAFT = "kraft"
+    ZK = "zk"
+
+
+@dataclass(slots=True)
+class Partition:
+    """One partition's registration, as the controller holds it."""
+
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+    leader_epoch: int = 0
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str]
+
+    def config(self, name: str) -> str:
+        return self.configs.get(name, DEFAULT_CONFIGS.get(name, ""))
+
+    @property
+    def min_isr(self) -> int:
+        return int(self.config("min.insync.replicas") or 1)
+
+    @property
+    def unclean_enabled(self) -> bool:
+        return self.config("unclean.leader.election.enable").lower() == "true"
+
+
+class ItemResult(NamedTuple):
+    partition: int
+    error_code: int
+    message: str | None
+
+
+@dataclass
+class ElectionAnswer:
+    """What the controller answers an ElectLeaders request: top-level code and per-topic results."""
+
+    error_code: int
+    results: list[tuple[str, list[ItemResult]]]
+
+
+class Change(NamedTuple):
+    """A partition change record: the new leader, ISR, ELR and last known ELR."""
+
+    leader: int
+    isr: list[int]
+    elr: list[int]
+    last_known_elr: list[int]
+
+
+class ElectionKind(Enum):
+    PREFERRED = "preferred"
+    ONLINE = "online"
+    UNCLEAN = "unclean"
+
+
+def kraft_partition_change(
+    p: Partition,
+    election: ElectionKind,
+    acceptable: Callable[[int], bool],
+    *,
+    elr_enabled: bool,
+    min_isr: int,
+    target_isr: list[int] | None = None,
+) -> Change | None:
+    """`PartitionChangeBuilder.build()` for leadership and ISR: the change record, or None for no-op."""
+    t_isr = list(p.isr) if target_isr is None else list(target_isr)
+    t_elr = list(p.elr)
+    if elr_enabled:  # maybePopulateTargetElr
+        if len(t_isr) >= min_isr:
+            t_elr = []
+        else:
+            candidates = sorted(set(t_elr) | set(p.isr))
+            t_elr = [r for r in candidates if r not in t_isr]
+
+    def valid(r: int) -> bool:
+        return (r in t_isr or (not t_isr and r in t_elr)) and acceptable(r)
+
+    def last_known_leader() -> int | None:
+        if elr_enabled and not t_elr and not t_isr and len(p.last_known_elr) == 1:
+            if acceptable(p.last_known_elr[0]):
+                return p.last_known_elr[0]
+        return None
+
+    node, unclean = NO_LEADER, False
+    if election is ElectionKind.PREFERRED and valid(p.replicas[0]):
+        node = p.replicas[0]
+    elif valid(p.leader):
+        node = p.leader
+    else:
+        candidates = p.replicas[1:] if election is ElectionKind.PREFERRED else p.replicas
+        node = next((r for r in candidates if valid(r)), NO_LEADER)
+        if node == NO_LEADER and (known := last_known_leader()) is not None:
+            node, unclean = known, True
+        if node == NO_LEADER and election is ElectionKind.UNCLEAN:
+            node = next((r for r in p.replicas if acceptable(r)), NO_LEADER)
+            unclean = node != NO_LEADER
+
+    new_leader: int | None = None  # None = no leader change in the record
+    new_isr: list[int] | None = None
+    if node != p.leader:
+        if node in t_elr:
+            t_isr = [node]
+            t_elr = [r for r in t_elr if r != node]
+        new_leader = node
+        if unclean:
+            new_isr = [node]
+    if new_isr is not None or not elr_enabled:  # maybeUpdateRecordElr
+        t_elr = []
+    if new_isr is None and (t_isr or elr_enabled) and t_isr != p.isr:
+        new_isr = t_isr
+    last_known = list(p.last_known_elr)
+    if elr_enabled:  # maybeUpdateLastKnownLeader
+        if new_isr == [] and p.last_known_elr != [p.leader]:
+            last_known = [p.leader]
+        elif ((new_leader is not None and new_leader >= 0)
+              or (p.leader != NO_LEADER and new_leader != NO_LEADER)) and p.last_known_elr:
+            last_known = []
+    else:
+        last_known = []
+    change = Change(p.leader if new_leader is None else new_leader,
+                    p.isr if new_isr is None else new_isr, t_elr, last_known)
+    if (change.leader, change.isr, change.elr, change.last_known_elr) == (
+            p.leader, p.isr, p.elr, p.last_known_elr):
+        return None
+    return change
+
+
+def round_robin_assignment(brokers: list[int], partitions: int, replication_factor: int,
+                           start_index: int = 0, replica_shift: int = 0) -> dict[int, list[int]]:
+    """Kafka's rack-unaware `assignReplicasToBrokers` with a fixed start index and shift."""
+    n = len(brokers)
+    assignment: dict[int, list[int]] = {}
+    shift = replica_shift
+    for p in range(partitions):
+        if p > 0 and p % n == 0:
+            shift += 1
+        first = (p + start_index) % n
+        replicas = [brokers[first]]
+        for j in range(replication_factor - 1):
+            replicas.append(brokers[(first + 1 + (shift + j) % (n - 1)) % n])
+        assignment[p] = replicas
+    return assignment
+
+
+class Cluster:
+    """The controller's view of the cluster: brokers, topics, partitions; thread-safe (one lock)."""
+
+    def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
+                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP):
+        self.lock = threading.RLock()
+        self.mode = Mode(mode)
+        self.broker_ids = sorted(broker_ids)
+        self.live: set[int] = set(self.broker_ids)
+        self.elr_enabled = elr and self.mode is Mode.KRAFT
+        self.max_records = max_records_per_request
+        self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
+        self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
+        self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
+        self.topics: dict[str, Topic] = {}
+        self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
+        self.version = 0  # bumped on every change (lets readers cache encoded answers)
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self._version = value
+        for observer in self.observers:
+            observer()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def topic(self, name: str) -> Topic:
+        try:
+            return self.topics[name]
+        except KeyError:
+            raise KeyError(f"no such topic: {name}") from None
+
+    def partition(self, topic: str, partition: int) -> Partition:
+        parts = self.topic(topic).partitions
+        if not 0 <= partition < len(parts):
+            raise KeyError(f"no such partition: {topic}-{partition}")
+        return parts[partition]
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        with self.lock:
+            p = self.partition(topic, partition)
+            return PartitionState(topic, partition, p.leader, tuple(p.replicas), tuple(p.isr),
+                                  tuple(p.elr), tuple(p.last_known_elr),
+                                  tuple(r for r in p.replicas if r not in self.live))
+
+    # -- topics ----------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, assignment: dict[int, list[int]],
+                     configs: dict[str, str] | None = None) -> Topic:
+        """Create a topic; each partition's ISR is its live replicas and its leader the first one."""
+        with self.lock:
+            if name in self.topics:
+                raise ValueError(f"topic {name} already exists")
+            if sorted(assignment) != list(range(len(assignment))) or not assignment:
+                raise ValueError("assignment must number partitions 0..N-1")
+            partitions = []
+            for pid in range(len(assignment)):
+                replicas = list(assignment[pid])
+                unknown = [r for r in replicas if r not in self.broker_ids]
+                if unknown or not replicas or len(set(replicas)) != len(replicas):
+                    raise ValueError(f"invalid replicas for partition {pid}: {replicas}")
+                isr = [r for r in replicas if r in self.live]
+                partitions.append(Partition(replicas, isr, isr[0] if isr else NO_LEADER))
+            topic = Topic(name, uuid.uuid4(), partitions, dict(configs or {}))
+            self.topics[name] = topic
+            self.version += 1
+            return topic
+
+    def default_assignment(self, partitions: int, replication_factor: int) -> dict[int, list[int]]:
+        live = sorted(self.live)
+        if partitions < 1:
+            raise ValueError("partitions must be at least 1")
+        if not 1 <= replication_factor <= len(live):
+            raise ValueError(f"replication factor {replication_factor} needs 1..{len(live)} live brokers")
+        return round_robin_assignment(live, partitions, replication_factor)
+
+    # -- test control: direct edits --------------------------------------------------------------
+
+    def edit(self, topic: str, partition: int, **fields: object) -> None:
+        with self.lock:
+            p = self.partition(topic, partition)
+            if "leader" in fields and fields["leader"] != p.leader:
+                p.leader_epoch += 1
+            for name, value in fields.items():
+                setattr(p, name, value)
+            self.version += 1
+
+    # -- brokers ---------------------------------------------------------------------------------
+
+    def stop_broker(self, broker: int) -> None:
+        with self.lock:
+            if broker not in self.live:
+                return
+            self.live.discard(broker)
+            if self.controller_id == broker:
+                self.controller_id = min(self.live) if self.live else NO_LEADER
+            if self.mode is Mode.KRAFT:
+                self._kraft_fence(broker)
+            else:
+                self._zk_broker_failure(broker)
+            self.version += 1
+
+    def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
+        with self.lock:
+            if broker not in self.broker_ids:
+                raise KeyError(f"no such broker: {broker}")
+            if broker in self.live:
+                return
+            self.live.add(broker)
+            if self.controller_id == NO_LEADER:
+                self.controller_id = broker
+            for topic, p in self._all_partitions():
+                if p.leader == NO_LEADER or p.leader not in self.live:
+                    self._offline_election(topic, p)
+            if rejoin_isr:
+                for topic, p in self._all_partitions():
+                    if broker in p.replicas and broker not in p.isr and p.leader in self.live:
+                        self._expand_isr(topic, p, broker)
+            self.version += 1
+
+    def move_controller(self, broker: int) -> None:
+        with self.lock:
+            if broker not in self.live:
+                raise ValueError(f"broker {broker} is not live")
+            self.controller_id = broker
+            self.version += 1
+
+    def _all_partitions(self) -> Iterable[tuple[Topic, Partition]]:
+        for topic in self.topics.values():
+            for p in topic.partitions:
+                yield topic, p
+
+    def _apply(self, p: Partition, change: Change) -> None:
+        if change.leader != p.leader:
+            p.leader_epoch += 1
+        p.leader, p.isr, p.elr, p.last_known_elr = change
+
+    def _kraft_fence(self, broker: int) -> None:
+        def acceptable(r: int) -> bool:
+            return r != broker and r in self.live
+        for topic, p in self._all_partitions():
+            if broker in p.isr:
+                kind = ElectionKind.UNCLEAN if topic.unclean_enabled else ElectionKind.ONLINE
+                change = kraft_partition_change(p, kind, acceptable, elr_enabled=self.elr_enabled,
+                                                min_isr=topic.min_isr,
+                                                target_isr=[r for r in p.isr if r != broker])
+                if change:
+                    self._apply(p, change)
+
+    def _zk_broker_failure(self, broker: int) -> None:
+        for topic, p in self._all_partitions():
+            if p.leader == broker:
+                self._offline_election(topic, p)
+        for _, p in self._all_partitions():
+            if broker in p.isr:
+                if len(p.isr) > 1:
+                    p.isr = [r for r in p.isr if r != broker]
+                if p.leader == broker:
+                    p.leader, p.leader_epoch = NO_LEADER, p.leader_epoch + 1
+
+    def _offline_election(self, topic: Topic, p: Partition) -> None:
+        """Elect a leader for a partition without a live one (controller-triggered, not admin)."""
+        if self.mode is Mode.KRAFT:
+            kind = ElectionKind.UNCLEAN if topic.unclean_enabled else ElectionKind.ONLINE
+            change = kraft_partition_change(p, kind, self.live.__contains__,
+                                            elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+            if change:
+                self._apply(p, change)
+            return
+        chosen = zk_offline_leader(p, self.live, allow_unclean=topic.unclean_enabled)
+        if chosen is not None:
+            self._apply(p, Change(chosen[0], chosen[1], [], []))
+
+    def _expand_isr(self, topic: Topic, p: Partition, broker: int) -> None:
+        if self.mode is Mode.ZK:
+            p.isr = p.isr + [broker]
+            return
+        change = kraft_partition_change(p, ElectionKind.ONLINE, self.live.__contains__,
+                                        elr_enabled=self.elr_enabled, min_isr=topic.min_isr,
+                                        target_isr=p.isr + [broker])
+        if change:
+            self._apply(p, change)
+
+    # -- ElectLeaders ----------------------------------------------------------------------------
+
+    def elect_leaders(self, election_type: int, requested: list[tuple[str, list[int]]] | None,
+                      *, broker: int) -> ElectionAnswer:
+        """The answer to an authorized ElectLeaders request received by `broker`."""
+        with self.lock:
+            if self.mode is Mode.KRAFT:
+                answer = self._kraft_elect(election_type, requested)
+            else:
+                answer = self._zk_elect(election_type, requested, broker)
+            self.version += 1
+            return answer
+
+    def _kraft_elect(self, election_type: int, requested: list[tuple[str, list[int]]] | None
+                     ) -> ElectionAnswer:
+        if election_type not in (PREFERRED, UNCLEAN):
+            return error_answer(requested, ke.INVALID_REQUEST, f"Unknown election type {election_type}")
+        records: list[tuple[Partition, Change]] = []
+        results: list[tuple[str, list[ItemResult]]] = []
+        if requested is None:
+            for topic in self.topics.values():
+                items = [self._kraft_elect_one(topic.name, pid, election_type, records)
+                         for pid in range(len(topic.partitions))]
+                results.append((topic.name, [i for i in items if i.error_code != ke.ELECTION_NOT_NEEDED]))
+        else:
+            for name, pids in requested:
+                results.append((name, [self._kraft_elect_one(name, pid, election_type, records)
+                                       for pid in pids]))
+        if len(records) > self.max_records:
+            return error_answer(requested, ke.POLICY_VIOLATION, POLICY_VIOLATION_MESSAGE)
+        for p, change in records:
+            self._apply(p, change)
+        return ElectionAnswer(ke.NONE, results)
+
+    def _kraft_elect_one(self, name: str, pid: int, election_type: int,
+                         records: list[tuple[Partition, Change]]) -> ItemResult:
+        topic = self.topics.get(name)
+        if topic is None:
+            return ItemResult(pid, ke.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}")
+        if not 0 <= pid < len(topic.partitions):
+            return ItemResult(pid, ke.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{pid}")
+        p = topic.partitions[pid]
+        if ((election_type == PREFERRED and p.leader == p.replicas[0])
+                or (election_type == UNCLEAN and p.leader != NO_LEADER)):
+            return _default(pid, ke.ELECTION_NOT_NEEDED)
+        kind = ElectionKind.PREFERRED if election_type == PREFERRED else ElectionKind.UNCLEAN
+        change = kraft_partition_change(p, kind, self.live.__contains__,
+                                        elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+        if change is None:
+            code = ke.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED \
+                else ke.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return _default(pid, code)
+        records.append((p, change))
+        return ItemResult(pid, ke.NONE, None)
+
+    def _zk_elect(self, election_type: int, requested: list[tuple[str, list[int]]] | None,
+                  broker: int) -> ElectionAnswer:
+        if election_type not in (PREFERRED, UNCLEAN):  # ElectionType.valueOf throws: unexpected error
+            return error_answer(requested, ke.lookup(-1).code, None)
+        if requested is None:  # KafkaApis asks for every partition in its metadata cache
+            wanted = [(t.name, pid) for t in self.topics.values() for pid in range(len(t.partitions))]
+        else:
+            wanted = list(dict.fromkeys((name, pid) for name, pids in requested for pid in pids))
+        if broker != self.controller_id:
+            items = {tp: ItemResult(tp[1], ke.NOT_CONTROLLER, None) for tp in wanted}
+        else:
+            items = {tp: self._zk_elect_one(tp[0], tp[1], election_type) for tp in wanted}
+        if requested is None:
+            items = {tp: i for tp, i in items.items() if i.error_code != ke.ELECTION_NOT_NEEDED}
+        grouped: dict[str, list[ItemResult]] = {}
+        for (name, _), item in items.items():
+            grouped.setdefault(name, []).append(item)
+        return ElectionAnswer(ke.NONE, list(grouped.items()))
+
+    def _zk_elect_one(self, name: str, pid: int, election_type: int) -> ItemResult:
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= pid < len(topic.partitions):
+            return ItemResult(pid, ke.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+        p = topic.partitions[pid]
+        if election_type == PREFERRED:
+            if p.leader == p.replicas[0]:
+                return _default(pid, ke.ELECTION_NOT_NEEDED)
+            preferred = p.replicas[0]
+            if preferred in self.live and preferred in p.isr:
+                self._apply(p, Change(preferred, p.isr, [], []))
+                return ItemResult(pid, ke.NONE, None)
+            return ItemResult(pid, ke.PREFERRED_LEADER_NOT_AVAILABLE,
+                              f"Failed to elect leader for partition {name}-{pid} under strategy "
+                              "PreferredReplicaPartitionLeaderElectionStrategy")
+        if p.leader != NO_LEADER and p.leader in self.live:
+            return _default(pid, ke.ELECTION_NOT_NEEDED)
+        chosen = zk_offline_leader(p, self.live, allow_unclean=True)
+        if chosen is None:
+            return ItemResult(pid, ke.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                              f"Failed to elect leader for partition {name}-{pid} under strategy "
+                              "OfflinePartitionLeaderElectionStrategy(true)")
+        self._apply(p, Change(chosen[0], chosen[1], [], []))
+        return ItemResult(pid, ke.NONE, None)
+
+
+def zk_offline_leader(p: Partition, live: set[int], allow_unclean: bool) -> tuple[int, list[int]] | None:
+    """`Election.leaderForOffline`: (leader, new ISR), or None when no replica can lead."""
+    leader = next((r for r in p.replicas if r in live and r in p.isr), None)
+    if leader is not None:
+        return leader, [r for r in p.isr if r in live]
+    if allow_unclean:
+        leader = next((r for r in p.replicas if r in live), None)
+        if leader is not None:
+            return leader, [leader]
+    return None
+
+
+def _default(pid: int, code: int) -> ItemResult:
+    """`new ApiError(error)`: the error's default message."""
+    return ItemResult(pid, code, ke.lookup(code).message)
+
+
+def error_answer(requested: list[tuple[str, list[int]]] | None, code: int,
+                 message: str | None) -> ElectionAnswer:
+    """`ElectLeadersRequest.getErrorResponse`: the code at top level and on every requested partition.
+
+    `ApiError.fromThrowable` drops a message equal to the error's default text.
+    """
+    if message == ke.lookup(code).message:
+        message = None
+    results = [(name, [ItemResult(pid, code, message) for pid in pids]) for name, pids in requested or []]
+    return ElectionAnswer(code, results)

@@ -1,0 +1,378 @@
+"""The sandbox seen by unmodified Kafka clients: kafka-python's KafkaAdminClient and raw frames."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaTimeoutError
+from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+
+from leader_election_cli.sandbox import Sandbox
+
+PREFERRED, UNCLEAN = 0, 1
+MODES = ["kraft", "zk"]
+
+
+def admin_for(sb: Sandbox, **config: object) -> KafkaAdminClient:
+    """An admin client bootstrapped from the live brokers only (kafka-python retries dead ones slowly)."""
+    live = ",".join(f"{h}:{p}" for b, (h, p) in sb.brokers.items() if b in sb.live_brokers)
+    return KafkaAdminClient(bootstrap_servers=live, request_timeout_ms=5000, **config)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def call(address: tuple[str, int], request: object, response_class: type, version: int) -> object:
+    """Send one request over a fresh connection and decode the answer."""
+    request.with_header(correlation_id=7, client_id="sandbox-test")
+    frame = request.encode(version=version, header=True, framed=True)
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(frame)
+        size = struct.unpack(">i", recv_exact(sock, 4))[0]
+        payload = recv_exact(sock, size)
+    return response_class.decode(payload, version=version, header=True)
+
+
+def elect_raw(address: tuple[str, int], election_type: int, partitions: dict[str, list[int]] | None,
+              version: int = 2) -> object:
+    topics = None if partitions is None else [
+        ElectLeadersRequest.TopicPartitions(topic=t, partitions=ps) for t, ps in partitions.items()]
+    fields = {"election_type": election_type} if version >= 1 else {}
+    request = ElectLeadersRequest(version=version, topic_partitions=topics, timeout_ms=5000, **fields)
+    return call(address, request, ElectLeadersResponse, version)
+
+
+def codes(response: object) -> dict[tuple[str, int], tuple[int, str | None]]:
+    return {(r.topic, p.partition_id): (p.error_code, p.error_message)
+            for r in response.replica_election_results for p in r.partition_result}
+
+
+@pytest.fixture(params=MODES)
+def sb(request: pytest.FixtureRequest):
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+        sandbox.create_topic("t2", partitions=6, replication_factor=3)
+        yield sandbox
+
+
+@pytest.fixture
+def admin(sb: Sandbox):
+    client = admin_for(sb)
+    yield client
+    client.close()
+
+
+def test_describe_cluster_lists_brokers_and_a_live_controller(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    cluster = admin.describe_cluster()
+    assert [(b["broker_id"], b["port"]) for b in cluster["brokers"]] == [
+        (b, port) for b, (_, port) in sb.brokers.items()]
+    assert cluster["controller_id"] == sb.controller_id == 1
+    sb.move_controller(3)
+    assert admin.describe_cluster()["controller_id"] == 3
+
+
+def test_describe_topics_shows_round_robin_assignment(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    (t2,) = admin.describe_topics(["t2"])
+    replicas = [p["replica_nodes"] for p in sorted(t2["partitions"], key=lambda p: p["partition_index"])]
+    assert replicas == [[1, 2, 3], [2, 3, 1], [3, 1, 2], [1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    assert all(p["leader_id"] == p["replica_nodes"][0] == p["isr_nodes"][0] for p in t2["partitions"])
+    (missing,) = admin.describe_topics(["nosuch"])
+    assert missing["error_code"] == 3
+
+
+def test_preferred_election_moves_leadership_back(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    sb.set_leader("t1", 0, 2)
+    response = admin.elect_leaders(PREFERRED, {"t1": [0, 1]}, raise_errors=False)
+    assert response.error_code == 0
+    assert codes(response) == {("t1", 0): (0, None),
+                               ("t1", 1): (84, "Leader election not needed for topic partition.")}
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+def test_preferred_replica_down_cannot_be_elected(sb: Sandbox) -> None:
+    sb.stop_broker(1)
+    assert sb.partition_state("t1", 0).leader == 2  # offline rule: first live ISR replica
+    with admin_for(sb) as admin:
+        response = admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)
+    code, message = codes(response)[("t1", 0)]
+    assert code == 80
+    expected = {"kraft": "The preferred leader was not available.",
+                "zk": "Failed to elect leader for partition t1-0 under strategy "
+                      "PreferredReplicaPartitionLeaderElectionStrategy"}
+    assert message == expected[sb.mode]
+
+
+def test_preferred_on_leaderless_partition_differs_by_mode(sb: Sandbox) -> None:
+    sb.stop_broker(1)
+    sb.set_leader("t1", 0, -1)  # leaderless, with 2 and 3 live and in the ISR
+    with admin_for(sb) as admin:
+        response = admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)
+    if sb.mode == "kraft":  # the first valid replica of replicas[1:]
+        assert codes(response)[("t1", 0)] == (0, None)
+        assert sb.partition_state("t1", 0).leader == 2
+    else:
+        assert codes(response)[("t1", 0)][0] == 80
+        assert sb.partition_state("t1", 0).leader == -1
+
+
+def test_unclean_election_picks_an_out_of_sync_replica(sb: Sandbox) -> None:
+    for broker in (2, 3, 1):
+        sb.stop_broker(broker)
+    sb.start_broker(2, rejoin_isr=False)
+    state = sb.partition_state("t1", 0)
+    assert state.leader == -1 and 2 not in state.isr
+    with admin_for(sb) as admin:
+        response = admin.elect_leaders(UNCLEAN, {"t1": [0]}, raise_errors=False)
+    assert codes(response)[("t1", 0)] == (0, None)
+    state = sb.partition_state("t1", 0)
+    assert (state.leader, state.isr, state.elr) == (2, (2,), ())
+
+
+def test_unclean_with_a_live_leader_is_not_needed(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    response = admin.elect_leaders(UNCLEAN, {"t1": [0]}, raise_errors=False)
+    assert codes(response)[("t1", 0)][0] == 84
+
+
+def test_unclean_without_any_live_replica_fails(sb: Sandbox) -> None:
+    sb.create_topic("solo", assignment={0: [3]})
+    sb.stop_broker(3)
+    with admin_for(sb) as admin:
+        response = admin.elect_leaders(UNCLEAN, {"solo": [0]}, raise_errors=False)
+    code, message = codes(response)[("solo", 0)]
+    assert code == 83
+    if sb.mode == "zk":
+        assert message == ("Failed to elect leader for partition solo-0 under strategy "
+                           "OfflinePartitionLeaderElectionStrategy(true)")
+    else:
+        assert message == "Eligible topic partition leaders are not available."
+
+
+def test_unknown_topic_and_partition(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    response = admin.elect_leaders(PREFERRED, {"nosuch": [0], "t1": [99]}, raise_errors=False)
+    got = codes(response)
+    if sb.mode == "kraft":
+        assert got == {("nosuch", 0): (3, "No such topic as nosuch"), ("t1", 99): (3, "No such partition as t1-99")}
+    else:
+        assert got == {("nosuch", 0): (3, "The partition does not exist."),
+                       ("t1", 99): (3, "The partition does not exist.")}
+
+
+def test_all_partitions_request_leaves_out_election_not_needed(sb: Sandbox) -> None:
+    sb.set_leader("t2", 0, 2)
+    sb.set_leader("t2", 1, 3)
+    response = elect_raw(sb.brokers[sb.controller_id], PREFERRED, None)
+    assert response.error_code == 0
+    assert codes(response) == {("t2", 0): (0, None), ("t2", 1): (0, None)}
+    again = elect_raw(sb.brokers[sb.controller_id], PREFERRED, None, version=0)
+    # KRaft lists every topic, even with nothing left to report; ZooKeeper mode groups what is left
+    expected = [("t1", []), ("t2", [])] if sb.mode == "kraft" else []
+    assert [(r.topic, r.partition_result) for r in again.replica_election_results] == expected
+
+
+def test_stopped_broker_refuses_connections_and_rejoins(sb: Sandbox) -> None:
+    sb.stop_broker(3)
+    with pytest.raises(OSError):
+        socket.create_connection(sb.brokers[3], timeout=2).close()
+    with admin_for(sb) as admin:
+        brokers = {b["broker_id"]: b.get("is_fenced") for b in admin.describe_cluster()["brokers"]}
+        (t2,) = admin.describe_topics(["t2"])
+    # kafka-python asks for fenced brokers too: a KRaft broker lists a stopped broker as fenced
+    assert brokers == ({1: False, 2: False, 3: True} if sb.mode == "kraft" else {1: None, 2: None})
+    assert [p["offline_replicas"] for p in t2["partitions"] if p["partition_index"] == 2] == [[3]]
+    state = sb.partition_state("t2", 2)  # led by 3 before
+    assert state.leader == 1 and 3 not in state.isr and state.offline_replicas == (3,)
+    sb.start_broker(3)
+    state = sb.partition_state("t2", 2)
+    assert state.leader == 1 and set(state.isr) == {1, 2, 3}
+    socket.create_connection(sb.brokers[3], timeout=2).close()
+
+
+def test_stopped_sole_isr_member(sb: Sandbox) -> None:
+    sb.create_topic("one", assignment={0: [1, 2]})
+    sb.set_isr("one", 0, [1])
+    sb.stop_broker(1)
+    state = sb.partition_state("one", 0)
+    assert state.leader == -1
+    if sb.mode == "zk":  # the ISR keeps its last member
+        assert state.isr == (1,)
+    else:  # ELR (KIP-966): the ISR empties into the ELR, the old leader is remembered
+        assert (state.isr, state.elr, state.last_known_elr) == ((), (1,), (1,))
+    sb.start_broker(1)
+    state = sb.partition_state("one", 0)
+    assert (state.leader, state.isr, state.elr, state.last_known_elr) == (1, (1,), (), ())
+
+
+def test_zk_non_controller_answers_not_controller(sb: Sandbox) -> None:
+    response = elect_raw(sb.brokers[2], PREFERRED, {"t1": [0, 1]})
+    if sb.mode == "zk":
+        assert response.error_code == 0
+        assert codes(response) == {("t1", 0): (41, None), ("t1", 1): (41, None)}
+    else:  # any kraft broker forwards to the controller
+        assert {c for c, _ in codes(response).values()} == {84}
+
+
+def test_admin_client_follows_a_moved_controller(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.describe_cluster()
+    admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)  # caches the controller id
+    sb.move_controller(2)
+    sb.set_leader("t1", 0, 3)
+    response = admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)
+    assert codes(response)[("t1", 0)] == (0, None)
+    served = [r.broker_id for r in sb.request_log if r.api_key == 43]
+    if sb.mode == "zk":
+        assert served[-2:] == [1, 2]  # NOT_CONTROLLER from 1, then retried on 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cluster_authorization(mode: str) -> None:
+    with Sandbox(brokers=2, mode=mode, cluster_alter={"admin"}) as sb:
+        sb.create_topic("t", assignment={0: [1, 2]})
+        sb.set_leader("t", 0, 2)
+        response = elect_raw(sb.brokers[sb.controller_id], PREFERRED, {"t": [0]})
+        assert response.error_code == 31
+        ((code, message),) = codes(response).values()
+        assert code == 31
+        if mode == "zk":
+            assert message is None
+        else:
+            assert message.startswith("Request Request(") and message.endswith(" is not authorized.")
+        everything = elect_raw(sb.brokers[sb.controller_id], PREFERRED, None)
+        assert (everything.error_code, everything.replica_election_results) == (31, [])
+        assert sb.partition_state("t", 0).leader == 2
+
+
+def test_policy_violation_limits_kraft_batches() -> None:
+    with Sandbox(brokers=3, mode="kraft", max_records_per_request=2) as sb:
+        sb.create_topic("t", partitions=4, replication_factor=3)
+        for pid in range(3):
+            sb.set_leader("t", pid, sb.partition_state("t", pid).replicas[1])
+        too_many = elect_raw(sb.brokers[1], PREFERRED, {"t": [0, 1, 2, 3]})
+        assert too_many.error_code == 44
+        assert set(codes(too_many).values()) == {(44, "Unable to perform excessively large batch operation.")}
+        assert sb.partition_state("t", 0).leader != sb.partition_state("t", 0).replicas[0]
+        # only changed partitions count as records: 2 changes + 1 not needed is fine
+        ok = elect_raw(sb.brokers[1], PREFERRED, {"t": [0, 1, 3]})
+        assert [c for c, _ in codes(ok).values()] == [0, 0, 84]
+        everything = elect_raw(sb.brokers[1], PREFERRED, None)
+        assert codes(everything) == {("t", 2): (0, None)}
+
+
+def test_zk_has_no_record_limit() -> None:
+    with Sandbox(brokers=2, mode="zk", max_records_per_request=1) as sb:
+        sb.create_topic("t", partitions=4, replication_factor=2)
+        for pid in range(4):
+            sb.set_leader("t", pid, sb.partition_state("t", pid).replicas[1])
+        response = elect_raw(sb.brokers[1], PREFERRED, {"t": [0, 1, 2, 3]})
+        assert {c for c, _ in codes(response).values()} == {0}
+
+
+def test_create_topics_over_the_wire(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.create_topics({"fresh": {"num_partitions": 3, "replication_factor": 2,
+                                   "configs": {"min.insync.replicas": "2"}}})
+    assert [len(sb.partition_state("fresh", p).replicas) for p in range(3)] == [2, 2, 2]
+    again = admin.create_topics({"fresh": {}}, raise_errors=False)
+    assert [(t["error_code"], t["error_message"]) for t in again["topics"]] == [
+        (36, "Topic 'fresh' already exists.")]
+
+
+def test_elect_leaders_v0_only_broker(sb: Sandbox) -> None:
+    sb.set_max_version(43, 0)
+    versions = call(sb.brokers[1], ApiVersionsRequest(version=0), ApiVersionsResponse, 0)
+    assert {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}[43] == (0, 0)
+    with pytest.raises(ConnectionError):  # a v0-only broker closes on a v2 request
+        elect_raw(sb.brokers[sb.controller_id], PREFERRED, {"t1": [0]}, version=2)
+    sb.set_leader("t1", 0, 2)
+    response = elect_raw(sb.brokers[sb.controller_id], PREFERRED, {"t1": [0]}, version=0)
+    assert codes(response) == {("t1", 0): (0, None)}
+
+
+def test_api_versions_tell_the_modes_apart(sb: Sandbox) -> None:
+    response = call(sb.brokers[1], ApiVersionsRequest(version=3, client_software_name="t",
+                                                      client_software_version="1"), ApiVersionsResponse, 3)
+    keys = {k.api_key for k in response.api_keys}
+    if sb.mode == "zk":
+        assert {4, 5, 6, 7} <= keys and not response.finalized_features
+    else:
+        assert not keys & {4, 5, 6, 7}
+        assert [f.name for f in response.finalized_features][0] == "metadata.version"
+
+
+def test_api_versions_of_an_unknown_version_gets_the_v0_error(sb: Sandbox) -> None:
+    request = ApiVersionsRequest(version=4, client_software_name="t", client_software_version="1")
+    request.with_header(correlation_id=9, client_id="x")
+    frame = bytearray(request.encode(version=4, header=True, framed=True))
+    frame[6:8] = struct.pack(">h", 99)  # claim version 99
+    with socket.create_connection(sb.brokers[1], timeout=5) as sock:
+        sock.sendall(frame)
+        payload = recv_exact(sock, struct.unpack(">i", recv_exact(sock, 4))[0])
+    response = ApiVersionsResponse.decode(payload, version=0, header=True)
+    assert response.error_code == 35
+    assert [(k.api_key, k.max_version) for k in response.api_keys] == [(18, 4)]
+
+
+@pytest.mark.parametrize("frame", [
+    b"\x00\x00\x00\x05garba",  # too short for a header
+    struct.pack(">i", 1 << 30),  # oversized length
+    struct.pack(">i", -4),  # negative length
+    struct.pack(">ihhi", 10, 999, 0, 1) + b"\x00\x00",  # unknown API key
+    struct.pack(">ihhi", 10, 43, 9, 1) + b"\x00\x00",  # unsupported version
+    struct.pack(">ihhih", 12, 43, 1, 1, 1) + b"x" + b"\xff",  # body does not decode
+])
+def test_bad_frames_close_only_that_connection(sb: Sandbox, frame: bytes, caplog: pytest.LogCaptureFixture) -> None:
+    healthy = socket.create_connection(sb.brokers[1], timeout=5)
+    with socket.create_connection(sb.brokers[1], timeout=5) as sock:
+        sock.sendall(frame)
+        assert sock.recv(10) == b""  # closed, no answer
+    request = MetadataRequest(version=1, topics=[])
+    request.with_header(correlation_id=3, client_id="x")
+    healthy.sendall(request.encode(version=1, header=True, framed=True))
+    payload = recv_exact(healthy, struct.unpack(">i", recv_exact(healthy, 4))[0])
+    healthy.close()
+    assert len(MetadataResponse.decode(payload, version=1, header=True).brokers) == 3
+    assert any("closing" in r.getMessage() for r in caplog.records)
+
+
+def test_truncated_frame_is_logged(sb: Sandbox, caplog: pytest.LogCaptureFixture) -> None:
+    with socket.create_connection(sb.brokers[1], timeout=5) as sock:
+        sock.sendall(struct.pack(">i", 100) + b"abc")
+    assert call(sb.brokers[1], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).error_code == 0
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any("mid-frame" in r.getMessage() for r in caplog.records):
+        time.sleep(0.01)
+    assert any("mid-frame" in r.getMessage() for r in caplog.records)
+
+
+def test_fault_injection(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    sb.fail_next(43, 7)
+    response = admin.elect_leaders(PREFERRED, {"t1": [0, 1]}, raise_errors=False)
+    assert response.error_code == 7 and {c for c, _ in codes(response).values()} == {7}
+    sb.drop_next(43)
+    with pytest.raises(ConnectionError):
+        elect_raw(sb.brokers[1], PREFERRED, {"t1": [0]})
+    sb.corrupt_next(43)
+    with pytest.raises(Exception):
+        elect_raw(sb.brokers[1], PREFERRED, {"t1": [0]})
+    sb.delay_next(43, 0.2)
+    assert codes(elect_raw(sb.brokers[sb.controller_id], PREFERRED, {"t1": [0]}))[("t1", 0)][0] == 84
+    assert sb.request_count(43) == 4
+    assert [r.partitions for r in sb.request_log if r.api_key == 43] == [2, 1, 1, 1]
+
+
+def test_admin_client_cannot_reach_a_stopped_cluster() -> None:
+    sb = Sandbox(brokers=1).start()
+    address = sb.bootstrap_servers
+    sb.stop()
+    with pytest.raises(KafkaTimeoutError):
+        KafkaAdminClient(bootstrap_servers=address, bootstrap_timeout_ms=500, request_timeout_ms=500)
