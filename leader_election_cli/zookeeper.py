@@ -60,13 +60,6 @@ DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and conne
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 
-# KIP-183: on stderr, the option goes away and --bootstrap-server replaces it (the old tool's words).
-DEPRECATION_WARNING = ("Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\n"
-                       "Use --bootstrap-server instead to specify a broker to connect to.")
-UNCLEAN_REFUSAL = ("--election-type unclean cannot be used with --zookeeper: ZooKeeper only ever supported "
-                   "preferred replica elections")
-UNCLEAN_HINT = "Use --bootstrap-server for an unclean election."
-
 
 def parse_connect_string(connect: str) -> str:
     """Check `host:port[,host:port...][/chroot]` and return it normalized (no spaces, no `/` chroot)."""
@@ -347,14 +340,19 @@ def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
 
     `requested=None` elects every partition (Kafka's --all-topic-partitions).
     """
-    with ZooKeeper.session(connect, Deadline(timeout)) as zk:
+    with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
         assignments = select(zk, requested)
         report = ElectionReport(ElectionType.PREFERRED, [], all_partitions=requested is None)
         if not assignments:
             return report
         before = read_states(zk, assignments)
         start_election(zk, list(assignments))
-        wait_for_controller(zk)
+        try:
+            wait_for_controller(zk)
+        except KeyboardInterrupt:
+            raise CliError(f"Interrupted while waiting for the controller: the election was started ({ELECTION_PATH} "
+                           "written)", "Check the partitions' leaders once the controller has deleted the znode.",
+                           exit_code=ExitCode.INTERRUPTED) from None
         after, live = read_states(zk, assignments), live_brokers(zk)
     report.results = [outcome(before[tp], after[tp], live) for tp in assignments]
     return report
@@ -363,7 +361,7 @@ def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
 def start_preferred(connect: str, requested: Sequence[TopicPartition] | None, timeout: float = DEFAULT_TIMEOUT,
                     ) -> list[TopicPartition]:
     """The old fire-and-forget: write the election znode and return the partitions it names."""
-    with ZooKeeper.session(connect, Deadline(timeout)) as zk:
+    with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
         partitions = list(select(zk, requested))
         if partitions:
             start_election(zk, partitions)

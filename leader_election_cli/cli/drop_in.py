@@ -21,6 +21,7 @@ from leader_election_cli.errors import (
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
     AuthError,
+    InputError,
     UnreachableError,
 )
 
@@ -48,6 +49,12 @@ Examples:
 @click.option("--bootstrap-server", metavar="HOST:PORT",
               help="A host name and port for the broker to connect to, in the form host:port. Multiple "
                    "comma-separated URLs can be given. REQUIRED.")
+@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+              help="DEPRECATED (KIP-183), use --bootstrap-server. The ZooKeeper connect string of a ZooKeeper-mode "
+                   "cluster, host:port[,host:port...][/chroot]: a preferred election through the "
+                   "/admin/preferred_replica_election znode, then the outcome of every partition.")
+@click.option("--no-wait", is_flag=True,
+              help="With --zookeeper: only start the election and return, as the old tool did.")
 @click.option("--command-config", metavar="FILE",
               help="Properties file with configs for the admin client (security, timeouts, client.id).")
 @click.option("--admin.config", "admin_config", metavar="FILE",
@@ -82,12 +89,17 @@ def _elect(o: dict[str, Any]) -> int:
 
     configure_logging(o["debug"])
     validated = validate_drop_in(DropInOptions(
-        bootstrap_server=o["bootstrap_server"], zookeeper=None, election_type=o["election_type"],
+        bootstrap_server=o["bootstrap_server"], zookeeper=o["zookeeper"], election_type=o["election_type"],
         topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
         command_config=o["command_config"]))
     for warning in validated.warnings:
         click.echo(warning, err=True)
+    if validated.zookeeper is not None:
+        return _elect_through_zookeeper(o, validated.request().partitions)
+    if o["no_wait"]:
+        raise InputError("Option --no-wait is only allowed with --zookeeper",
+                         hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
     timeout_ms = int(o["timeout"] * 1000) if o["timeout"] else None
     settings = load_client_settings(validated.config_path, timeout_ms)
     for warning in settings.warnings:
@@ -122,6 +134,30 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
         with _progress(output, total, o["batch_size"]) as advance:
             return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
                                    batch_interval=o["batch_interval"], progress=advance)
+
+
+def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
+    """The deprecated --zookeeper path: write the election znode, then (unless --no-wait) report the outcome."""
+    from leader_election_cli import zookeeper
+
+    if o["batch_size"] is not None:
+        raise InputError("Option --batch-size can't be used with --zookeeper: ZooKeeper takes one election at a time",
+                         hint="Drop --batch-size, or use --bootstrap-server.")
+    if partitions == ():  # an empty election file: Kafka prints nothing and exits 0
+        return 0
+    output = resolve_output(o["output"], sys.stdout)
+    timeout = o["timeout"] or zookeeper.DEFAULT_TIMEOUT
+    if not o["no_wait"]:
+        report = zookeeper.elect_preferred(o["zookeeper"], partitions, timeout)
+        _render(report, output)
+        return int(report.exit_code)
+    if output == "json":
+        raise InputError("Option --no-wait has no per-partition results to print as JSON",
+                         hint="Drop --no-wait to wait for the controller and get every partition's outcome.")
+    started = zookeeper.start_preferred(o["zookeeper"], partitions, timeout)
+    for line in zookeeper.no_wait_lines(started) if started else ():
+        click.echo(line)
+    return 0
 
 
 @contextmanager
