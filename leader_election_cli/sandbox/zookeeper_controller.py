@@ -176,12 +176,15 @@ class ZooKeeperController:
         if not old:
             self._controller_epoch += 1  # a fresh session: the controller registers anew
         # after a lost session, ZooKeeper itself says which registrations are left
-        brokers_old = old["brokers"] if old else {int(b): None for b in self._client.get_children(BROKER_IDS_PATH)}
+        brokers_old = old["brokers"] if old else {
+            int(b): None for b in self._client.get_children_async(BROKER_IDS_PATH).get(timeout=WRITE_TIMEOUT)}
         gone = [b for b in brokers_old if b not in new["brokers"]]
         self._await([self._client.delete_async(f"{BROKER_IDS_PATH}/{b}") for b in gone], missing_ok=True)
         self._await([self._client.create_async(f"{BROKER_IDS_PATH}/{b}", self._registration(b, address),
                                                ephemeral=True)
                      for b, address in new["brokers"].items() if brokers_old.get(b, ()) != address])
+        if new["controller"] != old.get("controller"):
+            self._move_controller(new["controller"], fresh=not old)
         topics_old = old.get("topics", {})
         changed = {name: topic for name, topic in new["topics"].items() if topics_old.get(name) != topic}
         self._put({f"{TOPICS_PATH}/{name}": _json({"version": 2, "partitions": assignment, "adding_replicas": {},
@@ -193,8 +196,6 @@ class ZooKeeperController:
         self._put({state_path(TopicPartition(*tp)): _json({"controller_epoch": self._controller_epoch, "leader": leader,
                                                "version": 1, "leader_epoch": epoch, "isr": list(isr)})
                    for tp, (leader, epoch, isr) in new["states"].items() if states_old.get(tp) != (leader, epoch, isr)})
-        if new["controller"] != old.get("controller"):
-            self._move_controller(new["controller"], fresh=not old)
 
     def _move_controller(self, broker: int, fresh: bool) -> None:
         if not fresh:
@@ -267,9 +268,9 @@ class ZooKeeperController:
 
         watch = lambda event: self._wake.set()  # noqa: E731
         try:
-            data, _ = self._client.get(ELECTION_PATH, watch=watch)
+            data, _ = self._client.get_async(ELECTION_PATH, watch=watch).get(timeout=WRITE_TIMEOUT)
         except NoNodeError:
-            if self._client.exists(ELECTION_PATH, watch=watch):
+            if self._client.exists_async(ELECTION_PATH, watch=watch).get(timeout=WRITE_TIMEOUT):
                 self._wake.set()  # created in between: look again
             return
         try:
@@ -284,7 +285,7 @@ class ZooKeeperController:
             if self.cluster.controller_id == NO_LEADER:
                 return  # no controller: the next one elects them on failover
             self.cluster.elect_leaders(PREFERRED, list(requested.items()), broker=self.cluster.controller_id)
-        self._client.delete(ELECTION_PATH)
+        self._await([self._client.delete_async(ELECTION_PATH)])
 
 
 @contextmanager

@@ -1,0 +1,154 @@
+"""The sandbox's ZooKeeper-mode controller: the cluster as Kafka registers it in a real ZooKeeper."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kazoo.client import KazooClient
+from zk_server import ZooKeeperServer, zookeeper_server  # noqa: F401 (fixture)
+
+from leader_election_cli.sandbox import Sandbox
+
+pytestmark = pytest.mark.zookeeper
+
+ELECTION_PATH = "/admin/preferred_replica_election"
+
+
+@pytest.fixture
+def connect(zookeeper_server: ZooKeeperServer) -> str:  # noqa: F811
+    return f"{zookeeper_server.address}/sandbox-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def sandbox(connect: str) -> Iterator[Sandbox]:
+    with Sandbox(brokers=3, mode="zk", zookeeper=connect) as sb:
+        sb.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+        yield sb
+
+
+@pytest.fixture
+def zk(sandbox: Sandbox, connect: str) -> Iterator[KazooClient]:
+    """A client in the sandbox's chroot (which the sandbox created, as a Kafka broker does)."""
+    client = KazooClient(hosts=connect)
+    client.start(timeout=10)
+    yield client
+    client.stop()
+    client.close()
+
+
+def read(zk: KazooClient, path: str) -> Any:
+    return json.loads(zk.get(path)[0])
+
+
+def state(zk: KazooClient, topic: str, partition: int) -> dict[str, Any]:
+    return read(zk, f"/brokers/topics/{topic}/partitions/{partition}/state")
+
+
+def wait_until(condition: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_cluster_is_registered_as_kafka_does(sandbox: Sandbox, zk: KazooClient) -> None:
+    assert sorted(zk.get_children("/brokers/ids")) == ["1", "2", "3"]
+    host, port = sandbox.brokers[2]
+    broker = read(zk, "/brokers/ids/2")
+    assert (broker["version"], broker["host"], broker["port"], broker["jmx_port"]) == (5, host, port, -1)
+    assert broker["endpoints"] == [f"PLAINTEXT://{host}:{port}"]
+    assert broker["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
+    assert zk.get("/brokers/ids/2")[1].ephemeralOwner != 0
+    controller = read(zk, "/controller")
+    assert (controller["version"], controller["brokerid"]) == (1, sandbox.controller_id)
+    assert int(controller["timestamp"]) > 0
+    assert zk.get("/controller_epoch")[0] == b"1"
+    assert read(zk, "/cluster/id") == {"version": "1", "id": sandbox.cluster.cluster_id}
+    topic = read(zk, "/brokers/topics/t1")
+    assert topic["version"] == 2 and topic["partitions"] == {"0": [1, 2, 3], "1": [2, 3, 1]}
+    assert len(topic["topic_id"]) == 22
+    assert read(zk, "/config/topics/t1") == {"version": 1, "config": {"min.insync.replicas": "2"}}
+    assert state(zk, "t1", 1) == {"controller_epoch": 1, "leader": 2, "version": 1, "leader_epoch": 0,
+                                  "isr": [2, 3, 1]}
+    assert zk.exists(ELECTION_PATH) is None
+
+
+def test_broker_stop_and_start_are_mirrored(sandbox: Sandbox, zk: KazooClient) -> None:
+    sandbox.stop_broker(1)  # the controller and the leader of t1-0
+    assert sorted(zk.get_children("/brokers/ids")) == ["2", "3"]
+    assert read(zk, "/controller")["brokerid"] == 2
+    assert zk.get("/controller_epoch")[0] == b"2"
+    assert state(zk, "t1", 0) == {"controller_epoch": 2, "leader": 2, "version": 1, "leader_epoch": 1,
+                                  "isr": [2, 3]}
+    assert state(zk, "t1", 1)["isr"] == [2, 3]
+    sandbox.start_broker(1)
+    assert sorted(zk.get_children("/brokers/ids")) == ["1", "2", "3"]
+    assert state(zk, "t1", 0)["isr"] == [2, 3, 1]
+
+
+def test_test_control_edits_are_mirrored(sandbox: Sandbox, zk: KazooClient) -> None:
+    sandbox.set_isr("t1", 0, [1, 3])
+    sandbox.set_leader("t1", 0, 3)
+    assert state(zk, "t1", 0) == {"controller_epoch": 1, "leader": 3, "version": 1, "leader_epoch": 1,
+                                  "isr": [1, 3]}
+    sandbox.create_topic("t2", partitions=2, replication_factor=2)
+    assert sorted(zk.get_children("/brokers/topics/t2/partitions")) == ["0", "1"]
+
+
+def test_an_election_over_the_wire_is_mirrored(sandbox: Sandbox, zk: KazooClient) -> None:
+    sandbox.set_leader("t1", 0, 2)
+    host, port = sandbox.brokers[sandbox.controller_id]
+    admin = KafkaAdminClient(bootstrap_servers=f"{host}:{port}", request_timeout_ms=5000)
+    try:
+        admin.elect_leaders(0, {"t1": [0]}, raise_errors=False)
+    finally:
+        admin.close()
+    assert state(zk, "t1", 0)["leader"] == 1
+
+
+def test_the_election_znode_is_served_and_deleted(sandbox: Sandbox, zk: KazooClient) -> None:
+    sandbox.set_leader("t1", 0, 3)
+    epoch = state(zk, "t1", 0)["leader_epoch"]
+    zk.create(ELECTION_PATH, b'{"version":1,"partitions":[{"topic":"t1","partition":0},'
+                             b'{"topic":"nosuch","partition":0}]}')  # unknown partitions are skipped
+    assert wait_until(lambda: zk.exists(ELECTION_PATH) is None)
+    assert sandbox.partition_state("t1", 0).leader == 1
+    assert state(zk, "t1", 0) == {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": epoch + 1,
+                                  "isr": [1, 2, 3]}
+
+
+def test_a_pending_election_waits_for_a_controller(sandbox: Sandbox, zk: KazooClient) -> None:
+    for broker in (1, 2, 3):
+        sandbox.stop_broker(broker)
+    assert zk.exists("/controller") is None and zk.get_children("/brokers/ids") == []
+    zk.create(ELECTION_PATH, b'{"version":1,"partitions":[{"topic":"t1","partition":1}]}')
+    time.sleep(0.3)  # give a (wrong) controller-less election the chance to happen
+    assert zk.exists(ELECTION_PATH) is not None
+    sandbox.start_broker(2)  # the new controller takes the pending election over, as on failover
+    assert wait_until(lambda: zk.exists(ELECTION_PATH) is None)
+    assert read(zk, "/controller")["brokerid"] == 2
+
+
+def test_stopping_the_sandbox_removes_its_ephemeral_znodes(connect: str) -> None:
+    with Sandbox(brokers=2, mode="zk", zookeeper=connect):
+        pass
+    client = KazooClient(hosts=connect)
+    client.start(timeout=10)
+    try:
+        assert client.get_children("/brokers/ids") == [] and client.exists("/controller") is None
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_zookeeper_needs_zk_mode(zookeeper_server: ZooKeeperServer) -> None:  # noqa: F811
+    with pytest.raises(ValueError, match="mode='zk'"):
+        Sandbox(brokers=1, mode="kraft", zookeeper=zookeeper_server.address)
