@@ -56,9 +56,10 @@ def test_a_new_leader_is_an_acceptable_replica_chosen_cleanly_unless_flagged(sta
         if p.outcome is not Outcome.ELECTED:
             continue
         if p.leader_after == NO_LEADER:
-            # only KRaft, only when the current leader is not acceptable and nobody can replace it
+            # only KRaft, only when the current leader is not valid and nobody can replace it
             assert state.mode is ControllerMode.KRAFT and election_type is ElectionType.PREFERRED
-            assert not acceptable(state, p.tp, before.leader)
+            valid = acceptable(state, p.tp, before.leader) and before.leader in (before.isr or before.elr)
+            assert not valid
             continue
         assert p.leader_after in before.replicas
         assert p.leader_after != before.leader

@@ -35,13 +35,12 @@ class Prediction:
     message: str | None = None  # the controller's ErrorMessage, when it sets one
 
 
+_OUTCOMES = {kafka_errors.NONE: Outcome.ELECTED, kafka_errors.ELECTION_NOT_NEEDED: Outcome.ALREADY_ELECTED}
+
+
 def outcome_of(error_code: int) -> Outcome:
     """ELECTION_NOT_NEEDED is not a failure: the right leader is already in place."""
-    if error_code == kafka_errors.NONE:
-        return Outcome.ELECTED
-    if error_code == kafka_errors.ELECTION_NOT_NEEDED:
-        return Outcome.ALREADY_ELECTED
-    return Outcome.FAILED
+    return _OUTCOMES.get(error_code, Outcome.FAILED)
 
 
 def predict(state: ClusterState, election_type: ElectionType, partitions: Iterable[TopicPartition] | None,
@@ -55,26 +54,19 @@ def predict(state: ClusterState, election_type: ElectionType, partitions: Iterab
     selected: Iterable[TopicPartition] = sorted(state.partitions) if everything else partitions
     live = state.live_brokers
     topics = state.topics()
+    min_isr = state.min_insync_replicas
     predictions = []
     for tp in selected:
         partition = state.partitions.get(tp)
         if partition is None:
             predictions.append(_unknown(tp, mode, tp.topic in topics))
             continue
-        decision = decide(partition, election_type, mode, live)
+        code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live)
         predictions.append(Prediction(
-            tp=tp,
-            outcome=outcome_of(decision.error_code),
-            error_code=decision.error_code,
-            leader_before=partition.leader,
-            leader_after=decision.leader,
-            isr_after=decision.isr,
-            elr_after=decision.elr,
-            unclean=decision.unclean,
-            below_min_isr=is_under_min_isr(decision.isr, state.min_insync_replicas.get(tp.topic)),
-            left_out=everything and decision.error_code == kafka_errors.ELECTION_NOT_NEEDED,
-            message=decision.message,
-        ))
+            tp, outcome_of(code), code, partition.leader, leader, isr, elr, unclean,
+            is_under_min_isr(isr, min_isr.get(tp.topic)),
+            everything and code == kafka_errors.ELECTION_NOT_NEEDED,
+            message))
     return predictions
 
 

@@ -16,7 +16,7 @@ Sources (Apache Kafka):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import NO_LEADER, ControllerMode, ElectionType, PartitionState
@@ -29,8 +29,7 @@ ZK_STRATEGY = {
 }
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """The controller's answer for one partition and the partition's state afterwards."""
 
     error_code: int
@@ -59,7 +58,7 @@ def decide(partition: PartitionState, election_type: ElectionType, mode: Control
 
 
 def _unchanged(p: PartitionState, error_code: int, message: str | None = None) -> Decision:
-    return Decision(error_code, p.leader, p.isr, p.elr, message=message)
+    return Decision(error_code, p.leader, p.isr, p.elr, False, message)
 
 
 # -- KRaft -----------------------------------------------------------------------------------------
@@ -137,17 +136,20 @@ def _kraft_any_choice(p: PartitionState, acceptable: Acceptable) -> tuple[int, b
 
 # -- ZooKeeper mode --------------------------------------------------------------------------------
 
+def _zk_failure(p: PartitionState, election_type: ElectionType) -> str:
+    """The StateChangeFailedException message the ZooKeeper-mode controller returns."""
+    return f"Failed to elect leader for partition {p.tp} under strategy {ZK_STRATEGY[election_type]}"
+
+
 def _zk(p: PartitionState, election_type: ElectionType, acceptable: Acceptable,
         live_brokers: frozenset[int]) -> Decision:
-    failed = (f"Failed to elect leader for partition {p.tp} under strategy "
-              f"{ZK_STRATEGY[election_type]}")
     if election_type is ElectionType.PREFERRED:
         preferred = p.replicas[0] if p.replicas else NO_LEADER
         if p.leader == preferred:
             return _unchanged(p, kafka_errors.ELECTION_NOT_NEEDED)
         if acceptable(preferred) and preferred in p.isr:  # preferredReplicaPartitionLeaderElection
             return Decision(kafka_errors.NONE, preferred, p.isr, p.elr)
-        return _unchanged(p, kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE, failed)
+        return _unchanged(p, kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE, _zk_failure(p, election_type))
     if p.leader != NO_LEADER and p.leader in live_brokers:  # a live leader (liveBrokerIds only)
         return _unchanged(p, kafka_errors.ELECTION_NOT_NEEDED)
     for replica in p.replicas:  # offlinePartitionLeaderElection: first live ISR replica
@@ -155,5 +157,5 @@ def _zk(p: PartitionState, election_type: ElectionType, acceptable: Acceptable,
             return Decision(kafka_errors.NONE, replica, tuple(r for r in p.isr if acceptable(r)), p.elr)
     for replica in p.replicas:  # unclean: first live replica, ISR = [leader]
         if acceptable(replica):
-            return Decision(kafka_errors.NONE, replica, (replica,), p.elr, unclean=True)
-    return _unchanged(p, kafka_errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, failed)
+            return Decision(kafka_errors.NONE, replica, (replica,), p.elr, True)
+    return _unchanged(p, kafka_errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, _zk_failure(p, election_type))
