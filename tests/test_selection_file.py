@@ -1,0 +1,304 @@
+"""The JSON election file, topic-name rules and `topic:partition` specs."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from leader_election_cli import selection
+from leader_election_cli.errors import InputError
+from leader_election_cli.model import TopicPartition
+from leader_election_cli.selection import (
+    load_election_file,
+    parse_partition_spec,
+    parse_partition_specs,
+    topic_problem,
+)
+
+FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1}]}.'
+LEGAL_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+
+
+def write(tmp_path: Path, content: bytes | str, name: str = "election.json") -> str:
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return str(path)
+
+
+def load_error(path: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_election_file(path)
+    return caught.value
+
+
+def entries(*pairs: tuple[object, object]) -> str:
+    return json.dumps({"partitions": [{"topic": t, "partition": p} for t, p in pairs]})
+
+
+# -- good files ------------------------------------------------------------------------------------------
+
+def test_partitions_in_file_order(tmp_path: Path) -> None:
+    path = write(tmp_path, entries(("b", 2), ("a", 0), ("b", 1), ("a.b_c-D9", 2147483647)))
+    assert load_election_file(path) == (TopicPartition("b", 2), TopicPartition("a", 0), TopicPartition("b", 1),
+                                        TopicPartition("a.b_c-D9", 2147483647))
+
+
+def test_empty_list_is_valid_and_distinct_from_all_partitions(tmp_path: Path) -> None:
+    assert load_election_file(write(tmp_path, '{"partitions": []}')) == ()
+
+
+def test_unknown_fields_are_ignored_as_kafka_does(tmp_path: Path) -> None:
+    content = '{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2]}], "x": null}'
+    assert load_election_file(write(tmp_path, content)) == (TopicPartition("t", 0),)
+
+
+def test_utf8_bom_and_surrounding_whitespace(tmp_path: Path) -> None:
+    path = write(tmp_path, b"\xef\xbb\xbf\n  " + entries(("t", 1)).encode() + b"\r\n\t")
+    assert load_election_file(path) == (TopicPartition("t", 1),)
+
+
+# -- Kafka's messages ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content", ["", "   \n\t\r\n"])
+def test_empty_file(tmp_path: Path, content: str) -> None:
+    path = write(tmp_path, content)
+    error = load_error(path)
+    assert error.message == f"Replica election data is empty: {path} holds no JSON document"
+    assert error.hint == FORMAT_HINT
+
+
+@pytest.mark.parametrize("content", ["{}", '{"partition": []}', '{"Partitions": []}'])
+def test_missing_partitions_field(tmp_path: Path, content: str) -> None:
+    path = write(tmp_path, content)
+    assert load_error(path).message == f'Replica election data is missing "partitions" field: {path} at $'
+
+
+def test_duplicates_in_kafkas_format_with_the_first_repeat(tmp_path: Path) -> None:
+    path = write(tmp_path, entries(("a", 1), ("b", 1), ("a", 1), ("c", 0), ("b", 1), ("a", 1)))
+    assert load_error(path).message == ("Replica election data contains duplicate partitions: [a-1, b-1] "
+                                        f"({path}: $.partitions[2] repeats $.partitions[0])")
+
+
+def test_many_duplicates_are_abbreviated(tmp_path: Path) -> None:
+    path = write(tmp_path, entries(*[("t", i) for i in range(30)] * 2))
+    message = load_error(path).message
+    assert "[t-0, t-1, " in message and "t-19, ... (30 in all)]" in message and "t-20" not in message
+
+
+@pytest.mark.parametrize("make_path, reason", [
+    (lambda tmp: str(tmp / "missing.json"), "No such file or directory"),
+    (lambda tmp: str(tmp), "Is a directory"),
+    (lambda tmp: str(tmp / "nul\0.json"), "embedded null byte"),
+])
+def test_unreadable_file(tmp_path: Path, make_path, reason: str) -> None:
+    path = make_path(tmp_path)
+    error = load_error(path)
+    assert error.message.startswith("Unable to read file ") and error.message.endswith(reason)
+    assert "\0" not in error.message
+
+
+def test_a_file_over_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(selection, "MAX_ELECTION_FILE_BYTES", 100)
+    path = write(tmp_path, entries(*[("t", i) for i in range(10)]))
+    error = load_error(path)
+    assert error.message.startswith(f"Unable to read file {path}: larger than")
+    assert error.hint == "Split the partitions over several files and run once per file."
+
+
+# -- better than Kafka: file, JSON path and problem -------------------------------------------------------
+
+@pytest.mark.parametrize("content, where, problem", [
+    ("[1, 2]", "$", "expected an object, got an array"),
+    ('"partitions"', "$", 'expected an object, got a string "partitions"'),
+    ("42", "$", "expected an object, got 42"),
+    ("null", "$", "expected an object, got null"),
+    ('{"partitions": {"topic": "t"}}', "$.partitions", "expected an array, got an object"),
+    ('{"partitions": null}', "$.partitions", "expected an array, got null"),
+    (entries(("t", 0), ("t", 1), ("t", 2), ("t", 1.0)), "$.partitions[3].partition", "expected an integer, got 1.0"),
+    (entries(("t", True)), "$.partitions[0].partition", "expected an integer, got true"),
+    (entries(("t", "1")), "$.partitions[0].partition", 'expected an integer, got a string "1"'),
+    (entries(("t", None)), "$.partitions[0].partition", "expected an integer, got null"),
+    (entries(("t", -1)), "$.partitions[0].partition", "-1 is negative: partition ids start at 0"),
+    (entries(("t", 2**31)), "$.partitions[0].partition",
+     "2147483648 is larger than 2147483647, the largest partition id"),
+    (entries(("t", 10**30)), "$.partitions[0].partition",
+     "1000000000000000000000000000000 is larger than 2147483647, the largest partition id"),
+    ('{"partitions": [{"topic": "t", "partition": 1e400}]}', "$.partitions[0].partition",
+     "expected an integer, got Infinity"),
+    (entries((1, 0)), "$.partitions[0].topic", "expected a string, got 1"),
+    (entries(("", 0)), "$.partitions[0].topic", "Topic name is invalid: the empty string is not allowed"),
+    (entries((".", 0)), "$.partitions[0].topic", "Topic name is invalid: '.' is not allowed"),
+    (entries(("..", 0)), "$.partitions[0].topic", "Topic name is invalid: '..' is not allowed"),
+    (entries(("a" * 250, 0)), "$.partitions[0].topic",
+     f"Topic name is invalid: the length of '{'a' * 250}' is longer than the max allowed length 249"),
+    (entries(("a/b", 0)), "$.partitions[0].topic", "Topic name is invalid: 'a/b' contains one or more "
+                                                   "characters other than ASCII alphanumerics, '.', '_' and '-'"),
+    (entries(("a\u0000\n\ud800", 0)), "$.partitions[0].topic", "Topic name is invalid: 'a\\x00\\n\\ud800' contains "
+                                                               "one or more characters other than ASCII "
+                                                               "alphanumerics, '.', '_' and '-'"),
+    ('{"partitions": [{"topic": "t", "partition": 0}, 7]}', "$.partitions[1]", "expected an object, got 7"),
+    ('{"partitions": [["t", 0]]}', "$.partitions[0]", "expected an object, got an array"),
+    ('{"partitions": [{"partition": 0}]}', "$.partitions[0]", 'the field "topic" is missing'),
+    ('{"partitions": [{"topic": "t"}]}', "$.partitions[0]", 'the field "partition" is missing'),
+])
+def test_schema_errors_name_file_path_and_problem(tmp_path: Path, content: str, where: str, problem: str) -> None:
+    path = write(tmp_path, content)
+    error = load_error(path)
+    assert error.message == f"Invalid replica election data in {path} at {where}: {problem}"
+    assert error.hint == FORMAT_HINT
+
+
+def test_a_topic_over_249_utf16_units_reports_its_length_first(tmp_path: Path) -> None:
+    name = "\U0001F600" * 125  # 125 characters, 250 UTF-16 units, as Java counts
+    error = load_error(write(tmp_path, entries((name, 0))))
+    assert "is longer than the max allowed length 249" in error.message
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"partitions": [{"topic": "a", "partition": 1},\n {"topic": "b" "partition": 2}]}',
+     "Expecting ',' delimiter at line 2, column 16"),
+    ('{"partitions": [', "Expecting value at line 1, column 17"),
+    ('{"partitions": [{"topic": "a\x01", "partition": 1}]}', "Invalid control character at line 1, column 29"),
+    ('{"partitions": []} {}', "Extra data at line 1, column 20"),
+    ('{"partitions": [{"topic": "NaN", "partition": NaN}]}', "NaN is not a JSON value at line 1, column 47"),
+    ('{"partitions": [],\n "x": -Infinity}', "-Infinity is not a JSON value at line 2, column 7"),
+    ("{'partitions': []}", "Expecting property name enclosed in double quotes at line 1, column 2"),
+])
+def test_broken_json_says_where(tmp_path: Path, content: str, problem: str) -> None:
+    path = write(tmp_path, content)
+    assert load_error(path).message == f"Replica election data in {path} is not valid JSON: {problem}"
+
+
+def test_non_utf8_bytes_say_where(tmp_path: Path) -> None:
+    path = write(tmp_path, b'{"partitions": [\n{"topic": "\xe9t\xe9", "partition": 1}]}')
+    assert load_error(path).message == (f"Replica election data in {path} is not UTF-8 text: "
+                                        "byte 0xe9 at line 2, column 12")
+
+
+def test_deeply_nested_and_huge_numbers_are_input_errors(tmp_path: Path) -> None:
+    deep = write(tmp_path, "[" * 200_000 + "]" * 200_000, "deep.json")
+    assert load_error(deep).message == f"Replica election data in {deep} is nested too deeply to read"
+    long_number = write(tmp_path, '{"partitions": [{"topic": "t", "partition": 1' + "0" * 5000 + "}]}", "n.json")
+    assert load_error(long_number).message == f"Replica election data in {long_number} holds a number too long to read"
+
+
+# -- properties ------------------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**40, max_value=2**40) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=8)
+topics = st.one_of(st.text(alphabet=LEGAL_CHARS, min_size=1, max_size=12), st.sampled_from([".", "..", ""]),
+                   st.text(max_size=6), st.text(alphabet=LEGAL_CHARS, min_size=249, max_size=251), json_values)
+partition_values = st.one_of(st.integers(min_value=-3, max_value=2**31 + 3), st.sampled_from([2**31 - 1, 0]),
+                             st.floats(allow_nan=False, allow_infinity=False), st.booleans(), json_values)
+entries_strategy = st.one_of(
+    st.fixed_dictionaries({"topic": topics, "partition": partition_values},
+                          optional={"replicas": json_values}),
+    st.fixed_dictionaries({}, optional={"topic": topics, "partition": partition_values}),
+    json_values)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(entries_strategy, max_size=4))
+def test_the_fast_entry_check_agrees_with_jsonschema(tmp_path: Path, items: list[object]) -> None:
+    """Entries are checked without jsonschema for speed: the verdict must be the schema's, exactly."""
+    document = {"partitions": items}
+    schema_valid = selection._validator().is_valid(document)
+    path = write(tmp_path, json.dumps(document))
+    try:
+        partitions = load_election_file(path)
+    except InputError as error:
+        duplicates = error.message.startswith("Replica election data contains duplicate partitions")
+        assert not schema_valid or duplicates
+        if not schema_valid:
+            bad = next(i for i, item in enumerate(items) if not selection._validator().is_valid({"partitions": [item]}))
+            assert f" at $.partitions[{bad}]" in error.message
+    else:
+        assert schema_valid
+        assert partitions == tuple(TopicPartition(item["topic"], item["partition"]) for item in items)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.binary(max_size=200),
+                 st.builds(lambda prefix, junk: prefix + junk,
+                           st.sampled_from([b'{"partitions": [', b'{"partitions": [{"topic": "t", "partition": ']),
+                           st.binary(max_size=40))))
+def test_any_bytes_load_or_give_an_input_error(tmp_path: Path, content: bytes) -> None:
+    path = write(tmp_path, content)
+    try:
+        result = load_election_file(path)
+    except InputError as error:
+        assert error.message and "\n" not in error.message
+    else:
+        assert all(isinstance(tp, TopicPartition) for tp in result)
+
+
+@given(st.text(max_size=260))
+def test_topic_rules_match_kafka(name: str) -> None:
+    legal = (name not in ("", ".", "..") and len(name) <= 249 and re.fullmatch(r"[a-zA-Z0-9._-]+", name) is not None)
+    problem = topic_problem(name)
+    assert (problem is None) == legal
+    if problem:
+        assert problem.startswith("Topic name is invalid: ") and "\n" not in problem
+
+
+def test_shipped_schema_is_a_valid_draft_2020_12_schema() -> None:
+    schema = json.loads(files("leader_election_cli").joinpath("schemas/election-file.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+# -- topic:partition specs -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, expected", [
+    ("orders:0", [("orders", 0)]),
+    ("orders:3,1,2", [("orders", 3), ("orders", 1), ("orders", 2)]),
+    ("a.b_c-d:007", [("a.b_c-d", 7)]),
+    ("t:1,1,2,1", [("t", 1), ("t", 2)]),
+    ("t:2147483647", [("t", 2147483647)]),
+])
+def test_partition_specs(spec: str, expected: list[tuple[str, int]]) -> None:
+    assert parse_partition_spec(spec) == tuple(TopicPartition(*pair) for pair in expected)
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ("orders", "expected TOPIC:PARTITION or TOPIC:P1,P2,..."),
+    ("orders:", "expected TOPIC:PARTITION or TOPIC:P1,P2,..."),
+    (":1", "Topic name is invalid: the empty string is not allowed"),
+    ("a:b:1", "Topic name is invalid: 'a:b' contains one or more characters other than ASCII alphanumerics, "
+              "'.', '_' and '-'"),
+    ("t:1,,2", "'' is not a partition id"),
+    ("t:-1", "'-1' is not a partition id"),
+    ("t:+1", "'+1' is not a partition id"),
+    ("t: 1", "' 1' is not a partition id"),
+    ("t:2147483648", "'2147483648' is not a partition id"),
+    ("t:" + "9" * 5000, f"'{'9' * 5000}' is not a partition id"[:40]),
+])
+def test_bad_partition_specs(spec: str, problem: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_partition_spec(spec)
+    assert caught.value.message.startswith(f"Invalid partition spec '{selection.shown(spec)}': ")
+    assert problem in caught.value.message
+
+
+def test_several_specs_keep_order_without_repeats() -> None:
+    assert parse_partition_specs(["b:1,0", "a:0", "b:0"]) == (
+        TopicPartition("b", 1), TopicPartition("b", 0), TopicPartition("a", 0))
+
+
+@given(st.lists(st.tuples(st.text(alphabet=LEGAL_CHARS, min_size=1, max_size=20).filter(lambda t: t not in (".", "..")),
+                          st.lists(st.integers(min_value=0, max_value=2**31 - 1), min_size=1, max_size=4)),
+                min_size=1, max_size=4))
+def test_specs_round_trip(selected: list[tuple[str, list[int]]]) -> None:
+    specs = [f"{topic}:{','.join(map(str, ids))}" for topic, ids in selected]
+    expected = tuple(dict.fromkeys(TopicPartition(topic, i) for topic, ids in selected for i in ids))
+    assert parse_partition_specs(specs) == expected
