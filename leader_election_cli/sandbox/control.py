@@ -7,11 +7,14 @@ and read what the brokers received.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Iterable
 
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
-from leader_election_cli.sandbox.server import Fault, RequestRecord, Server
+from leader_election_cli.sandbox.security import MECHANISMS, make_certificates, server_context
+from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, Cluster, Mode
 
 
@@ -24,15 +27,35 @@ class Sandbox:
     def __init__(self, brokers: int = 3, mode: str = "kraft", *, host: str = "127.0.0.1",
                  port_base: int | None = None, elr: bool = True,
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
-                 cluster_alter: Iterable[str] | None = None, zookeeper: str | None = None):
+                 sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
+                 cluster_alter: Iterable[str] | None = None, tls: bool = False,
+                 zookeeper: str | None = None):
+        """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
+
+        With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
+        SSL, with certificates made now (`ca_file`). `zookeeper` ("host:port[/chroot]", zk mode only)
+        mirrors the cluster into a real ZooKeeper.
+        """
         if brokers < 1:
             raise ValueError("a sandbox needs at least one broker")
+        unknown = set(sasl_mechanisms) - set(MECHANISMS)
+        if unknown:
+            raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)}; use {', '.join(MECHANISMS)}")
         self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
                                max_records_per_request=max_records_per_request)
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
-        self._server = Server(self.cluster, self.settings, host=host)
+        self._certificates: tempfile.TemporaryDirectory[str] | None = None
+        self.ca_file: str | None = None  # the CA's PEM file when tls=True
+        context = None
+        if tls:
+            self._certificates = tempfile.TemporaryDirectory(prefix="kafka-sandbox-")
+            ca, cert, key = make_certificates(Path(self._certificates.name))
+            self.ca_file = str(ca)
+            context = server_context(cert, key)
+        sasl = Sasl(dict(sasl_users), tuple(sasl_mechanisms)) if sasl_users else None
+        self._server = Server(self.cluster, self.settings, host=host, ssl_context=context, sasl=sasl)
         self._zookeeper = None  # zk mode with a real ZooKeeper ("host:port[/chroot]"): mirrored into it
         if zookeeper is not None:
             from leader_election_cli.sandbox.zookeeper_controller import ZooKeeperController
@@ -46,15 +69,15 @@ class Sandbox:
     def start(self) -> "Sandbox":
         if not self._running:
             self._server.start({})
-            for broker, port in self._ports.items():
-                self._ports[broker] = self._server.open_listener(broker, port)
-                self.cluster.addresses[broker] = (self._host, self._ports[broker])
-            if self._zookeeper is not None:
-                try:
+            try:
+                for broker, port in self._ports.items():
+                    self._ports[broker] = self._server.open_listener(broker, port)
+                    self.cluster.addresses[broker] = (self._host, self._ports[broker])
+                if self._zookeeper is not None:
                     self._zookeeper.start()
-                except BaseException:
-                    self._server.stop()
-                    raise
+            except BaseException:
+                self._server.stop()
+                raise
             self._running = True
         return self
 
@@ -64,6 +87,9 @@ class Sandbox:
                 self._zookeeper.stop()
             self._server.stop()
             self._running = False
+        if self._certificates is not None:
+            self._certificates.cleanup()
+            self._certificates = None
 
     def __enter__(self) -> "Sandbox":
         return self.start()
@@ -89,6 +115,11 @@ class Sandbox:
     @property
     def live_brokers(self) -> frozenset[int]:
         return frozenset(self.cluster.live)
+
+    @property
+    def security_protocol(self) -> str:
+        """PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL: what clients must configure."""
+        return self._server.security_protocol
 
     @property
     def controller_id(self) -> int:
@@ -168,6 +199,10 @@ class Sandbox:
     def corrupt_next(self, api_key: int, count: int = 1) -> None:
         """Answer with a truncated frame."""
         self._server.faults.add(Fault("corrupt", api_key), count)
+
+    def finish_reassignment(self, topic: str, partition: int) -> None:
+        """Complete a pending reassignment that adds replicas (they caught up and join the ISR)."""
+        self.cluster.finish_reassignment(topic, partition)
 
     def set_max_version(self, api_key: int, version: int) -> None:
         """Emulate an older broker: advertise (and accept) `api_key` only up to `version`."""

@@ -12,17 +12,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from kafka.protocol.admin import (
-    CreateTopicsRequest, CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
-    ElectLeadersRequest, ElectLeadersResponse,
+    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, CreateTopicsRequest,
+    CreateTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, ElectLeadersRequest,
+    ElectLeadersResponse, ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse,
 )
 from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+)
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.state import (
-    Cluster, ElectionAnswer, ItemResult, Mode, error_answer, round_robin_assignment,
+    DEFAULT_CONFIGS, Cluster, ElectionAnswer, ItemResult, Mode, Topic, error_answer, round_robin_assignment,
 )
 
 # ApiVersions exactly as real brokers advertise them (kafka-python's copy of their answers): kraft =
@@ -36,6 +41,12 @@ UNSUPPORTED_ENDPOINT_TYPE = 119
 
 # AclOperation codes, and the operations each resource type supports (for authorized_operations).
 ALTER = 7
+DESCRIBE_TOPIC_PARTITIONS_LIMIT = 2000  # the broker's max.request.partition.size.limit
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5  # ConfigSource
+CONFIG_TYPES = {"min.insync.replicas": 3, "unclean.leader.election.enable": 1}  # INT, BOOLEAN
+ILLEGAL_SASL_STATE = 34
+UNSET_OPERATIONS = -2147483648  # authorized operations not asked for
 CLUSTER_OPERATIONS = {5, 7, 8, 9, 10, 11, 12}  # CREATE ALTER DESCRIBE CLUSTER_ACTION ... IDEMPOTENT_WRITE
 TOPIC_OPERATIONS = {3, 4, 5, 6, 7, 8, 10, 11}
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -240,11 +251,7 @@ def unauthorized_election(ctx: Context, requested: list[tuple[str, list[int]]] |
     """kraft: the controller's `authorizeClusterOperation` throws; zk: KafkaApis answers each partition."""
     code = ke.CLUSTER_AUTHORIZATION_FAILED
     if ctx.cluster.mode is Mode.KRAFT:
-        request = (f"Request(processor=0, connectionId={ctx.connection_id}, "
-                   f"session=Session(User:{ctx.principal},/127.0.0.1), "
-                   f"listenerName=ListenerName({ctx.security_protocol}), "
-                   f"securityProtocol={ctx.security_protocol}, buffer=null, envelope=None)")
-        return error_answer(requested, code, f"Request {request} is not authorized.")
+        return error_answer(requested, code, f"Request {_request_text(ctx)} is not authorized.")
     grouped: dict[str, list[ItemResult]] = {}
     for name, pid in dict.fromkeys((n, p) for n, ps in requested or [] for p in ps):
         grouped.setdefault(name, []).append(ItemResult(pid, code, None))
@@ -331,10 +338,216 @@ def create_topics_error(ctx: Context, req: Any, code: int, message: str | None) 
                                 topics=[_topic_result(ctx, t.name, code, message, -1, -1) for t in req.topics])
 
 
+# -- DescribeConfigs --------------------------------------------------------------------------------
+
+def describe_configs(ctx: Context, req: Any) -> Any:
+    R = DescribeConfigsResponse
+    results = []
+    with ctx.cluster.lock:
+        for resource in req.resources:
+            code, message, configs = _describe_resource(ctx, resource, bool(req.include_synonyms))
+            results.append(R.DescribeConfigsResult(error_code=code, error_message=message,
+                                                   resource_type=resource.resource_type,
+                                                   resource_name=resource.resource_name, configs=configs))
+    return R(version=ctx.version, throttle_time_ms=0, results=results)
+
+
+def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int, str | None, list[Any]]:
+    name = resource.resource_name
+    if resource.resource_type == TOPIC_RESOURCE:
+        topic = ctx.cluster.topics.get(name)
+        if topic is None:
+            return ke.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.", []
+        values = {key: (topic.config(key), DYNAMIC_TOPIC_CONFIG if key in topic.configs else DEFAULT_CONFIG)
+                  for key in sorted(set(DEFAULT_CONFIGS) | set(topic.configs))}
+    elif resource.resource_type == BROKER_RESOURCE:
+        if name not in ("", str(ctx.broker_id)):
+            return (ke.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker_id} or empty string, "
+                    f"but received {name}", [])
+        values = {key: (value, DEFAULT_CONFIG) for key, value in sorted(DEFAULT_CONFIGS.items())}
+    else:
+        return ke.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}", []
+    wanted = resource.configuration_keys
+    Entry = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
+    configs = []
+    for key, (value, source) in values.items():
+        if wanted is not None and key not in wanted:
+            continue
+        chain = [(key, value, source)]
+        if source != DEFAULT_CONFIG:
+            chain.append((key, DEFAULT_CONFIGS.get(key), DEFAULT_CONFIG))
+        configs.append(Entry(
+            name=key, value=value, read_only=False, config_source=source, is_default=source == DEFAULT_CONFIG,
+            is_sensitive=False, config_type=CONFIG_TYPES.get(key, 2), documentation=None,
+            synonyms=[Entry.DescribeConfigsSynonym(name=n, value=v, source=src) for n, v, src in chain]
+            if synonyms else []))
+    return ke.NONE, None, configs
+
+
+def describe_configs_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = DescribeConfigsResponse
+    return R(version=ctx.version, throttle_time_ms=0, results=[
+        R.DescribeConfigsResult(error_code=code, error_message=message, resource_type=r.resource_type,
+                                resource_name=r.resource_name, configs=[]) for r in req.resources])
+
+
+# -- partition reassignments ------------------------------------------------------------------------
+
+def alter_reassignments(ctx: Context, req: Any) -> Any:
+    c = ctx.cluster
+    if not ctx.may(ALTER):
+        message = None if c.mode is Mode.ZK else f"Request {_request_text(ctx)} is not authorized."
+        return alter_reassignments_error(ctx, req, ke.CLUSTER_AUTHORIZATION_FAILED, message)
+    if c.mode is Mode.ZK and ctx.broker_id != c.controller_id:
+        return alter_reassignments_error(ctx, req, ke.NOT_CONTROLLER, ke.lookup(ke.NOT_CONTROLLER).message,
+                                         per_partition=False)
+    R = AlterPartitionReassignmentsResponse
+    Topic_ = R.ReassignableTopicResponse
+    responses = []
+    for topic in req.topics:
+        partitions = []
+        for part in topic.partitions:
+            target = None if part.replicas is None else list(part.replicas)
+            code, message = c.alter_reassignment(topic.name, part.partition_index, target)
+            partitions.append(Topic_.ReassignablePartitionResponse(
+                partition_index=part.partition_index, error_code=code, error_message=message))
+        responses.append(Topic_(name=topic.name, partitions=partitions))
+    return R(version=ctx.version, throttle_time_ms=0, allow_replication_factor_change=True, error_code=0,
+             error_message=None, responses=responses)
+
+
+def alter_reassignments_error(ctx: Context, req: Any, code: int, message: str | None,
+                              per_partition: bool = True) -> Any:
+    """`AlterPartitionReassignmentsRequest.getErrorResponse` (or just the top level, as zk's callback)."""
+    R = AlterPartitionReassignmentsResponse
+    Topic_ = R.ReassignableTopicResponse
+    if message == ke.lookup(code).message and per_partition:
+        message = None
+    responses = [Topic_(name=t.name, partitions=[
+        Topic_.ReassignablePartitionResponse(partition_index=p.partition_index, error_code=code,
+                                             error_message=message) for p in t.partitions])
+        for t in req.topics] if per_partition else []
+    return R(version=ctx.version, throttle_time_ms=0, allow_replication_factor_change=True, error_code=code,
+             error_message=message, responses=responses)
+
+
+def list_reassignments(ctx: Context, req: Any) -> Any:
+    c = ctx.cluster
+    if c.mode is Mode.ZK and ctx.broker_id != c.controller_id:
+        return list_reassignments_error(ctx, req, ke.NOT_CONTROLLER, ke.lookup(ke.NOT_CONTROLLER).message)
+    wanted = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
+    R = ListPartitionReassignmentsResponse
+    Ongoing = R.OngoingTopicReassignment
+    grouped: dict[str, list[Any]] = {}
+    for name, pid, p in c.reassignments(wanted):
+        grouped.setdefault(name, []).append(Ongoing.OngoingPartitionReassignment(
+            partition_index=pid, replicas=list(p.replicas), adding_replicas=list(p.adding),
+            removing_replicas=list(p.removing)))
+    return R(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None,
+             topics=[Ongoing(name=n, partitions=ps) for n, ps in grouped.items()])
+
+
+def list_reassignments_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return ListPartitionReassignmentsResponse(version=ctx.version, throttle_time_ms=0, error_code=code,
+                                              error_message=message, topics=[])
+
+
+# -- DescribeTopicPartitions (KIP-966: reports ELR) -------------------------------------------------
+
+def describe_topic_partitions(ctx: Context, req: Any) -> Any:
+    R = DescribeTopicPartitionsResponse
+    c = ctx.cluster
+    limit = max(1, min(req.response_partition_limit, DESCRIBE_TOPIC_PARTITIONS_LIMIT))
+    with c.lock:
+        names = sorted(t.name for t in req.topics) if req.topics else sorted(c.topics)
+        cursor = req.cursor
+        if cursor is not None:
+            names = [n for n in names if n >= cursor.topic_name]
+        topics, next_cursor, budget = [], None, limit
+        for name in names:
+            topic = c.topics.get(name)
+            if topic is None:
+                topics.append(R.DescribeTopicPartitionsResponseTopic(
+                    error_code=ke.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=None, is_internal=False,
+                    partitions=[], topic_authorized_operations=UNSET_OPERATIONS))
+                continue
+            first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+            if budget == 0:
+                next_cursor = R.Cursor(topic_name=name, partition_index=first)
+                break
+            stop = min(len(topic.partitions), first + budget)
+            topics.append(_describe_topic(ctx, topic, range(first, stop)))
+            budget -= stop - first
+            if stop < len(topic.partitions):
+                next_cursor = R.Cursor(topic_name=name, partition_index=stop)
+                break
+    return R(version=ctx.version, throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
+
+
+def _describe_topic(ctx: Context, topic: Topic, pids: range) -> Any:
+    R = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
+    live = ctx.cluster.live
+    partitions = []
+    for pid in pids:
+        p = topic.partitions[pid]
+        led = p.leader != NO_LEADER and p.leader in live
+        partitions.append(R.DescribeTopicPartitionsResponsePartition(
+            error_code=ke.NONE if led else 5, partition_index=pid, leader_id=p.leader if led else NO_LEADER,
+            leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
+            eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
+            offline_replicas=[r for r in p.replicas if r not in live]))
+    return R(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=False, partitions=partitions,
+             topic_authorized_operations=UNSET_OPERATIONS)
+
+
+def describe_topic_partitions_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = DescribeTopicPartitionsResponse
+    return R(version=ctx.version, throttle_time_ms=0, next_cursor=None, topics=[
+        R.DescribeTopicPartitionsResponseTopic(error_code=code, name=t.name, topic_id=None, is_internal=False,
+                                               partitions=[], topic_authorized_operations=UNSET_OPERATIONS) for t in req.topics])
+
+
+# -- SASL on an authenticated connection or a listener without SASL ---------------------------------
+
+def sasl_handshake(ctx: Context, req: Any) -> Any:
+    return sasl_handshake_error(ctx, req, ILLEGAL_SASL_STATE, None)
+
+
+def sasl_handshake_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return SaslHandshakeResponse(version=ctx.version, error_code=code, mechanisms=[])
+
+
+def sasl_authenticate(ctx: Context, req: Any) -> Any:
+    return sasl_authenticate_error(ctx, req, ILLEGAL_SASL_STATE,
+                                   "Unexpected SASL authentication request: the connection is not in a SASL exchange")
+
+
+def sasl_authenticate_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    return SaslAuthenticateResponse(version=ctx.version, error_code=code, error_message=message, auth_bytes=b"",
+                                    session_lifetime_ms=0)
+
+
+def _request_text(ctx: Context) -> str:
+    """How Kafka's `RequestChannel.Request` prints itself in an authorization failure."""
+    return (f"Request(processor=0, connectionId={ctx.connection_id}, "
+            f"session=Session(User:{ctx.principal},/127.0.0.1), "
+            f"listenerName=ListenerName({ctx.security_protocol}), "
+            f"securityProtocol={ctx.security_protocol}, buffer=null, envelope=None)")
+
+
 APIS: dict[int, Api] = {
     18: Api(ApiVersionsRequest, ApiVersionsResponse, api_versions, api_versions_error),
     3: Api(MetadataRequest, MetadataResponse, metadata, metadata_error),
     60: Api(DescribeClusterRequest, DescribeClusterResponse, describe_cluster, describe_cluster_error),
     43: Api(ElectLeadersRequest, ElectLeadersResponse, elect_leaders, elect_leaders_error),
     19: Api(CreateTopicsRequest, CreateTopicsResponse, create_topics, create_topics_error),
+    32: Api(DescribeConfigsRequest, DescribeConfigsResponse, describe_configs, describe_configs_error),
+    45: Api(AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, alter_reassignments,
+            alter_reassignments_error),
+    46: Api(ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, list_reassignments,
+            list_reassignments_error),
+    75: Api(DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, describe_topic_partitions,
+            describe_topic_partitions_error),
+    17: Api(SaslHandshakeRequest, SaslHandshakeResponse, sasl_handshake, sasl_handshake_error),
+    36: Api(SaslAuthenticateRequest, SaslAuthenticateResponse, sasl_authenticate, sasl_authenticate_error),
 }

@@ -15,10 +15,13 @@ import ssl
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+
+from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.handlers import APIS, INTER_BROKER_APIS, Api, Context, Settings, unimplemented
+from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.state import Cluster
 
 log = logging.getLogger("leader_election_cli.sandbox")
@@ -26,6 +29,8 @@ log = logging.getLogger("leader_election_cli.sandbox")
 MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
 API_VERSIONS = 18
 ELECT_LEADERS = 43
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
 
 
 @dataclass(frozen=True)
@@ -75,26 +80,29 @@ class Connection:
         self.id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-0"
         self.principal = "ANONYMOUS"
         self.authenticated = not security_protocol.startswith("SASL")
-        self.sasl: Any = None  # the SASL exchange in progress (security.py)
+        self.sasl: SaslExchange | None = None  # the exchange its SaslHandshake started
 
 
-# Answers a request before normal dispatch when the connection is not yet authenticated: returns
-# (response bytes or None, keep the connection open).
-SaslGate = Callable[[Connection, Context, Api, Any, int], tuple[Any, bool]]
+class Sasl(NamedTuple):
+    """The SASL users and mechanisms of the listeners."""
+
+    users: dict[str, str]
+    mechanisms: tuple[str, ...]
 
 
 class Server:
     """Every broker's listener on one event loop running on a daemon thread."""
 
     def __init__(self, cluster: Cluster, settings: Settings, *, host: str = "127.0.0.1",
-                 ssl_context: ssl.SSLContext | None = None, security_protocol: str = "PLAINTEXT",
-                 sasl_gate: SaslGate | None = None, max_request_bytes: int = MAX_REQUEST_BYTES):
+                 ssl_context: ssl.SSLContext | None = None, sasl: Sasl | None = None,
+                 max_request_bytes: int = MAX_REQUEST_BYTES):
         self.cluster = cluster
         self.settings = settings
         self.host = host
         self.ssl_context = ssl_context
-        self.security_protocol = security_protocol
-        self.sasl_gate = sasl_gate
+        self.sasl = sasl
+        self.security_protocol = ("SASL_SSL" if ssl_context else "SASL_PLAINTEXT") if sasl else \
+            ("SSL" if ssl_context else "PLAINTEXT")
         self.max_request_bytes = max_request_bytes
         self.faults = Faults()
         self.request_log: list[RequestRecord] = []
@@ -169,7 +177,10 @@ class Server:
                     log.warning("broker %d: closing %s: invalid frame size %d", broker, conn.id, size)
                     return
                 frame = await reader.readexactly(size)
-                if not await self._dispatch(conn, frame):
+                if conn.sasl is not None and conn.sasl.raw and not conn.authenticated:
+                    if not await self._raw_sasl_token(conn, frame):
+                        return
+                elif not await self._dispatch(conn, frame):
                     return
         except asyncio.IncompleteReadError as e:
             if e.partial:
@@ -216,8 +227,8 @@ class Server:
         if api_key == ELECT_LEADERS and request.topic_partitions is not None:
             partitions = sum(len(t.partitions) for t in request.topic_partitions)
         self.record(RequestRecord(broker, api_key, version, partitions))
-        if not conn.authenticated and self.sasl_gate is not None:
-            response, keep = self.sasl_gate(conn, ctx, api, request, correlation_id)
+        if not conn.authenticated:
+            response, keep = self._sasl_step(conn, ctx, api, request)
             if response is not None:
                 await self._send(conn, api.response, response, version, correlation_id)
             return keep
@@ -235,9 +246,61 @@ class Server:
         except Exception:
             log.exception("broker %d: API key %d v%d handler failed", broker, api_key, version)
             response = api.error(ctx, request, -1, None)  # UNKNOWN_SERVER_ERROR
-        await self._send(conn, api.response, response, ctx.version, correlation_id,
-                         corrupt=bool(fault and fault.kind == "corrupt"))
+        try:
+            body = response.encode(version=ctx.version)
+        except Exception:
+            log.exception("broker %d: API key %d v%d answer does not encode", broker, api_key, version)
+            body = api.error(ctx, request, -1, None).encode(version=ctx.version)
+        await self._write(conn, api.response, body, ctx.version, correlation_id,
+                          corrupt=bool(fault and fault.kind == "corrupt"))
         return True
+
+    def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:
+        """A request before authentication: (answer or None, keep the connection open)."""
+        assert self.sasl is not None
+        key = api.request.API_KEY
+        if key == API_VERSIONS:
+            return api.handle(ctx, request), True
+        if key == SASL_HANDSHAKE and conn.sasl is None:
+            mechanisms = list(self.sasl.mechanisms)
+            if request.mechanism not in mechanisms:
+                log.warning("broker %d: closing %s: SASL mechanism %s is not enabled",
+                            conn.broker_id, conn.id, request.mechanism)
+                return SaslHandshakeResponse(version=ctx.version, error_code=ke.UNSUPPORTED_SASL_MECHANISM,
+                                             mechanisms=mechanisms), False
+            conn.sasl = SaslExchange(request.mechanism, self.sasl.users, raw=ctx.version == 0)
+            return SaslHandshakeResponse(version=ctx.version, error_code=0, mechanisms=mechanisms), True
+        if key == SASL_AUTHENTICATE and conn.sasl is not None:
+            try:
+                token = conn.sasl.step(request.auth_bytes)
+            except AuthenticationFailed as e:
+                log.warning("broker %d: closing %s: %s", conn.broker_id, conn.id, e)
+                return SaslAuthenticateResponse(version=ctx.version, error_code=ke.SASL_AUTHENTICATION_FAILED,
+                                                error_message=str(e), auth_bytes=b"", session_lifetime_ms=0), False
+            self._maybe_authenticated(conn)
+            return SaslAuthenticateResponse(version=ctx.version, error_code=0, error_message=None,
+                                            auth_bytes=token, session_lifetime_ms=0), True
+        log.warning("broker %d: closing %s: unexpected request of API key %d during SASL handshake",
+                    conn.broker_id, conn.id, key)
+        return None, False
+
+    async def _raw_sasl_token(self, conn: Connection, token: bytes) -> bool:
+        """Handshake v0: tokens are bare frames; a failure closes the connection."""
+        try:
+            reply = conn.sasl.step(token)
+        except AuthenticationFailed as e:
+            log.warning("broker %d: closing %s: %s", conn.broker_id, conn.id, e)
+            return False
+        self._maybe_authenticated(conn)
+        conn.writer.write(struct.pack(">i", len(reply)) + reply)
+        await conn.writer.drain()
+        return True
+
+    @staticmethod
+    def _maybe_authenticated(conn: Connection) -> None:
+        if conn.sasl.user is not None:
+            conn.authenticated = True
+            conn.principal = conn.sasl.user
 
     async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int) -> bool:
         self.record(RequestRecord(conn.broker_id, api_key, version))
@@ -250,8 +313,11 @@ class Server:
         return True
 
     async def _send(self, conn: Connection, response_class: type, response: Any, version: int,
-                    correlation_id: int, corrupt: bool = False) -> None:
-        body = response.encode(version=version)
+                    correlation_id: int) -> None:
+        await self._write(conn, response_class, response.encode(version=version), version, correlation_id)
+
+    async def _write(self, conn: Connection, response_class: type, body: bytes, version: int,
+                     correlation_id: int, corrupt: bool = False) -> None:
         flexible_header = response_class.flexible_version_q(version) and response_class.API_KEY != API_VERSIONS
         header = struct.pack(">i", correlation_id) + (b"\x00" if flexible_header else b"")
         payload = header + bytes(body)

@@ -502,6 +502,114 @@ class Cluster:
         return ItemResult(pid, ke.NONE, None)
 
 
+    # -- reassignments -------------------------------------------------------------------------
+
+    def alter_reassignment(self, name: str, pid: int, target: list[int] | None) -> tuple[int, str | None]:
+        """One partition of AlterPartitionReassignments: (error code, message).
+
+        A target with no new replica (a reorder, or only removals) completes at once; one that adds
+        replicas stays pending until `finish_reassignment`. None cancels a pending reassignment.
+        """
+        with self.lock:
+            topic = self.topics.get(name)
+            if topic is None or not 0 <= pid < len(topic.partitions):
+                return ke.UNKNOWN_TOPIC_OR_PARTITION, None
+            p = topic.partitions[pid]
+            if target is None:
+                if not (p.adding or p.removing):
+                    return ke.NO_REASSIGNMENT_IN_PROGRESS, None
+                self._complete(topic, p, [r for r in p.replicas if r not in p.adding])
+                self.version += 1
+                return ke.NONE, None
+            invalid = self._invalid_assignment(name, pid, target)
+            if invalid:
+                return ke.INVALID_REPLICA_ASSIGNMENT, invalid
+            current = [r for r in p.replicas if r not in p.adding]
+            adding = [r for r in target if r not in current]
+            if not adding:
+                self._complete(topic, p, list(target))
+            else:
+                p.removing = [r for r in current if r not in target]
+                p.adding = adding
+                p.replicas = list(target) + p.removing
+            self.version += 1
+            return ke.NONE, None
+
+    def _invalid_assignment(self, name: str, pid: int, target: list[int]) -> str | None:
+        if self.mode is Mode.ZK:
+            shown = "List(" + ", ".join(map(str, target)) + ")"
+            if not target:
+                return "Empty replica list specified in partition reassignment."
+            if len(set(target)) != len(target):
+                return f"Duplicate replica ids in partition reassignment replica list: {shown}"
+            if any(r < 0 for r in target):
+                return f"Invalid broker id in replica list: {shown}"
+            missing = [r for r in target if r not in self.live]
+            if missing:
+                return (f"Some brokers specified for partition {name}-{pid} reassignment are not alive: "
+                        "List(" + ", ".join(map(str, missing)) + ")")
+            return None
+        if not target:
+            return "The manual partition assignment includes an empty replica list."
+        previous = None
+        for broker in sorted(target):
+            if broker not in self.broker_ids:
+                return f"The manual partition assignment includes broker {broker}, but no such broker is registered."
+            if broker == previous:
+                return f"The manual partition assignment includes the broker {broker} more than once."
+            previous = broker
+        return None
+
+    def finish_reassignment(self, name: str, pid: int) -> None:
+        """Test control: the added replicas caught up, so the pending reassignment completes."""
+        with self.lock:
+            topic = self.topic(name)
+            p = self.partition(name, pid)
+            if not (p.adding or p.removing):
+                raise ValueError(f"no reassignment in progress for {name}-{pid}")
+            down = [r for r in p.adding if r not in self.live]
+            if down:
+                raise ValueError(f"added replicas {down} of {name}-{pid} are not live and cannot catch up")
+            p.isr = p.isr + [r for r in p.adding if r not in p.isr]
+            self._complete(topic, p, [r for r in p.replicas if r not in p.removing])
+            self.version += 1
+
+    def _complete(self, topic: Topic, p: Partition, replicas: list[int]) -> None:
+        """Make `replicas` the assignment; a leader no longer in it is replaced by the online rule."""
+        removed = [r for r in p.replicas if r not in replicas]
+        p.replicas, p.adding, p.removing = replicas, [], []
+        isr = [r for r in p.isr if r in replicas]
+        if self.mode is Mode.KRAFT:
+            acceptable = lambda r: r in self.live and r in replicas  # noqa: E731
+            change = kraft_partition_change(p, ElectionKind.ONLINE, acceptable, elr_enabled=self.elr_enabled,
+                                            min_isr=topic.min_isr, target_isr=isr)
+            if change:
+                self._apply(p, change)
+        else:
+            p.isr = isr or p.isr
+            if p.leader not in replicas:
+                chosen = zk_offline_leader(p, self.live, allow_unclean=False)
+                self._apply(p, Change(chosen[0], chosen[1], [], []) if chosen else
+                            Change(NO_LEADER, p.isr, [], []))
+        if removed and p.leader != NO_LEADER:
+            p.leader_epoch += 1
+
+    def reassignments(self, wanted: list[tuple[str, list[int]]] | None) -> list[tuple[str, int, Partition]]:
+        """Pending reassignments, of every partition or of those asked for (unknown ones left out)."""
+        with self.lock:
+            if wanted is None:
+                wanted = [(t.name, list(range(len(t.partitions)))) for t in self.topics.values()]
+            found = []
+            for name, pids in wanted:
+                topic = self.topics.get(name)
+                for pid in pids:
+                    if topic and 0 <= pid < len(topic.partitions):
+                        p = topic.partitions[pid]
+                        if p.adding or p.removing:
+                            found.append((name, pid, p))
+            return found
+
+
 def zk_offline_leader(p: Partition, live: set[int], allow_unclean: bool) -> tuple[int, list[int]] | None:
     """`Election.leaderForOffline`: (leader, new ISR), or None when no replica can lead."""
     leader = next((r for r in p.replicas if r in live and r in p.isr), None)

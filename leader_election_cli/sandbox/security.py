@@ -1,0 +1,138 @@
+"""SASL (PLAIN, SCRAM-SHA-256/512) server side and TLS certificates for the sandbox's listeners.
+
+The SASL exchange follows Kafka's `SaslServerAuthenticator`: before authentication a connection may
+send ApiVersions, then SaslHandshake naming a mechanism, then SaslAuthenticate rounds (handshake
+v1) or raw tokens (handshake v0). Anything else first closes the connection, as does a failed
+authentication once its error answer is sent. Certificates are made at start with `cryptography`:
+a CA and one server certificate for `localhost` and `127.0.0.1`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import hmac
+import ipaddress
+import os
+import ssl
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SCRAM_ITERATIONS = 4096  # Kafka's minimum for both SCRAM mechanisms
+_HASHES = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}
+
+
+class AuthenticationFailed(Exception):
+    """Bad credentials: answered with SASL_AUTHENTICATION_FAILED and this message, then closed."""
+
+
+class SaslExchange:
+    """One connection's authentication with the mechanism chosen in its handshake."""
+
+    def __init__(self, mechanism: str, users: dict[str, str], raw: bool):
+        self.mechanism = mechanism
+        self.users = users
+        self.raw = raw  # handshake v0: tokens arrive as bare frames, not SaslAuthenticate requests
+        self.user: str | None = None  # set once authenticated
+        self._scram_state: tuple[str, str, bytes, bytes] | None = None  # user, messages, salted, nonce
+
+    def step(self, token: bytes) -> bytes:
+        """Consume one client token; returns the server's token. Sets `user` when done."""
+        if self.mechanism == "PLAIN":
+            return self._plain(token)
+        return self._scram(token)
+
+    def _plain(self, token: bytes) -> bytes:
+        parts = token.split(b"\x00")
+        if len(parts) != 3:
+            raise AuthenticationFailed("Authentication failed: Invalid SASL/PLAIN request")
+        authzid, user, password = (p.decode("utf-8", "replace") for p in parts)
+        if self.users.get(user) is None or not hmac.compare_digest(self.users[user], password):
+            raise AuthenticationFailed("Authentication failed: Invalid username or password")
+        if authzid and authzid != user:
+            raise AuthenticationFailed(
+                "Authentication failed: Client requested an authorization id that is different from username")
+        self.user = user
+        return b""
+
+    def _scram_failure(self) -> AuthenticationFailed:
+        return AuthenticationFailed("Authentication failed during authentication due to invalid credentials "
+                                    f"with SASL mechanism {self.mechanism}")
+
+    def _scram(self, token: bytes) -> bytes:
+        digest = _HASHES[self.mechanism]
+        text = token.decode("utf-8", "replace")
+        if self._scram_state is None:  # client-first: gs2 header, then n=user,r=nonce
+            try:
+                gs2, _authzid, bare = text.split(",", 2)
+                attributes = dict(a.split("=", 1) for a in bare.split(","))
+                user = attributes["n"].replace("=2C", ",").replace("=3D", "=")
+                client_nonce = attributes["r"]
+            except (IndexError, KeyError, ValueError):
+                raise self._scram_failure() from None
+            if gs2 not in ("n", "y") or user not in self.users:
+                raise self._scram_failure()
+            salt = os.urandom(16)
+            nonce = client_nonce + base64.b64encode(os.urandom(18)).decode()
+            server_first = f"r={nonce},s={base64.b64encode(salt).decode()},i={SCRAM_ITERATIONS}"
+            salted = hashlib.pbkdf2_hmac(digest().name, self.users[user].encode(), salt, SCRAM_ITERATIONS)
+            self._scram_state = (user, f"{bare},{server_first}", salted, nonce.encode())
+            return server_first.encode()
+        user, first_messages, salted, nonce = self._scram_state
+        without_proof, _, proof_attr = text.rpartition(",p=")
+        attributes = dict(a.split("=", 1) for a in without_proof.split(",") if "=" in a)
+        if attributes.get("r", "").encode() != nonce or not proof_attr:
+            raise self._scram_failure()
+        auth_message = f"{first_messages},{without_proof}".encode()
+        client_key_hash = digest(hmac.new(salted, b"Client Key", digest).digest()).digest()
+        signature = hmac.new(client_key_hash, auth_message, digest).digest()
+        try:
+            proof = base64.b64decode(proof_attr)
+        except ValueError:
+            raise self._scram_failure() from None
+        client_key = bytes(a ^ b for a, b in zip(proof, signature))
+        if len(proof) != len(signature) or not hmac.compare_digest(digest(client_key).digest(), client_key_hash):
+            raise self._scram_failure()
+        server_key = hmac.new(salted, b"Server Key", digest).digest()
+        self.user = user
+        return b"v=" + base64.b64encode(hmac.new(server_key, auth_message, digest).digest())
+
+
+def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate (SANs localhost, 127.0.0.1); returns (ca, cert, key) PEM paths."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    valid = (now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=2))
+
+    def build(subject: str, issuer: x509.Name | None, issuer_key: ec.EllipticCurvePrivateKey | None,
+              ca: bool) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+        builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(valid[0]).not_valid_after(valid[1])
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        return builder.sign(issuer_key or key, hashes.SHA256()), key
+
+    ca_cert, ca_key = build("kafka-sandbox CA", None, None, ca=True)
+    cert, key = build("localhost", ca_cert.subject, ca_key, ca=False)
+    paths = directory / "ca.pem", directory / "server.pem", directory / "server-key.pem"
+    paths[0].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+def server_context(cert: Path, key: Path) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context

@@ -1,0 +1,114 @@
+"""DescribeConfigs, partition reassignments and DescribeTopicPartitions through kafka-python's admin client."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.errors import NotControllerError
+
+from leader_election_cli.sandbox import Sandbox
+
+PREFERRED = 0
+
+
+@pytest.fixture(params=["kraft", "zk"])
+def sb(request: pytest.FixtureRequest):
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+        sandbox.create_topic("t2", assignment={0: [3, 1]})
+        yield sandbox
+
+
+@pytest.fixture
+def admin(sb: Sandbox):
+    with KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as client:
+        yield client
+
+
+def test_describe_configs_reports_topic_overrides_and_defaults(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1"),
+                                     ConfigResource(ConfigResourceType.TOPIC, "t2")], config_filter="all")
+    t1, t2 = result["topic"]["t1"], result["topic"]["t2"]
+    assert (t1["min.insync.replicas"]["value"], t1["min.insync.replicas"]["config_source"]) == (
+        "2", "DYNAMIC_TOPIC_CONFIG")
+    assert (t2["min.insync.replicas"]["value"], t2["min.insync.replicas"]["config_source"]) == ("1", "DEFAULT_CONFIG")
+    assert t2["unclean.leader.election.enable"]["value"] == "false"
+    modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1")])
+    assert list(modified["topic"]["t1"]) == ["min.insync.replicas"]
+
+
+def test_describe_configs_filters_keys_and_reports_unknown_topics(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1", ["unclean.leader.election.enable"]),
+                                     ConfigResource(ConfigResourceType.TOPIC, "nosuch")], config_filter="all")
+    assert list(result["topic"]["t1"]) == ["unclean.leader.election.enable"]
+    assert result["topic"]["nosuch"] == {}
+
+
+def test_reordering_replicas_completes_at_once_then_preferred_election(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.alter_partition_reassignments({TopicPartition("t1", 0): [3, 1, 2]})
+    assert result == {TopicPartition("t1", 0): None}
+    assert admin.list_partition_reassignments() == {}
+    state = sb.partition_state("t1", 0)
+    assert (state.replicas, state.leader) == ((3, 1, 2), 1)
+    response = admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)
+    assert response.replica_election_results[0].partition_result[0].error_code == 0
+    assert sb.partition_state("t1", 0).leader == 3
+
+
+def test_adding_a_replica_stays_pending_until_finished(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.alter_partition_reassignments({TopicPartition("t2", 0): [2, 1]})
+    pending = admin.list_partition_reassignments()
+    assert pending == {TopicPartition("t2", 0): {"replicas": [2, 1, 3], "adding_replicas": [2],
+                                                 "removing_replicas": [3]}}
+    assert admin.list_partition_reassignments({"t1": [0]}) == {}
+    sb.finish_reassignment("t2", 0)
+    assert admin.list_partition_reassignments() == {}
+    state = sb.partition_state("t2", 0)
+    assert (state.replicas, state.leader, set(state.isr)) == ((2, 1), 2, {1, 2})  # 3 left: first valid
+
+
+def test_cancelling_a_reassignment(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.alter_partition_reassignments({TopicPartition("t2", 0): [2, 1]})
+    assert admin.alter_partition_reassignments({TopicPartition("t2", 0): None}) == {TopicPartition("t2", 0): None}
+    assert sb.partition_state("t2", 0).replicas == (1, 3)  # Kafka rebuilds it as replicas - adding
+    again = admin.alter_partition_reassignments({TopicPartition("t2", 0): None})
+    assert again[TopicPartition("t2", 0)].errno == 85  # NO_REASSIGNMENT_IN_PROGRESS
+
+
+def test_invalid_reassignments(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.alter_partition_reassignments({
+        TopicPartition("t1", 0): [1, 1, 2], TopicPartition("t1", 1): [9, 1], TopicPartition("nosuch", 0): [1]})
+    assert {tp: err.errno for tp, err in result.items()} == {
+        TopicPartition("t1", 0): 39, TopicPartition("t1", 1): 39, TopicPartition("nosuch", 0): 3}
+
+
+def test_reassignments_need_the_zk_controller() -> None:
+    from kafka.protocol.admin import ListPartitionReassignmentsRequest
+    with Sandbox(brokers=2, mode="zk") as sb, \
+            KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as admin:
+        request = ListPartitionReassignmentsRequest(version=0, timeout_ms=1000)
+        assert admin._manager.run(_send, admin, request, 2).error_code == NotControllerError.errno
+        assert admin._manager.run(_send, admin, request, 1).error_code == 0
+
+
+async def _send(admin: KafkaAdminClient, request: object, node_id: int) -> object:
+    return await admin._manager.send(request, node_id=node_id)
+
+
+def test_describe_topic_partitions_reports_elr_and_pages() -> None:
+    with Sandbox(brokers=3, mode="kraft") as sb:
+        sb.create_topic("a", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+        sb.create_topic("b", assignment={0: [1, 2], 1: [2, 1], 2: [1, 2]})
+        sb.stop_broker(3)
+        sb.stop_broker(2)  # a-0's ISR drops below min.insync.replicas: 2 moves to the ELR
+        with KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{sb.brokers[1][1]}", request_timeout_ms=5000) as admin:
+            first = admin.describe_topic_partitions(["b", "a", "nosuch"], response_partition_limit=3)
+            (a0, a1), b0 = first["topics"][0]["partitions"], first["topics"][1]["partitions"][0]
+            assert [t["name"] for t in first["topics"]] == ["a", "b"]
+            assert (a0["isr_nodes"], a0["eligible_leader_replicas"], a0["leader_id"]) == ([1], [2], 1)
+            assert first["next_cursor"] == {"topic_name": "b", "partition_index": 1}
+            rest = admin.describe_topic_partitions(["b", "a", "nosuch"], cursor=first["next_cursor"])
+            assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in rest["topics"]] == [
+                ("b", [1, 2]), ("nosuch", [])]
+            assert rest["topics"][1]["error_code"] == 3 and rest["next_cursor"] is None

@@ -1,0 +1,128 @@
+"""The controller rules of `sandbox.state`, case by case and as invariants over random histories."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leader_election_cli.sandbox.state import (
+    PREFERRED, UNCLEAN, Cluster, ElectionKind, Partition, kraft_partition_change, round_robin_assignment,
+)
+
+LIVE = {1, 2, 3}.__contains__
+
+
+def change(p: Partition, kind: ElectionKind, live=LIVE, min_isr: int = 1, elr: bool = True):
+    return kraft_partition_change(p, kind, live, elr_enabled=elr, min_isr=min_isr)
+
+
+def test_kraft_preferred_elects_the_first_replica_when_valid() -> None:
+    assert change(Partition([1, 2, 3], [1, 2, 3], 2), ElectionKind.PREFERRED).leader == 1
+
+
+def test_kraft_preferred_keeps_a_valid_leader_when_the_first_replica_is_not() -> None:
+    assert change(Partition([1, 2, 3], [2, 3], 2), ElectionKind.PREFERRED) is None
+
+
+def test_kraft_preferred_falls_back_to_the_other_replicas_when_leaderless() -> None:
+    result = change(Partition([1, 2, 3], [2, 3], -1), ElectionKind.PREFERRED, live={2, 3}.__contains__)
+    assert (result.leader, result.isr) == (2, [2, 3])
+
+
+def test_kraft_elects_from_the_elr_when_the_isr_is_empty() -> None:
+    result = change(Partition([1, 2, 3], [], -1, elr=[3], last_known_elr=[1]), ElectionKind.ONLINE, min_isr=2)
+    assert (result.leader, result.isr, result.elr, result.last_known_elr) == (3, [3], [], [])
+
+
+def test_kraft_last_known_leader_when_isr_and_elr_are_empty() -> None:
+    result = change(Partition([1, 2], [], -1, last_known_elr=[2]), ElectionKind.ONLINE)
+    assert (result.leader, result.isr) == (2, [2])
+    assert change(Partition([1, 2], [], -1, last_known_elr=[2]), ElectionKind.ONLINE, live={1}.__contains__) is None
+
+
+def test_kraft_unclean_takes_the_first_live_replica_with_isr_of_one() -> None:
+    p = Partition([1, 2, 3], [1], -1)
+    assert change(p, ElectionKind.ONLINE, live={3}.__contains__, elr=False) is None
+    result = change(p, ElectionKind.UNCLEAN, live={3}.__contains__, elr=False)
+    assert (result.leader, result.isr) == (3, [3])
+
+
+def test_round_robin_matches_kafkas_fixed_start() -> None:
+    assert round_robin_assignment([1, 2, 3], 4, 2) == {0: [1, 2], 1: [2, 3], 2: [3, 1], 3: [1, 3]}
+
+
+@pytest.mark.parametrize("mode, elr, isr_after", [("zk", True, (1,)), ("kraft", False, (1,)), ("kraft", True, ())])
+def test_the_last_isr_member_stopping(mode: str, elr: bool, isr_after: tuple[int, ...]) -> None:
+    cluster = Cluster([1, 2], mode, elr=elr)
+    cluster.create_topic("t", {0: [1, 2]})
+    cluster.edit("t", 0, isr=[1])
+    cluster.stop_broker(1)
+    state = cluster.partition_state("t", 0)
+    assert (state.leader, state.isr) == (-1, isr_after)
+
+
+@pytest.mark.parametrize("mode", ["zk", "kraft"])
+def test_topic_unclean_config_elects_out_of_sync_replicas_on_failure(mode: str) -> None:
+    cluster = Cluster([1, 2], mode)
+    cluster.create_topic("t", {0: [1, 2]}, {"unclean.leader.election.enable": "true"})
+    cluster.edit("t", 0, isr=[1])
+    cluster.stop_broker(1)
+    state = cluster.partition_state("t", 0)
+    assert (state.leader, state.isr) == (2, (2,))
+
+
+def test_zk_controller_fails_over_to_the_lowest_live_broker() -> None:
+    cluster = Cluster([1, 2, 3], "zk")
+    cluster.stop_broker(1)
+    assert cluster.controller_id == 2
+    cluster.stop_broker(2)
+    cluster.stop_broker(3)
+    assert cluster.controller_id == -1
+    cluster.start_broker(3)
+    assert cluster.controller_id == 3
+
+
+def test_kraft_duplicates_are_judged_against_the_state_before_the_request() -> None:
+    cluster = Cluster([1, 2], "kraft", max_records_per_request=1)
+    cluster.create_topic("t", {0: [1, 2]})
+    cluster.edit("t", 0, leader=2)
+    answer = cluster.elect_leaders(PREFERRED, [("t", [0, 0])], broker=1)
+    assert answer.error_code == 44  # two records for one partition exceed a limit of one
+    answer = Cluster([1], "zk").elect_leaders(UNCLEAN, [("t", [0, 0])], broker=1)
+    assert [(name, [i.partition for i in items]) for name, items in answer.results] == [("t", [0])]
+
+
+def test_unknown_election_type() -> None:
+    cluster = Cluster([1], "kraft")
+    answer = cluster.elect_leaders(7, [("t", [0])], broker=1)
+    assert answer.error_code == 42 and answer.results[0][1][0].message == "Unknown election type 7"
+    assert Cluster([1], "zk").elect_leaders(7, None, broker=1).error_code == -1
+
+
+operations = st.lists(st.tuples(st.sampled_from(["stop", "start", "start-out", "preferred", "unclean"]),
+                                st.integers(1, 4)), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(mode=st.sampled_from(["zk", "kraft-elr", "kraft"]), ops=operations, min_isr=st.integers(1, 3))
+def test_leadership_invariants_hold_over_any_history(mode: str, ops: list[tuple[str, int]], min_isr: int) -> None:
+    cluster = Cluster([1, 2, 3, 4], mode.split("-")[0], elr=mode == "kraft-elr")
+    cluster.create_topic("t", round_robin_assignment([1, 2, 3, 4], 8, 3), {"min.insync.replicas": str(min_isr)})
+    for op, broker in ops:
+        if op == "stop":
+            cluster.stop_broker(broker)
+        elif op.startswith("start"):
+            cluster.start_broker(broker, rejoin_isr=op == "start")
+        else:
+            cluster.elect_leaders(PREFERRED if op == "preferred" else UNCLEAN, None, broker=cluster.controller_id)
+        for pid in range(8):
+            p = cluster.partition_state("t", pid)
+            assert set(p.isr) <= set(p.replicas) and len(set(p.isr)) == len(p.isr)
+            assert p.leader == -1 or (p.leader in cluster.live and p.leader in p.isr)
+            assert not set(p.elr) & set(p.isr)
+            if mode != "kraft-elr":
+                assert p.isr and not p.elr
+            if p.leader == -1:  # leaderless only when no live replica may lead without losing data
+                assert not [r for r in p.isr if r in cluster.live]
+                assert p.isr or not [r for r in p.elr if r in cluster.live]
