@@ -60,8 +60,6 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
         "security_protocol": settings.security_protocol,
         "request_timeout_ms": settings.request_timeout_ms,
         "bootstrap_timeout_ms": settings.api_timeout_ms,
-        "socket_connection_setup_timeout_ms": min(10_000, settings.api_timeout_ms),
-        "socket_connection_setup_timeout_max_ms": settings.api_timeout_ms,
         "reconnect_backoff_max_ms": 1000,
     }
     if settings.client_id:
@@ -78,7 +76,8 @@ def _translate(exc: BaseException, what: str) -> CliError:
     """A kafka-python exception as a one-line `CliError` that never carries a secret."""
     if isinstance(exc, CliError):
         return exc
-    if isinstance(exc, (Errors.AuthenticationFailedError, Errors.SaslAuthenticationFailedError)):
+    if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
+                        Errors.IllegalSaslStateError)):
         return AuthError(f"Authentication failed while {what}: {type(exc).__name__}",
                          hint="Check sasl.mechanism and the credentials in the --command-config file.")
     if isinstance(exc, Errors.AuthorizationError):

@@ -1,0 +1,158 @@
+"""`kafka-leader-election` end to end against the sandbox, in both controller modes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from leader_election_cli.cli.drop_in import command
+from leader_election_cli.sandbox import Sandbox
+
+REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
+ELECT_LEADERS = 43
+
+
+def elect(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(command, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(params=["kraft", "zk"])
+def sb(request: pytest.FixtureRequest):
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
+        yield sandbox
+
+
+def preferred(sb: Sandbox, *selection: str, output: str = "text") -> tuple[int, str, str]:
+    return elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "preferred",
+                 "--output", output, *selection)
+
+
+def test_preferred_election_after_a_broker_restart(sb: Sandbox) -> None:
+    sb.stop_broker(1)
+    sb.start_broker(1)
+    assert sb.partition_state("t1", 0).leader != 1
+    code, out, err = preferred(sb, "--all-topic-partitions")
+    assert (code, out, err) == (0, "Successfully completed leader election (PREFERRED) for partitions t1-0\n", "")
+    assert [sb.partition_state("t1", p).leader for p in range(3)] == [1, 2, 3]
+
+
+def test_nothing_to_do_explicit_partition_vs_all_partitions(sb: Sandbox) -> None:
+    assert preferred(sb, "--topic", "t1", "--partition", "0") == (
+        0, "Valid replica already elected for partitions t1-0\n", "")
+    assert preferred(sb, "--all-topic-partitions") == (0, "", "")  # Kafka prints nothing here
+
+
+def test_unknown_topic_and_partition_fail_with_the_brokers_message(sb: Sandbox, tmp_path: Path) -> None:
+    file = tmp_path / "p.json"
+    file.write_text(json.dumps({"partitions": [{"topic": "nosuch", "partition": 0},
+                                               {"topic": "t1", "partition": 99}]}))
+    code, out, err = preferred(sb, "--path-to-json-file", str(file))
+    assert code == 1
+    prefix = "Error completing leader election (PREFERRED) for partition: "
+    exc = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+    if sb.mode == "kraft":
+        assert f"{prefix}nosuch-0: {exc}No such topic as nosuch" in out.splitlines()
+        assert f"{prefix}t1-99: {exc}No such partition as t1-99" in out.splitlines()
+    else:
+        assert f"{prefix}nosuch-0: {exc}The partition does not exist." in out.splitlines()
+    assert err == "2 replica(s) could not be elected\n"
+
+
+def test_preferred_replica_down_is_a_failure_and_others_still_elect(sb: Sandbox) -> None:
+    sb.set_leader("t1", 1, 3)  # t1-1 prefers broker 2, which stays up
+    sb.stop_broker(1)  # t1-0 prefers broker 1
+    code, out, err = preferred(sb, "--all-topic-partitions")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "Successfully completed leader election (PREFERRED) for partitions t1-1"
+    assert lines[1].startswith("Error completing leader election (PREFERRED) for partition: t1-0: "
+                               "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: ")
+    assert err == "1 replica(s) could not be elected\n"
+    assert sb.partition_state("t1", 1).leader == 2
+
+
+def test_unclean_election_on_a_leaderless_partition(sb: Sandbox) -> None:
+    sb.create_topic("u", assignment={0: [1, 2], 1: [1, 3]})
+    sb.set_isr("u", 0, [1])
+    sb.set_isr("u", 1, [1])
+    sb.stop_broker(3)
+    sb.stop_broker(1)  # u-0: leaderless, broker 2 live but out of sync; u-1: no live replica
+    assert sb.partition_state("u", 0).leader == -1
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "UNCLEAN",
+                           "--topic", "u", "--partition", "0", "--output", "text")
+    assert (code, out) == (0, "Successfully completed leader election (UNCLEAN) for partitions u-0\n")
+    state = sb.partition_state("u", 0)
+    assert (state.leader, list(state.isr)) == (2, [2])
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                           "--topic", "u", "--partition", "1", "--output", "text")
+    assert code == 1
+    assert "org.apache.kafka.common.errors.EligibleLeadersNotAvailableException" in out
+
+
+def test_unclean_on_a_partition_with_a_live_leader_needs_no_election(sb: Sandbox) -> None:
+    code, out, _ = elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                         "--topic", "t1", "--partition", "0", "--output", "text")
+    assert (code, out) == (0, "Valid replica already elected for partitions t1-0\n")
+
+
+def test_json_output_reports_every_partition_with_leaders(sb: Sandbox) -> None:
+    sb.set_leader("t1", 0, 2)
+    code, out, _ = preferred(sb, "--all-topic-partitions", output="json")
+    doc = json.loads(out)
+    jsonschema.validate(doc, REPORT_SCHEMA)
+    rows = {(p["topic"], p["partition"]): p for p in doc["partitions"]}
+    assert code == 0 and len(rows) == 3
+    assert rows[("t1", 0)]["outcome"] == "elected"
+    assert (rows[("t1", 0)]["leader_before"], rows[("t1", 0)]["leader_after"]) == (2, 1)
+    assert rows[("t1", 1)]["outcome"] == "already_elected"
+
+
+def test_table_output(sb: Sandbox) -> None:
+    sb.set_leader("t1", 0, 2)
+    code, out, _ = preferred(sb, "--topic", "t1", "--partition", "0", output="table")
+    assert code == 0 and "elected" in out and "2 -> 1" in out
+
+
+def test_batches_go_out_at_most_batch_size_at_a_time(sb: Sandbox) -> None:
+    sb.create_topic("wide", partitions=10, replication_factor=2)
+    before = sb.request_count(ELECT_LEADERS)
+    code, _, _ = preferred(sb, "--all-topic-partitions", "--batch-size", "4")
+    assert code == 0
+    sizes = [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS][-(sb.request_count(ELECT_LEADERS) - before):]
+    assert sizes and max(sizes) <= 4 and sum(sizes) == 13
+
+
+def test_invalid_input_sends_nothing(sb: Sandbox) -> None:
+    before = sb.request_count()
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "preferred",
+                           "--topic", "t1")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == "Missing required option(s): partition"
+    assert sb.request_count() == before
+
+
+def test_unreachable_server_times_out_quickly() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+                           "--all-topic-partitions", "--timeout", "1.5", "--output", "text")
+    assert code == 3
+    assert out == "Timeout waiting for election results\n"
+    assert err.startswith("Could not reach any broker of 127.0.0.1:")
+
+
+def test_python_dash_m_runs_the_drop_in() -> None:
+    done = subprocess.run([sys.executable, "-m", "leader_election_cli", "--version"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "kafka-leader-election" in done.stdout
