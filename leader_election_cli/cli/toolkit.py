@@ -15,6 +15,10 @@ from leader_election_cli.errors import EXIT_CODE_HELP
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
                 "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
+    "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
+                 "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
+    "analyze": ("leader_election_cli.cli.analyze_command:analyze",
+                "Analyze leadership over many snapshots on Spark; write election plans."),
 }
 
 

@@ -1,0 +1,77 @@
+"""`kafka-leaders analyze`: the Spark pipeline over metadata snapshots (needs the [spark] extra)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+import click
+
+from leader_election_cli.cli.common import Command, configure_logging, run, verbatim
+from leader_election_cli.errors import InputError
+from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
+
+EXAMPLES = """\
+Examples:
+  kafka-leaders analyze metadata.jsonl --out leadership --plot
+  kafka-leaders analyze 'snapshots/*.parquet' snapshots/2024-05/ --out leadership --threshold 5
+  kafka-leaders analyze hdfs:///snapshots --out hdfs:///leadership --master yarn
+  (spark-submit runs the same job: see docs/SPARK.md)
+"""
+
+
+def _conf(values: tuple[str, ...]) -> dict[str, str]:
+    conf = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--conf {item!r} is not KEY=VALUE", hint="For example --conf spark.driver.memory=4g.")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
+@click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...")
+@click.option("--out", required=True, metavar="DIR", help="Directory for the Parquet tables, plans and summary.")
+@click.option("--master", metavar="URL",
+              help="Spark master, e.g. local[4], spark://host:7077, yarn (default: local[*], or spark-submit's).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
+              help="At most N partitions per election file (a KRaft controller refuses over 10,000 at once).")
+@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,
+              metavar="PCT", help="Imbalance ratio above which a broker is flagged (leader.imbalance.per.broker"
+                                  ".percentage).")
+@click.option("--plot", is_flag=True, help="Also draw the imbalance over time as DIR/imbalance.png.")
+@click.option("--conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting; repeat as needed.")
+@click.option("--debug", is_flag=True, help="Show Spark's warnings, progress and tracebacks.")
+def analyze(**options: Any) -> None:
+    """Analyze leadership over snapshot files (JSON lines or Parquet; files, directories or globs).
+
+    Writes per-broker balance and per-cluster health over time as Parquet tables under DIR, and, for each
+    cluster's latest snapshot, election files DIR/plans/<cluster>/batch-0001.json ... for
+    `kafka-leader-election --path-to-json-file`.
+    """
+    sys.exit(run(lambda: _analyze(options), options["debug"]))
+
+
+def _analyze(o: dict[str, Any]) -> int:
+    configure_logging(o["debug"])
+    conf = _conf(o["conf"])
+    if importlib.util.find_spec("pyspark") is None:
+        raise InputError("kafka-leaders analyze needs PySpark, which is not installed",
+                         hint="Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).")
+    from pyspark.sql import SparkSession
+    from rich.console import Console
+
+    from leader_election_cli.pipeline import job, report
+
+    shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
+    spark = job.spark_session(o["master"], conf, verbose=o["debug"])
+    try:
+        result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
+                             threshold_pct=o["threshold"], plot=o["plot"])
+    finally:
+        if not shared:
+            spark.stop()
+    report.render(result, Console(width=None if sys.stdout.isatty() else 160))  # no wrapping in logs
+    return 0

@@ -1,0 +1,10 @@
+"""The Spark pipeline behind `kafka-leaders analyze`: leadership analysis over many metadata snapshots.
+
+- `files`: find snapshot files and write plan files on Spark's file system (local, HDFS, S3, ...).
+- `inputs`: read snapshots with an explicit schema; classify bad rows.
+- `rules`: the planner's predicates as Spark UDFs (one definition of the rules).
+- `analysis`: the DataFrame computations.
+- `plans`: election files in batches.
+- `summary`, `report`, `plot`: the final summary, its rendering and the PNG.
+- `job`: the whole run; `__main__` runs it under spark-submit.
+"""

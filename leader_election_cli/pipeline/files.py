@@ -1,0 +1,81 @@
+"""Files on whatever file system Spark uses (local, HDFS, S3, ...), through Hadoop's FileSystem API.
+
+The driver finds the snapshot files and writes the plan files and the plot with the same file system
+Spark reads and writes Parquet with, so `--out hdfs://...` or `s3a://...` works unchanged on a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from leader_election_cli.errors import InputError
+
+JSON_SUFFIXES = (".jsonl", ".jsonl.gz")
+PARQUET_SUFFIXES = (".parquet",)
+
+
+def _path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
+    """A Hadoop Path and its FileSystem."""
+    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+    return path, path.getFileSystem(spark._jsc.hadoopConfiguration())
+
+
+def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Expand files, directories (recursively) and globs into (JSON lines files, Parquet files).
+
+    Hidden files (`.x`, `_SUCCESS`) and other suffixes inside directories are skipped; a pattern that
+    matches nothing, or a file named explicitly with an unknown suffix, is an input error.
+    """
+    json_files: set[str] = set()
+    parquet_files: set[str] = set()
+    for pattern in patterns:
+        path, fs = _path(spark, pattern)
+        matches = fs.globStatus(path)
+        if not matches:
+            raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
+        for status in matches:
+            if status.isDirectory():
+                listing = fs.listFiles(status.getPath(), True)
+                found = [listing.next().getPath() for _ in iter(listing.hasNext, False)]
+                names = [p.toString() for p in found if not _hidden(p.toString())]
+            else:
+                names = [status.getPath().toString()]
+                if not names[0].endswith(JSON_SUFFIXES + PARQUET_SUFFIXES):
+                    raise InputError(f"Unsupported snapshot file {names[0]}",
+                                     hint="Snapshot files end in .jsonl, .jsonl.gz or .parquet.")
+            json_files.update(n for n in names if n.endswith(JSON_SUFFIXES))
+            parquet_files.update(n for n in names if n.endswith(PARQUET_SUFFIXES))
+    if not json_files and not parquet_files:
+        raise InputError("No snapshot files (.jsonl, .jsonl.gz, .parquet) found in " + ", ".join(patterns))
+    return sorted(json_files), sorted(parquet_files)
+
+
+def _hidden(uri: str) -> bool:
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    return name.startswith((".", "_"))
+
+
+def write_bytes(spark: SparkSession, uri: str, data: bytes) -> None:
+    """Create or replace the file at `uri` (parent directories are created)."""
+    path, fs = _path(spark, uri)
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(data))
+    finally:
+        stream.close()
+
+
+def delete_tree(spark: SparkSession, uri: str) -> None:
+    """Remove a file or directory tree if it exists (stale plan files must never survive a run)."""
+    path, fs = _path(spark, uri)
+    fs.delete(path, True)
+
+
+def qualified(spark: SparkSession, uri: str) -> str:
+    """`uri` made absolute: a plain path on the local file system, else a full URI (hdfs://...)."""
+    path, fs = _path(spark, uri)
+    full = fs.makeQualified(path)
+    return full.toUri().getPath() if full.toUri().getScheme() == "file" else full.toString()

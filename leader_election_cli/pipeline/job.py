@@ -1,0 +1,151 @@
+"""The `analyze` job: snapshot files in; Parquet tables, election files, a summary (and a plot) out.
+
+Outputs under DIR:
+  broker_balance/  per cluster, snapshot and broker: leaders, preferred, not_led_by_preferred,
+                   imbalance_ratio, above_threshold, alive
+  cluster_health/  per cluster and snapshot: partitions, not_preferred_leader, under_replicated,
+                   under_min_isr, offline, fixable, brokers, live_brokers, max_imbalance_ratio,
+                   brokers_above_threshold
+  fixable/         each cluster's latest snapshot: partitions a preferred election would fix
+  bad_rows/        rejected input rows with their reason and source file
+  plans/<cluster>/batch-0001.json ...  election files for kafka-leader-election --path-to-json-file
+  summary.json     the printed summary; imbalance.png with --plot
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+
+from py4j.protocol import Py4JError
+from pyspark import StorageLevel
+from pyspark.errors import AnalysisException, PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from leader_election_cli import snapshot
+from leader_election_cli.errors import CliError, ExitCode, InputError
+from leader_election_cli.pipeline import analysis, files, inputs, plans, summary
+from leader_election_cli.pipeline.plot import imbalance_png
+from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_BATCH_SIZE = 1000
+
+
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  verbose: bool = False) -> SparkSession:
+    """The session to run on: `master`; else spark-submit's own master; else local[*].
+
+    A local master runs its Python workers with this very interpreter, so they import this package.
+    `conf` (e.g. --conf settings) is applied last and wins.
+    Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
+    """
+    under_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    master = master or (None if under_spark_submit else DEFAULT_MASTER)
+    builder = (SparkSession.builder.appName("kafka-leaders analyze")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.log.level", "WARN" if verbose else "OFF")
+               .config("spark.ui.showConsoleProgress", str(verbose).lower()))
+    if master:
+        builder = builder.master(master)
+    if master and master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per core.
+        builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    with spark_errors():
+        return builder.getOrCreate()
+
+
+@contextmanager
+def spark_errors() -> Iterator[None]:
+    """Spark's failures as one-line errors: unreadable input or no Java (exit 2), anything else (exit 1)."""
+    try:
+        yield
+    except (PySparkException, Py4JError) as exc:
+        message = _what_went_wrong(exc)
+        if "JAVA_GATEWAY_EXITED" in message or "JAVA_HOME" in message:
+            raise InputError("Could not start Spark: the Java gateway did not start",
+                             hint="Spark needs Java 17 or newer: install it and set JAVA_HOME.") from exc
+        if isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
+            raise InputError(f"Spark could not read the input: {message}",
+                             hint="Pass only snapshot files (kafka-leaders snapshot), not other data.") from exc
+        raise CliError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
+                       exit_code=ExitCode.PARTITION_FAILED) from exc
+
+
+def _what_went_wrong(exc: BaseException) -> str:
+    """The line that says what went wrong: a Python worker's exception, Spark's error-class message, or
+    the first line."""
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for pattern in (r"^(\w+(?:Error|Exception): .+)$", r"(\[[A-Z][A-Z_.]+\] .+)$"):
+        found = re.search(pattern, text, re.MULTILINE)
+        if found:
+            return found.group(1)[:500]
+    return (lines[0] if lines else type(exc).__name__)[:500]
+
+
+def _save(frame: DataFrame, path: str) -> DataFrame:
+    """Write a table as Parquet and read it back, so later steps never recompute it."""
+    frame.write.mode("overwrite").parquet(path)
+    return frame.sparkSession.read.parquet(path)
+
+
+def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_size: int = DEFAULT_BATCH_SIZE,
+            threshold_pct: float = DEFAULT_THRESHOLD_PCT, plot: bool = False) -> summary.Summary:
+    """Run the whole analysis on `spark` and return its summary (also written to OUT/summary.json)."""
+    if batch_size < 1:
+        raise InputError(f"--batch-size must be at least 1, got {batch_size}")
+    started = time.monotonic()
+    with spark_errors():
+        out = files.qualified(spark, out.rstrip("/") or "/")
+        json_files, parquet_files = files.find_snapshots(spark, snapshots)
+        rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            result = _run(spark, rows, out, len(json_files) + len(parquet_files), batch_size, threshold_pct, plot)
+        finally:
+            rows.unpersist()
+        result = replace(result, elapsed_seconds=time.monotonic() - started)
+        files.write_bytes(spark, f"{out}/summary.json", json.dumps(result.to_json(), indent=2).encode())
+    return result
+
+
+def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch_size: int,
+         threshold_pct: float, plot: bool) -> summary.Summary:
+    reasons = {r[inputs.REASON]: r["count"] for r in rows.groupBy(inputs.REASON).count().collect()}
+    tables = {name: f"{out}/{name}" for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
+    (rows.where(F.col(inputs.REASON).isNotNull())
+     .select(inputs.SOURCE, inputs.REASON, F.col(inputs.CORRUPT).alias("raw_record"), *snapshot.COLUMNS)
+     .write.mode("overwrite").parquet(tables["bad_rows"]))
+    valid = rows.where(F.col(inputs.REASON).isNull())
+    brokers = _save(analysis.broker_balance(valid, threshold_pct), tables["broker_balance"])
+    health = _save(analysis.cluster_health(valid, brokers), tables["cluster_health"])
+    latest = analysis.latest_snapshots(health).cache()
+    fixable = _save(analysis.latest_fixable(valid, latest), tables["fixable"])
+    plans_dir = f"{out}/plans"
+    plan_files = plans.write_plans(spark, fixable, plans_dir, batch_size)
+    clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0))
+                     for c in summary.cluster_summaries(health, brokers, latest))
+    latest.unpersist()
+    plot_path = None
+    if plot:
+        plot_path = f"{out}/imbalance.png"
+        points = health.select("cluster", "taken_at", "max_imbalance_ratio").collect()
+        files.write_bytes(spark, plot_path, imbalance_png([tuple(p) for p in points], threshold_pct))
+    else:
+        files.delete_tree(spark, f"{out}/imbalance.png")
+    return summary.Summary(
+        out=out, input_files=input_files, rows=sum(reasons.values()),
+        bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
+        snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
+        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path)

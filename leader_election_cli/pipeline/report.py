@@ -1,0 +1,53 @@
+"""The end-of-run summary on a terminal (rich): inputs, bad rows, each cluster's latest state, outputs."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from leader_election_cli.pipeline.summary import Summary
+
+
+def render(summary: Summary, console: Console) -> None:
+    console.print(f"[bold]Read[/bold] {summary.rows:,} rows from {summary.input_files} file(s): "
+                  f"{summary.snapshots:,} snapshot(s) of {len(summary.clusters)} cluster(s) "
+                  f"in {summary.elapsed_seconds:.1f} s.")
+    if summary.bad_rows:
+        bad = Table(title=f"Bad rows: {summary.bad_row_count:,} (left out, kept in {summary.tables['bad_rows']})",
+                    title_justify="left")
+        bad.add_column("reason")
+        bad.add_column("rows", justify="right")
+        for reason, count in sorted(summary.bad_rows.items(), key=lambda item: (-item[1], item[0])):
+            bad.add_row(reason, f"{count:,}")
+        console.print(bad)
+    else:
+        console.print("No bad rows.")
+    if summary.clusters:
+        console.print(_clusters_table(summary))
+    console.print(f"Tables (Parquet): {', '.join(summary.tables.values())}")
+    planned = [c for c in summary.clusters if c.plan_files]
+    if planned:
+        console.print(f"Election plans in {summary.plans_dir}/<cluster>/batch-NNNN.json "
+                      f"(at most {summary.batch_size:,} partitions each), run each with:")
+        console.print(f"  kafka-leader-election --bootstrap-server HOST:PORT --election-type preferred "
+                      f"--path-to-json-file {summary.plans_dir}/{planned[0].cluster}/batch-0001.json",
+                      soft_wrap=True, highlight=False, markup=False)
+    else:
+        console.print("No partition needs a preferred election: no plan files written.")
+    if summary.plot:
+        console.print(f"Plot: {summary.plot}")
+
+
+def _clusters_table(summary: Summary) -> Table:
+    table = Table(title=f"Latest snapshot per cluster (imbalance threshold {summary.threshold_pct:g}%)",
+                  title_justify="left")
+    for name in ("cluster", "latest (UTC)", "snapshots", "partitions", "live/brokers", "not preferred",
+                 "under-replicated", "under min ISR", "offline", "fixable", "worst imbalance", "above", "plan files"):
+        table.add_column(name, justify="left" if name in ("cluster", "latest (UTC)") else "right")
+    for c in summary.clusters:
+        worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "0%"
+        above = f"[red]{c.brokers_above_threshold}[/red]" if c.brokers_above_threshold else "0"
+        table.add_row(c.cluster, c.latest.strftime("%Y-%m-%d %H:%M:%S"), f"{c.snapshots:,}", f"{c.partitions:,}",
+                      f"{c.live_brokers}/{c.brokers}", f"{c.not_preferred_leader:,}", f"{c.under_replicated:,}",
+                      f"{c.under_min_isr:,}", f"{c.offline:,}", f"{c.fixable:,}", worst, above, f"{c.plan_files}")
+    return table

@@ -1,0 +1,80 @@
+"""The run's small final summary: what was read, what was rejected, and each cluster's latest state.
+
+Only these few rows (one per cluster, one per bad-row reason) ever reach the driver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from leader_election_cli.pipeline.analysis import KEY
+
+
+@dataclass(frozen=True)
+class ClusterSummary:
+    """One cluster: how many snapshots, and its latest snapshot's figures."""
+
+    cluster: str
+    snapshots: int
+    latest: datetime
+    partitions: int
+    brokers: int
+    live_brokers: int
+    not_preferred_leader: int
+    under_replicated: int
+    under_min_isr: int
+    offline: int
+    fixable: int
+    max_imbalance_ratio: float
+    worst_broker: int | None  # the broker with the highest ratio, when any ratio is above 0
+    brokers_above_threshold: int
+    plan_files: int = 0
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything `analyze` reports at the end, also written as DIR/summary.json."""
+
+    out: str
+    input_files: int
+    rows: int
+    bad_rows: dict[str, int]  # reason -> rows
+    snapshots: int
+    threshold_pct: float
+    batch_size: int
+    clusters: tuple[ClusterSummary, ...]
+    tables: dict[str, str]  # table name -> Parquet directory
+    plans_dir: str
+    plot: str | None = None
+    elapsed_seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def bad_row_count(self) -> int:
+        return sum(self.bad_rows.values())
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        for cluster in document["clusters"]:
+            cluster["latest"] = cluster["latest"].isoformat()
+        return {"schema_version": 1, **document, "bad_row_count": self.bad_row_count}
+
+
+def cluster_summaries(health: DataFrame, brokers: DataFrame, latest: DataFrame) -> list[ClusterSummary]:
+    """Each cluster's latest snapshot from the health and broker tables, sorted by cluster."""
+    snapshots = health.groupBy("cluster").agg(F.count(F.lit(1)).alias("snapshots"))
+    by_ratio = Window.partitionBy("cluster").orderBy(F.desc("imbalance_ratio"), "broker")
+    worst = (brokers.join(latest, KEY).where(F.col("imbalance_ratio") > 0)
+             .withColumn("rank", F.row_number().over(by_ratio)).where(F.col("rank") == 1)
+             .select("cluster", F.col("broker").alias("worst_broker")))
+    rows = (health.join(latest, KEY).join(snapshots, "cluster").join(worst, "cluster", "left")
+            .orderBy("cluster").collect())
+    return [ClusterSummary(
+        cluster=r.cluster, snapshots=r.snapshots, latest=r.taken_at, partitions=r.partitions, brokers=r.brokers,
+        live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
+        under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
+        worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold) for r in rows]
