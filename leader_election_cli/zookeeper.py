@@ -58,6 +58,7 @@ CONTROLLER_PATH = "/controller"
 MAX_ELECTION_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and connection timeouts
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
+MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 
 
@@ -129,7 +130,7 @@ class ZooKeeper:
         client = KazooClient(hosts=connect, timeout=min(30.0, max(deadline.seconds, 4.0)), randomize_hosts=False,
                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0})
         try:
-            with warnings.catch_warnings():  # kazoo warns about a missing chroot: we say it in one line below
+            with warnings.catch_warnings():  # kazoo warns of a missing chroot; read_assignments says it in one line
                 warnings.simplefilter("ignore")
                 client.start(timeout=deadline.remaining())
         except KazooTimeoutError:
@@ -231,7 +232,9 @@ def select(zk: ZooKeeper, requested: Sequence[TopicPartition] | None) -> dict[To
     assignments = read_assignments(zk, sorted({tp.topic for tp in requested}))
     unknown = [tp for tp in requested if tp not in assignments]
     if unknown:
-        raise InputError(f"Unknown topic or partition in ZooKeeper: {', '.join(map(str, unknown))}",
+        listed = ", ".join(map(str, unknown[:MAX_LISTED])) + (f", ... ({len(unknown)} in all)"
+                                                              if len(unknown) > MAX_LISTED else "")
+        raise InputError(f"Unknown topic or partition in ZooKeeper: {listed}",
                          "Check the topic names and partition numbers; nothing was written.")
     return {tp: assignments[tp] for tp in requested}
 
@@ -282,24 +285,24 @@ def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
 def wait_for_controller(zk: ZooKeeper) -> None:
     """Wait, within the deadline, until the controller deletes the election znode."""
     changed = threading.Event()
-    lost: CliError | None = None
     while not zk.deadline.expired:
         changed.clear()
         try:
             if not zk.exists(ELECTION_PATH, f"waiting for the controller to delete {ELECTION_PATH}",
                              watch=lambda event: changed.set()):
                 return
-            lost = None
-        except UnreachableError as exc:  # kazoo reconnects by itself; keep trying until the deadline
-            lost = exc
+        except UnreachableError:  # kazoo reconnects by itself; keep trying until the deadline
             changed.wait(min(0.2, zk.deadline.remaining()))
             continue
         changed.wait(zk.deadline.remaining())
-    controller = _controller_hint(zk) if lost is None else "Check the ZooKeeper ensemble."
-    reason = (lost.message if lost is not None else
-              f"Timed out after {zk.deadline.seconds:g} s waiting for the controller to finish the election")
+    if zk.client.connected:
+        reason = f"Timed out after {zk.deadline.seconds:g} s waiting for the controller to finish the election"
+        check = _controller_hint(zk)
+    else:
+        reason = f"Lost the connection to ZooKeeper at {zk.connect} while waiting for the controller"
+        check = "Check the ZooKeeper ensemble."
     raise UnreachableError(f"{reason}: the election was started ({ELECTION_PATH} written)",
-                           f"{controller} The controller deletes {ELECTION_PATH} when done; then check the "
+                           f"{check} The controller deletes {ELECTION_PATH} when done; then check the "
                            "leaders, for example with --bootstrap-server or this command again.")
 
 
@@ -308,7 +311,7 @@ def _controller_hint(zk: ZooKeeper) -> str:
     try:
         data = zk.read([CONTROLLER_PATH], "reading the controller", timeout=HINT_READ_TIMEOUT)[CONTROLLER_PATH]
     except CliError:
-        return "Check the ZooKeeper ensemble."
+        return "Check the controller and the ZooKeeper ensemble."
     if data is None:
         return f"No controller is registered ({CONTROLLER_PATH} does not exist): are the brokers running?"
     return f"The controller (broker {_parse(CONTROLLER_PATH, data).get('brokerid')}) has not finished yet."

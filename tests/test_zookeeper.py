@@ -249,7 +249,7 @@ def test_losing_zookeeper_while_waiting(tmp_path: Path) -> None:
             killer = threading.Thread(target=kill_when_written)
             killer.start()
             result = run("--zookeeper", server.address, "--election-type", "preferred",
-                         "--all-topic-partitions", "--timeout", "4")
+                         "--all-topic-partitions", "--timeout", "3")
             killer.join()
             watcher.stop()
             watcher.close()

@@ -54,6 +54,7 @@ TOPIC_CONFIGS_PATH = "/config/topics"
 TOP_LEVEL_PATHS = ("/admin/delete_topics", BROKER_IDS_PATH, TOPICS_PATH, "/brokers/seqid",
                    TOPIC_CONFIGS_PATH, "/config/brokers", "/config/changes", "/isr_change_notification")
 CONNECT_TIMEOUT = 15.0
+RECONNECT = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0}  # keep trying while the sandbox runs
 WRITE_TIMEOUT = 10.0
 
 
@@ -95,7 +96,7 @@ class ZooKeeperController:
         from kazoo.handlers.threading import KazooTimeoutError
 
         hosts, _, chroot = self.connect.partition("/")
-        self._client = KazooClient(hosts=self.connect, randomize_hosts=False)
+        self._client = KazooClient(hosts=self.connect, randomize_hosts=False, connection_retry=RECONNECT)
         try:
             if chroot:  # Kafka brokers create their chroot when it is missing
                 with _session(hosts) as root:
@@ -256,6 +257,8 @@ class ZooKeeperController:
             self._wake.clear()
             if self._stopping.is_set():
                 return
+            if not self._client.connected:
+                continue  # woken again when the connection is back
             try:
                 self.sync()
                 self._elect_pending()
