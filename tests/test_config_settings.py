@@ -1,0 +1,314 @@
+"""The --command-config file mapped onto ClientSettings: SASL, timeouts, warnings, and secrets kept secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from leader_election_cli.config import (
+    ClientSettings,
+    LoginModule,
+    load_client_settings,
+    parse_jaas_config,
+    settings_from_properties,
+)
+from leader_election_cli.errors import InputError
+
+PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+
+def settings_of(tmp_path: Path, text: str, timeout_ms: int | None = None) -> ClientSettings:
+    path = tmp_path / "client.properties"
+    path.write_text(text, encoding="latin-1")
+    return load_client_settings(str(path), timeout_ms)
+
+
+def error_of(tmp_path: Path, text: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        settings_of(tmp_path, text)
+    assert caught.value.hint
+    return caught.value
+
+
+# -- defaults and timeouts -------------------------------------------------------------------------------
+
+def test_defaults_without_a_file() -> None:
+    settings = load_client_settings(None, None)
+    assert settings == ClientSettings.default()
+    assert (settings.security_protocol, settings.request_timeout_ms, settings.api_timeout_ms) == ("PLAINTEXT", 15000,
+                                                                                                   30000)
+    assert settings.sasl_mechanism is None and settings.ssl_context is None and settings.client_id is None
+    assert settings.warnings == ()
+
+
+@pytest.mark.parametrize("file_text, override, request_ms, api_ms", [
+    ("", None, 15000, 30000),
+    ("", 5000, 5000, 5000),
+    ("", 20000, 15000, 20000),
+    ("request.timeout.ms=1000\n", None, 1000, 30000),
+    ("request.timeout.ms=40000\ndefault.api.timeout.ms=60000\n", None, 40000, 60000),
+    ("request.timeout.ms=40000\ndefault.api.timeout.ms=60000\n", 10000, 10000, 10000),
+    ("default.api.timeout.ms = +45000 \n", None, 15000, 45000),
+])
+def test_timeouts(tmp_path: Path, file_text: str, override: int | None, request_ms: int, api_ms: int) -> None:
+    settings = settings_of(tmp_path, file_text, override)
+    assert (settings.request_timeout_ms, settings.api_timeout_ms) == (request_ms, api_ms)
+
+
+def test_a_request_timeout_above_the_tools_api_timeout_is_kafkas_error(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "request.timeout.ms=60000")
+    assert error.message == ("The specified value of default.api.timeout.ms must be no smaller than the value of "
+                             "request.timeout.ms.")
+
+
+@pytest.mark.parametrize("value, message", [
+    ("abc", "Invalid value abc for configuration request.timeout.ms: Not a number of type INT"),
+    ("1.5", "Invalid value 1.5 for configuration request.timeout.ms: Not a number of type INT"),
+    ("2147483648", "Invalid value 2147483648 for configuration request.timeout.ms: Not a number of type INT"),
+    ("", "Invalid value  for configuration request.timeout.ms: Not a number of type INT"),
+    ("-1", "Invalid value -1 for configuration request.timeout.ms: Value must be at least 0"),
+])
+def test_bad_timeout_values(tmp_path: Path, value: str, message: str) -> None:
+    assert error_of(tmp_path, f"request.timeout.ms={value}").message == message
+
+
+def test_client_id_is_trimmed_and_empty_means_none(tmp_path: Path) -> None:
+    assert settings_of(tmp_path, "client.id=  ops-cron \n").client_id == "ops-cron"
+    assert settings_of(tmp_path, "client.id=\n").client_id is None
+
+
+@pytest.mark.parametrize("value, expected", [("plaintext", "PLAINTEXT"), (" Ssl ", "SSL"),
+                                             ("sasl_plaintext", "SASL_PLAINTEXT")])
+def test_security_protocol_in_any_case(tmp_path: Path, value: str, expected: str) -> None:
+    extra = f"sasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required username=u password=p;\n"
+    assert settings_of(tmp_path, f"security.protocol={value}\n{extra}").security_protocol == expected
+
+
+def test_unknown_security_protocol(tmp_path: Path) -> None:
+    assert error_of(tmp_path, "security.protocol=TLS").message == (
+        "Invalid value TLS for configuration security.protocol: String must be one of: PLAINTEXT, SSL, "
+        "SASL_PLAINTEXT, SASL_SSL")
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        load_client_settings(str(tmp_path / "nope.properties"))
+    assert caught.value.message == f"Unable to read the config file {tmp_path}/nope.properties: No such file or directory"
+
+
+# -- SASL ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mechanism, module", [("PLAIN", PLAIN), ("SCRAM-SHA-256", SCRAM), ("SCRAM-SHA-512", SCRAM)])
+def test_sasl_credentials(tmp_path: Path, mechanism: str, module: str) -> None:
+    settings = settings_of(tmp_path, f"""security.protocol=SASL_PLAINTEXT
+sasl.mechanism={mechanism}
+sasl.jaas.config={module} required \\
+    username="alice" \\
+    password="p\\\\"a=ss;w";
+""")
+    assert (settings.sasl_mechanism, settings.sasl_username, settings.sasl_password) == (mechanism, "alice", 'p"a=ss;w')
+    assert settings.ssl_context is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("security.protocol=SASL_PLAINTEXT\n",
+     "sasl.mechanism GSSAPI (Kafka's default when sasl.mechanism is not set) is not supported: this tool supports "
+     "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+    ("security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n",
+     "sasl.mechanism OAUTHBEARER is not supported: this tool supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n", "security.protocol SASL_PLAINTEXT needs "
+                                                                 "sasl.jaas.config in {path}"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+     f"sasl.jaas.config={SCRAM} required username=u password=p;",
+     f"sasl.jaas.config in {{path}} names {SCRAM}; sasl.mechanism PLAIN needs {PLAIN}"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+     "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+     "sasl.jaas.config in {path} names org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule; "
+     f"sasl.mechanism PLAIN needs {PLAIN}"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=com.example.Custom required;",
+     f"sasl.jaas.config in {{path}} names a login module this tool does not support; sasl.mechanism PLAIN needs "
+     f"{PLAIN}"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=" + PLAIN + " required username=u;",
+     "sasl.jaas.config in {path} sets no password"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=" + PLAIN + " required password=p;",
+     "sasl.jaas.config in {path} sets no username"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+     f"sasl.jaas.config={SCRAM} required username=u password=p tokenauth=true;",
+     "sasl.jaas.config in {path} asks for delegation-token authentication (tokenauth=true), which this tool does "
+     "not support"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=" + PLAIN + " required username=u\n",
+     "Invalid sasl.jaas.config in {path}: JAAS config entry not terminated by semi-colon"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=" + PLAIN + " required username=\n",
+     "Invalid sasl.jaas.config in {path}: Value not specified for an option in JAAS config"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=" + PLAIN + " required a=b;" + PLAIN
+     + " required c=d;",
+     "Invalid sasl.jaas.config in {path}: JAAS config property contains 2 login modules, should be 1 module"),
+])
+def test_sasl_errors(tmp_path: Path, text: str, message: str) -> None:
+    assert error_of(tmp_path, text).message == message.format(path=tmp_path / "client.properties")
+
+
+def test_mechanism_names_are_case_sensitive_but_the_hint_says_so(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=plain\n")
+    assert error.hint == "Mechanism names are case-sensitive: write sasl.mechanism=PLAIN."
+
+
+# -- JAAS parsing ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, name, options", [
+    (f'{PLAIN} required username="alice" password="secret";', PLAIN, {"username": "alice", "password": "secret"}),
+    (f"{PLAIN} REQUIRED username='a b' password='x\"y';", PLAIN, {"username": "a b", "password": 'x"y'}),
+    (f"{PLAIN} required username=alice password=s3cr$t!;", PLAIN, {"username": "alice", "password": "s3cr$t!"}),
+    (f'{PLAIN} required\n  username="alice"\n  password="a\\\\b\\"c\\n\\101\\7\\08";', PLAIN,
+     {"username": "alice", "password": 'a\\b"c\nA\x07\x008'}),
+    (f'/* block */ {PLAIN} // to the end of the line\n required username="u"; ', PLAIN, {"username": "u"}),
+    (f"{PLAIN} optional;", PLAIN, {}),
+    (f"{PLAIN} required username=\"unterminated\n password=p;", PLAIN, {"username": "unterminated", "password": "p"}),
+])
+def test_jaas_parsing(text: str, name: str, options: dict[str, str]) -> None:
+    [module] = parse_jaas_config(text)
+    assert module.name == name and dict(module.options) == options
+
+
+def test_a_lone_slash_starts_a_comment_that_swallows_the_next_character() -> None:
+    """StreamTokenizer takes the character after '/' before skipping the rest of the line."""
+    [module] = parse_jaas_config("m required a=x /\nb=y\n c=z;")
+    assert dict(module.options) == {"a": "x", "c": "z"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "Login module not specified in JAAS config"),
+    ("/* only a comment */", "Login module not specified in JAAS config"),
+    (PLAIN, "Login module control flag not specified in JAAS config"),
+    (f"{PLAIN} mandatory username=u;", "Invalid login module control flag in JAAS config: expected required, "
+                                       "requisite, sufficient or optional"),
+    (f"{PLAIN} required username=u", "JAAS config entry not terminated by semi-colon"),
+    (f"{PLAIN} required username;", "Value not specified for an option in JAAS config"),
+    (f"{PLAIN} required username=;", "Value not specified for an option in JAAS config"),
+])
+def test_jaas_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        parse_jaas_config(text)
+    assert str(caught.value) == message
+
+
+def java_quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
+
+
+@given(st.text(max_size=30), st.text(max_size=30))
+def test_jaas_quoted_values_round_trip(username: str, password: str) -> None:
+    [module] = parse_jaas_config(f"{SCRAM} required username={java_quoted(username)} password={java_quoted(password)};")
+    assert dict(module.options) == {"username": username, "password": password}
+
+
+@given(st.text(max_size=60))
+def test_any_jaas_text_parses_or_fails_with_value_error(text: str) -> None:
+    try:
+        modules = parse_jaas_config(text)
+    except ValueError as error:
+        assert "JAAS config" in str(error)
+    else:
+        assert modules and all(isinstance(m, LoginModule) for m in modules)
+
+
+# -- warnings --------------------------------------------------------------------------------------------
+
+def test_warnings_for_keys_this_tool_does_not_use(tmp_path: Path) -> None:
+    settings = settings_of(tmp_path, """bootstrap.servers=ignored:9092
+retries=5
+metadata.max.age.ms=1000
+sasl.login.refresh.window.factor=0.8
+ssl.cipher.suites=TLS_AES_128_GCM_SHA256
+group.id=my-group
+this line is not a setting
+""")
+    path = tmp_path / "client.properties"
+    assert settings.warnings == (
+        f"ssl.cipher.suites in {path} is not applied: this tool uses Python's own TLS and SASL settings",
+        f"Unknown config key 'group.id' in {path} ignored",
+        f"Line 7 of {path} is not a known config key and is ignored",
+    )
+
+
+def test_security_settings_for_another_protocol_are_reported_as_ignored(tmp_path: Path) -> None:
+    settings = settings_of(tmp_path, "sasl.mechanism=PLAIN\nssl.truststore.location=/x.pem\n")
+    assert settings.warnings == (f"sasl.mechanism, ssl.truststore.location in {tmp_path / 'client.properties'} "
+                                 "ignored: security.protocol is PLAINTEXT",)
+    assert settings.sasl_mechanism is None and settings.ssl_context is None
+
+
+def test_config_providers_are_refused(tmp_path: Path) -> None:
+    error = error_of(tmp_path, "config.providers=file\nsasl.jaas.config=${file:/s.properties:jaas}")
+    assert error.message.startswith("config.providers in ")
+
+
+# -- secrets never leak ----------------------------------------------------------------------------------
+
+SECRET = "Hunter2Secret"
+SECRET_CONFIGS = [
+    # SASL: good, and broken in every way that reaches a message
+    f'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required username="u" '
+    f'password="{SECRET}";',
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={SECRET}",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={SECRET} required;",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} {SECRET};",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required {SECRET};",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required password={SECRET}",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required password={SECRET};",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={SCRAM} required password={SECRET};",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=\\u12{SECRET}",
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.jaas.config={PLAIN} required password={SECRET};",
+    f"sasl.jaas.config={PLAIN} required password={SECRET};\nssl.key.password={SECRET}",
+    # a JAAS value broken over lines without backslashes: the secret lands in a line of its own
+    f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required\n  {SECRET}\n"
+    f'  password="{SECRET}";',
+    # TLS secrets
+    f"security.protocol=SSL\nssl.truststore.location=/nonexistent.pem\nssl.truststore.password={SECRET}",
+    f"security.protocol=SSL\nssl.truststore.password={SECRET}",
+    f"security.protocol=SSL\nssl.keystore.password={SECRET}",
+    f"security.protocol=SSL\nssl.keystore.key={SECRET}\nssl.keystore.certificate.chain=x\nssl.key.password={SECRET}",
+    f"security.protocol=SSL\nssl.keystore.key={SECRET}\nssl.keystore.password={SECRET}\n"
+    "ssl.keystore.certificate.chain=x",
+    f"security.protocol=SSL\nssl.keystore.type=JKS\nssl.keystore.key={SECRET}",
+    f"security.protocol=SSL\nssl.keystore.key=-----BEGIN PRIVATE KEY-----{SECRET}-----END PRIVATE KEY-----\n"
+    f"ssl.keystore.certificate.chain=-----BEGIN CERTIFICATE-----{SECRET}-----END CERTIFICATE-----\n"
+    f"ssl.key.password={SECRET}",
+    f"security.protocol=SSL\nssl.keystore.location=/nonexistent.pem\nssl.key.password={SECRET}\n"
+    f"ssl.keystore.password={SECRET}",
+]
+
+
+@pytest.mark.parametrize("text", SECRET_CONFIGS)
+def test_no_secret_in_any_message_warning_or_repr(tmp_path: Path, text: str) -> None:
+    try:
+        settings = settings_of(tmp_path, text)
+    except InputError as error:
+        shown = [error.message, error.hint or "", str(error), repr(error)]
+    else:
+        shown = [repr(settings), str(settings), *settings.warnings]
+    for text_shown in shown:
+        assert SECRET not in text_shown
+
+
+def test_the_password_is_kept_for_the_client_but_not_shown(tmp_path: Path) -> None:
+    settings = settings_of(tmp_path, SECRET_CONFIGS[0])
+    assert settings.sasl_password == SECRET
+    assert SECRET not in repr(settings) and SECRET not in str(settings)
+    [module] = parse_jaas_config(f'{PLAIN} required username="u" password="{SECRET}";')
+    assert SECRET not in repr(module)
+
+
+def test_properties_are_read_as_latin1_like_kafka(tmp_path: Path) -> None:
+    path = tmp_path / "client.properties"
+    path.write_bytes("client.id=caf\u00e9".encode())  # UTF-8 bytes, read as ISO-8859-1 by Kafka too
+    assert load_client_settings(str(path)).client_id == "caf\u00c3\u00a9"
+
+
+def test_settings_from_properties_without_a_file() -> None:
+    settings = settings_from_properties({"client.id": "x"}, "inline")
+    assert settings.client_id == "x" and settings.security_protocol == "PLAINTEXT"
