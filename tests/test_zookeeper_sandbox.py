@@ -103,6 +103,17 @@ def test_test_control_edits_are_mirrored(sandbox: Sandbox, zk: KazooClient) -> N
     assert sorted(zk.get_children("/brokers/topics/t2/partitions")) == ["0", "1"]
 
 
+def test_a_reassignment_in_flight_is_mirrored(sandbox: Sandbox, zk: KazooClient) -> None:
+    sandbox.create_topic("t3", assignment={0: [1, 2]})
+    sandbox.cluster.alter_reassignment("t3", 0, [3, 1])  # what an AlterPartitionReassignments request does
+    topic = read(zk, "/brokers/topics/t3")
+    assert (topic["partitions"], topic["adding_replicas"], topic["removing_replicas"]) == (
+        {"0": [3, 1, 2]}, {"0": [3]}, {"0": [2]})
+    sandbox.finish_reassignment("t3", 0)
+    topic = read(zk, "/brokers/topics/t3")
+    assert (topic["partitions"], topic["adding_replicas"], topic["removing_replicas"]) == ({"0": [3, 1]}, {}, {})
+
+
 def test_an_election_over_the_wire_is_mirrored(sandbox: Sandbox, zk: KazooClient) -> None:
     sandbox.set_leader("t1", 0, 2)
     host, port = sandbox.brokers[sandbox.controller_id]

@@ -34,7 +34,7 @@ from typing import Any
 
 from leader_election_cli.errors import UnreachableError
 from leader_election_cli.model import NO_LEADER, TopicPartition
-from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode
+from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
 from leader_election_cli.zookeeper import (
     BROKER_IDS_PATH,
     CONTROLLER_PATH,
@@ -69,6 +69,15 @@ def _now_ms() -> str:
 def kafka_uuid(value: Any) -> str:
     """Kafka's `Uuid.toString`: URL-safe base64 of the 16 bytes, without padding."""
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+
+
+def topic_document(topic: Topic) -> dict[str, Any]:
+    """`TopicZNode.encode`: each partition's replicas, any reassignment in flight, the topic id."""
+    partitions = list(enumerate(topic.partitions))
+    return {"version": 2, "partitions": {str(i): list(p.replicas) for i, p in partitions},
+            "adding_replicas": {str(i): list(p.adding) for i, p in partitions if p.adding},
+            "removing_replicas": {str(i): list(p.removing) for i, p in partitions if p.removing},
+            "topic_id": kafka_uuid(topic.topic_id)}
 
 
 class ZooKeeperController:
@@ -166,8 +175,7 @@ class ZooKeeperController:
         return {
             "brokers": {b: c.addresses.get(b) for b in sorted(c.live)},
             "controller": c.controller_id,
-            "topics": {t.name: ({str(i): list(p.replicas) for i, p in enumerate(t.partitions)},
-                                kafka_uuid(t.topic_id), dict(t.configs)) for t in c.topics.values()},
+            "topics": {t.name: (topic_document(t), dict(t.configs)) for t in c.topics.values()},
             "states": {(t.name, i): (p.leader, p.leader_epoch, tuple(p.isr))
                        for t in c.topics.values() for i, p in enumerate(t.partitions)},
         }
@@ -188,11 +196,9 @@ class ZooKeeperController:
             self._move_controller(new["controller"], fresh=not old)
         topics_old = old.get("topics", {})
         changed = {name: topic for name, topic in new["topics"].items() if topics_old.get(name) != topic}
-        self._put({f"{TOPICS_PATH}/{name}": _json({"version": 2, "partitions": assignment, "adding_replicas": {},
-                                                   "removing_replicas": {}, "topic_id": topic_id})
-                   for name, (assignment, topic_id, _) in changed.items()})
+        self._put({f"{TOPICS_PATH}/{name}": _json(document) for name, (document, _) in changed.items()})
         self._put({f"{TOPIC_CONFIGS_PATH}/{name}": _json({"version": 1, "config": configs})
-                   for name, (_, _, configs) in changed.items()})
+                   for name, (_, configs) in changed.items()})
         states_old = old.get("states", {})
         self._put({state_path(TopicPartition(*tp)): _json({"controller_epoch": self._controller_epoch, "leader": leader,
                                                "version": 1, "leader_epoch": epoch, "isr": list(isr)})
