@@ -59,6 +59,7 @@ class Settings:
 
     cluster_alter: set[str] | None = None  # principals with ALTER on CLUSTER; None = no authorizer
     max_versions: dict[int, int] = field(default_factory=dict)  # set_max_version overrides
+    encoded: dict[tuple[Any, ...], bytes] = field(default_factory=dict)  # the last all-topics Metadata
 
     def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
         versions = {}
@@ -90,6 +91,12 @@ class Context:
 
     def allowed(self, operations: set[int]) -> set[int]:
         return {op for op in operations if self.may(op)}
+
+
+class Encoded(NamedTuple):
+    """A response body already encoded (a cached answer)."""
+
+    body: bytes
 
 
 class Api(NamedTuple):
@@ -150,6 +157,20 @@ def api_versions_error(ctx: Context, req: Any, code: int, message: str | None) -
 # -- Metadata ---------------------------------------------------------------------------------------
 
 def metadata(ctx: Context, req: Any) -> Any:
+    """Metadata; an answer about every topic is encoded once per cluster change (large clusters)."""
+    every_topic = req.topics is None or (ctx.version == 0 and not req.topics)
+    if not every_topic:
+        return _metadata(ctx, req)
+    with ctx.cluster.lock:
+        key = (ctx.cluster.version, ctx.version, bool(req.include_topic_authorized_operations),
+               bool(req.include_cluster_authorized_operations), ctx.may(ALTER))
+        if key not in ctx.settings.encoded:
+            ctx.settings.encoded.clear()
+            ctx.settings.encoded[key] = bytes(_metadata(ctx, req).encode(version=ctx.version))
+        return Encoded(ctx.settings.encoded[key])
+
+
+def _metadata(ctx: Context, req: Any) -> Any:
     R = MetadataResponse
     c = ctx.cluster
     v = ctx.version

@@ -20,9 +20,13 @@ from typing import Any, NamedTuple
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.sandbox.handlers import APIS, INTER_BROKER_APIS, Api, Context, Settings, unimplemented
+from leader_election_cli.sandbox.handlers import (
+    APIS, INTER_BROKER_APIS, Api, Context, Encoded, Settings, unimplemented,
+)
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.state import Cluster
+
+FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
 
 log = logging.getLogger("leader_election_cli.sandbox")
 
@@ -231,6 +235,8 @@ class Server:
             response, keep = self._sasl_step(conn, ctx, api, request)
             if response is not None:
                 await self._send(conn, api.response, response, version, correlation_id)
+                if not keep:  # Kafka delays the close so the client reads why (connection.failed.authentication.delay.ms)
+                    await asyncio.sleep(FAILED_AUTHENTICATION_DELAY_S)
             return keep
         fault = self.faults.take(api_key)
         if fault and fault.kind == "drop":
@@ -247,7 +253,7 @@ class Server:
             log.exception("broker %d: API key %d v%d handler failed", broker, api_key, version)
             response = api.error(ctx, request, -1, None)  # UNKNOWN_SERVER_ERROR
         try:
-            body = response.encode(version=ctx.version)
+            body = response.body if isinstance(response, Encoded) else response.encode(version=ctx.version)
         except Exception:
             log.exception("broker %d: API key %d v%d answer does not encode", broker, api_key, version)
             body = api.error(ctx, request, -1, None).encode(version=ctx.version)

@@ -1,0 +1,158 @@
+"""`kafka-leaders sandbox`: a simulated Kafka cluster in the foreground, until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from leader_election_cli.cli.common import Command, run, verbatim
+from leader_election_cli.errors import InputError
+
+EXAMPLES = """\
+Examples:
+  kafka-leaders sandbox --scenario imbalanced
+  kafka-leaders sandbox --mode zk --brokers 5 --topics 3 --partitions 12 --scenario broker-down
+  kafka-leaders sandbox --sasl-user admin:admin-secret --tls --ready-file /tmp/sandbox.json
+Then, in another terminal:
+  kafka-leader-election --bootstrap-server 127.0.0.1:PORT --election-type preferred --all-topic-partitions"""
+
+SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: a third of the leaders "
+                 "moved off their preferred replica (a preferred election fixes them); broker-down: the "
+                 "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
+                 "partitions it prefers (only an unclean election brings them back).")
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
+@click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
+@click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
+              help="Controller mode: its election rules, errors and ApiVersions.")
+@click.option("--topics", type=click.IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
+@click.option("--partitions", type=click.IntRange(1, 1_000_000), default=6, show_default=True,
+              help="Partitions per topic.")
+@click.option("--replication-factor", type=click.IntRange(1, 100), metavar="N",
+              help="Replicas per partition (default: 3, or the broker count if lower).")
+@click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless"]),
+              default="balanced", show_default=True, help=SCENARIO_HELP)
+@click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write {bootstrap_servers, brokers, mode, ...} as JSON here once every listener is up.")
+@click.option("--sasl-user", "sasl_users", multiple=True, metavar="USER:PASSWORD",
+              help="Require SASL (PLAIN, SCRAM-SHA-256/512) and accept this user; repeatable.")
+@click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
+@click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
+@click.option("--debug", is_flag=True, help="Log every connection problem the brokers see.")
+def sandbox(**options: Any) -> None:
+    """Run a local simulated Kafka cluster on the real wire protocol; point any Kafka tool at it.
+
+    It prints the bootstrap address and a summary of the scenario, then serves until Ctrl-C or SIGTERM.
+    """
+    sys.exit(run(lambda: _sandbox(options), options["debug"]))
+
+
+def parse_users(values: tuple[str, ...]) -> dict[str, str]:
+    users = {}
+    for value in values:
+        user, sep, password = value.partition(":")
+        if not sep or not user or not password:
+            raise InputError(f"--sasl-user needs USER:PASSWORD, got {user or value.split(':')[0]!r}",
+                             "Give the user name, a colon and the password, e.g. --sasl-user admin:secret.")
+        users[user] = password
+    return users
+
+
+def _sandbox(o: dict[str, Any]) -> int:
+    import logging
+
+    from leader_election_cli.sandbox import Sandbox
+    from leader_election_cli.sandbox.scenarios import build
+
+    logging.basicConfig(level=logging.WARNING if o["debug"] else logging.ERROR, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    users = parse_users(o["sasl_users"])
+    rf = o["replication_factor"] or min(3, o["brokers"])
+    if rf > o["brokers"]:
+        raise InputError(f"--replication-factor {rf} needs at least {rf} brokers, but --brokers is {o['brokers']}",
+                         "Lower --replication-factor or raise --brokers.")
+    if o["port_base"] and o["port_base"] + o["brokers"] - 1 > 65535:
+        raise InputError(f"--port-base {o['port_base']} leaves no room for {o['brokers']} brokers below 65536")
+    sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"])
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    ready = Path(o["ready_file"]) if o["ready_file"] else None
+    try:
+        try:
+            sb.start()
+        except OSError as e:
+            raise InputError(f"cannot listen on the sandbox ports: {e.strerror or e}",
+                             "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
+        build(sb, o["scenario"], o["topics"], o["partitions"], rf)
+        if ready is not None:
+            write_ready_file(ready, sb)
+        show(sb, o, users)
+        stop.wait()
+        click.echo("Stopping the sandbox.", err=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sb.stop()
+        if ready is not None:
+            ready.unlink(missing_ok=True)
+    return 0
+
+
+def write_ready_file(path: Path, sb: Any) -> None:
+    """Written whole (temporary file, then rename) so a watcher never reads half of it."""
+    document = {
+        "bootstrap_servers": sb.bootstrap_servers,
+        "brokers": {str(b): f"{host}:{port}" for b, (host, port) in sb.brokers.items()},
+        "mode": sb.mode,
+        "security_protocol": sb.security_protocol,
+        "ca_file": sb.ca_file,
+    }
+    try:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(document, indent=2) + "\n")
+        temporary.replace(path)
+    except OSError as e:
+        raise InputError(f"cannot write --ready-file {path}: {e.strerror or e}",
+                         "Point --ready-file at a writable location.") from None
+
+
+def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from leader_election_cli.sandbox.scenarios import summarize
+
+    console = Console(highlight=False)
+    summary = summarize(sb)
+    console.print(f"Kafka sandbox: {len(sb.brokers)} brokers, {sb.mode} mode, scenario {o['scenario']}")
+    console.print(f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]", soft_wrap=True)
+    if sb.security_protocol != "PLAINTEXT":
+        detail = [f"security.protocol={sb.security_protocol}"]
+        if users:
+            detail.append("SASL users: " + ", ".join(sorted(users)) + " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
+        if sb.ca_file:
+            detail.append(f"CA file: {sb.ca_file}")
+        console.print("; ".join(detail), soft_wrap=True)
+    table = Table(title=f"{summary.partitions} partitions", title_justify="left")
+    for column in ("broker", "address", "state", "leads", "preferred for"):
+        table.add_column(column, justify="right" if column in ("leads", "preferred for") else "left")
+    for b in summary.brokers:
+        table.add_row(str(b.broker), b.address, "up" if b.live else "[red]down[/red]", str(b.leaders),
+                      str(b.preferred))
+    console.print(table)
+    for label, names in (("led off their preferred replica", summary.off_preferred),
+                         ("without a leader", summary.leaderless),
+                         ("under min.insync.replicas", summary.under_min_isr)):
+        if names:
+            shown = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+            console.print(f"{len(names)} partition(s) {label}: {shown}", soft_wrap=True)
+    console.print("Serving until Ctrl-C or SIGTERM.")

@@ -1,0 +1,108 @@
+"""`kafka-leaders sandbox` and its scenarios: a real process a Kafka client can talk to."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from kafka.admin import KafkaAdminClient
+
+from leader_election_cli.cli.sandbox_command import sandbox
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.scenarios import build, summarize
+
+PREFERRED, UNCLEAN = 0, 1
+RUN = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "sandbox"]
+
+
+def wait_for(path: Path, process: subprocess.Popen, seconds: float = 20) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not path.exists():
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    return json.loads(path.read_text())
+
+
+def elect(bootstrap: str, election_type: int, partitions: dict[str, list[int]]) -> set[int]:
+    with KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000) as admin:
+        response = admin.elect_leaders(election_type, partitions, raise_errors=False)
+    return {p.error_code for r in response.replica_election_results for p in r.partition_result}
+
+
+def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
+    ready = tmp_path / "ready.json"
+    process = subprocess.Popen(RUN + ["--scenario", "imbalanced", "--mode", "zk", "--ready-file", str(ready)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        info = wait_for(ready, process)
+        assert info["mode"] == "zk" and sorted(info["brokers"]) == ["1", "2", "3"]
+        assert info["bootstrap_servers"] == ",".join(info["brokers"].values())
+        assert elect(info["bootstrap_servers"], PREFERRED, {"topic-1": list(range(6)),
+                                                            "topic-2": list(range(6))}) == {0, 84}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert info["bootstrap_servers"] in out and "led off their preferred replica" in out
+    assert not ready.exists()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", int(info["brokers"]["1"].split(":")[1])), timeout=2).close()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sasl-user", "admin"], "--sasl-user needs USER:PASSWORD"),
+    (["--brokers", "2", "--replication-factor", "3"], "--replication-factor 3 needs at least 3 brokers"),
+    (["--scenario", "chaos"], "Invalid value for '--scenario'"),
+])
+def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(sandbox, args)
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_taken_port_is_an_input_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(sandbox, ["--brokers", "1", "--port-base", str(port)])
+    assert result.exit_code == 2 and "cannot listen on the sandbox ports" in result.output
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_imbalanced_is_fixed_by_a_preferred_election(mode: str) -> None:
+    with Sandbox(brokers=3, mode=mode) as sb:
+        build(sb, "imbalanced", topics=2, partitions=12, replication_factor=3)
+        summary = summarize(sb)
+        assert summary.off_preferred and not summary.leaderless
+        for name in summary.off_preferred:
+            topic, pid = name.rsplit("-", 1)
+            state = sb.partition_state(topic, int(pid))
+            assert state.replicas[0] in state.isr and state.replicas[0] in sb.live_brokers
+        assert elect(sb.bootstrap_servers, PREFERRED, {"topic-1": list(range(12)), "topic-2": list(range(12))}) \
+            == {0, 84}
+        assert not summarize(sb).off_preferred
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_broker_down_and_leaderless(mode: str) -> None:
+    with Sandbox(brokers=3, mode=mode) as sb:
+        build(sb, "broker-down", topics=1, partitions=6, replication_factor=3)
+        down = summarize(sb)
+        assert [b.live for b in down.brokers] == [True, True, False] and down.off_preferred
+        assert not down.leaderless
+    with Sandbox(brokers=3, mode=mode) as sb:
+        build(sb, "leaderless", topics=1, partitions=6, replication_factor=2)
+        leaderless = summarize(sb).leaderless
+        assert leaderless == ["topic-1-0", "topic-1-3"]
+        live = ",".join(f"127.0.0.1:{sb.brokers[b][1]}" for b in (2, 3))
+        assert elect(live, PREFERRED, {"topic-1": [0, 3]}) == {80}
+        assert elect(live, UNCLEAN, {"topic-1": [0, 3]}) == {0}
+        assert not summarize(sb).leaderless
