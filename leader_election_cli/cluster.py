@@ -16,6 +16,7 @@ from typing import Any
 
 import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
+from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     DescribeConfigsRequest,
@@ -72,13 +73,84 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
     return kwargs
 
 
+class _RedactSecrets(logging.Filter):
+    """kafka-python logs its whole configuration and PLAIN's auth bytes at DEBUG: hide the secrets."""
+
+    def __init__(self, secrets: Iterable[str]):
+        super().__init__()
+        self.secrets = {s for secret in secrets if secret for s in (secret, repr(secret.encode())[2:-1])}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(secret in message for secret in self.secrets):
+            for secret in self.secrets:
+                message = message.replace(secret, "[hidden]")
+            record.msg, record.args = message, None
+        return True
+
+
+def _hide_in_logs(settings: ClientSettings) -> None:
+    """Install the redaction on every handler of the root logger (where --debug output goes)."""
+    if settings.sasl_password:
+        redact = _RedactSecrets([settings.sasl_password])
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(redact)
+
+
+class _BootstrapWatch:
+    """Stops kafka-python's bootstrap at the first failed login or TLS handshake.
+
+    kafka-python retries a rejected SASL login or an untrusted certificate against every bootstrap
+    server until its bootstrap timeout passes, then reports only a timeout. Kafka's AdminClient fails
+    at once; so do we: this factory (kafka-python's `kafka_client` setting) sees each connection's
+    handshake fail, records why, and closes the client, which ends the bootstrap loop.
+    """
+
+    def __init__(self) -> None:
+        self.client: KafkaNetClient | None = None
+        self.auth_failure: BaseException | None = None
+        self.tls_failure: str | None = None
+
+    def __call__(self, **configs: Any) -> KafkaNetClient:
+        self.client = client = KafkaNetClient(**configs)
+        manager = client._manager
+        get_connection = manager.get_connection
+
+        def watched_get_connection(*args: Any, **kwargs: Any) -> Any:
+            conn = get_connection(*args, **kwargs)
+            conn.init_future.add_errback(self._on_failure)
+            return conn
+
+        manager.get_connection = watched_get_connection
+        return client
+
+    def _on_failure(self, exc: BaseException) -> None:
+        if self.auth_failure is not None or self.tls_failure is not None:
+            return
+        if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
+                            Errors.IllegalSaslStateError)):
+            self.auth_failure = exc
+        elif isinstance(exc, Errors.KafkaConnectionError) and "Handshake failed" in str(exc):
+            self.tls_failure = str(exc).split("Handshake failed:", 1)[-1].strip()
+        else:
+            return
+        if self.client is not None:
+            self.client._manager.close()
+
+    def shut_down(self) -> None:
+        """Stop the network thread of a client whose admin wrapper never finished starting."""
+        if self.client is not None:
+            self.client.close()
+            self.client._manager._net.stop()
+
+
 def _translate(exc: BaseException, what: str) -> CliError:
     """A kafka-python exception as a one-line `CliError` that never carries a secret."""
     if isinstance(exc, CliError):
         return exc
     if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
                         Errors.IllegalSaslStateError)):
-        return AuthError(f"Authentication failed while {what}: {type(exc).__name__}",
+        return AuthError(f"Authentication failed while {what}: {getattr(exc, 'description', None) or type(exc).__name__}",
                          hint="Check sasl.mechanism and the credentials in the --command-config file.")
     if isinstance(exc, Errors.AuthorizationError):
         return AuthError(f"Not authorized while {what}: {type(exc).__name__}")
@@ -106,9 +178,19 @@ class Cluster:
     @classmethod
     def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> "Cluster":
         """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        _hide_in_logs(settings)
+        watch = _BootstrapWatch()
         try:
-            admin = KafkaAdminClient(**_kafka_kwargs(bootstrap_servers, settings))
+            admin = KafkaAdminClient(kafka_client=watch, **_kafka_kwargs(bootstrap_servers, settings))
         except Exception as exc:  # kafka-python raises many kinds; all become one line
+            watch.shut_down()
+            if watch.auth_failure is not None:
+                raise _translate(watch.auth_failure, f"connecting to {bootstrap_servers}") from exc
+            if watch.tls_failure is not None:
+                raise UnreachableError(
+                    f"TLS handshake with {bootstrap_servers} failed: {watch.tls_failure}",
+                    hint="Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
+                         "ssl.endpoint.identification.algorithm in the config file.") from exc
             if isinstance(exc, Errors.KafkaTimeoutError):
                 raise UnreachableError(
                     f"Could not reach any broker of {bootstrap_servers} within {settings.api_timeout_ms} ms",
