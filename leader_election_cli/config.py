@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from leader_election_cli.errors import InputError
+from leader_election_cli.selection import shown as _shown
 
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000
@@ -343,12 +344,6 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         warnings=warnings)
 
 
-def _shown(text: str) -> str:
-    from leader_election_cli.selection import shown
-
-    return shown(text)
-
-
 def _read_text(path: str, what: str, option: str) -> str:
     """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
     try:
@@ -490,7 +485,8 @@ def _load_trusted(context: ssl.SSLContext, text: str, where: str) -> None:
     try:
         context.load_verify_locations(cadata="".join(certificates))
     except ssl.SSLError as exc:
-        raise InputError(f"{where} holds a certificate that cannot be read ({exc.reason or exc.strerror})",
+        detail = f" ({exc.reason})" if exc.reason else ""
+        raise InputError(f"{where} holds a certificate that cannot be read{detail}",
                          hint="Give the CA certificates in PEM (-----BEGIN CERTIFICATE----- ...).") from None
 
 
@@ -517,11 +513,13 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
         raise _ssl_error("SSL certificate chain is specified, but private key is not specified", source)
     elif location is not None:
         location = _java_trim(location)
-        _read_store(location, "ssl.keystore", store_type, explicit, _KEYSTORE_CONVERSION)
+        text = _read_store(location, "ssl.keystore", store_type, explicit, _KEYSTORE_CONVERSION)
+        where = f"ssl.keystore.location {_shown(location)}"
+        _key_and_chain(text, where, text, where)
         if has_password:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
                              "specified", source)
-        _load_key_and_chain(context, location, key_password, f"ssl.keystore.location {_shown(location)}")
+        _load_key_and_chain(context, location, key_password, where)
     elif has_password:
         raise _ssl_error("SSL key store is not specified, but key store password is specified.", source)
 
@@ -566,21 +564,27 @@ def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
 def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, key_password: str | None) -> None:
     """ssl.keystore.key + ssl.keystore.certificate.chain. The ssl module loads keys only from files, so the
     PEM goes to a private (0600) temporary file that is removed as soon as it is loaded."""
-    keys = _pem_blocks(key, _PRIVATE_KEY_LABELS)
-    certificates = _pem_blocks(chain, {"CERTIFICATE"})
-    if not keys:
-        raise InputError("ssl.keystore.key holds no PEM private key", hint="Give the key in PEM "
-                         "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----).")
-    if not certificates:
-        raise InputError("ssl.keystore.certificate.chain holds no certificate: At least one certificate expected, "
-                         "but none found", hint="Give the certificate chain in PEM.")
+    pem = _key_and_chain(key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain")
     descriptor, name = tempfile.mkstemp(prefix="leader-election-key-", suffix=".pem")
     try:
         with os.fdopen(descriptor, "w", encoding="ascii", errors="replace") as file:
-            file.write("".join(certificates + keys[:1]))
+            file.write(pem)
         _load_key_and_chain(context, name, key_password, "ssl.keystore.key")
     finally:
         os.unlink(name)
+
+
+def _key_and_chain(key_text: str, key_where: str, chain_text: str, chain_where: str) -> str:
+    """One private key and its certificate chain as clean PEM, or an InputError saying which is missing."""
+    keys = _pem_blocks(key_text, _PRIVATE_KEY_LABELS)
+    certificates = _pem_blocks(chain_text, {"CERTIFICATE"})
+    if not keys:
+        raise InputError(f"{key_where} holds no PEM private key", hint="Give the key in PEM "
+                         "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----).")
+    if not certificates:
+        raise InputError(f"{chain_where} holds no certificate: At least one certificate expected, but none found",
+                         hint="Give the certificate chain in PEM, the key's own certificate first.")
+    return "".join(certificates + keys[:1])
 
 
 def _load_key_and_chain(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
@@ -591,10 +595,9 @@ def _load_key_and_chain(context: ssl.SSLContext, certfile: str, key_password: st
         if exc.reason == "KEY_VALUES_MISMATCH":
             raise InputError(f"The private key in {where} does not match its certificate",
                              hint="Give the certificate issued for this key first in the chain.") from None
-        raise InputError(f"Could not load the private key and certificate chain in {where} "
-                         f"({exc.reason or 'unreadable'})",
-                         hint="Check ssl.key.password, and that the PEM holds the key and its certificate chain.") \
-            from None
+        detail = f" ({exc.reason})" if exc.reason else ""
+        raise InputError(f"Could not load the private key in {where}{detail}",
+                         hint="Check ssl.key.password (the key's passphrase) and that the key is PEM.") from None
 
 
 def _missing_key_password(where: str) -> Callable[[], str]:

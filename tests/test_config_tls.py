@@ -1,0 +1,324 @@
+"""TLS settings: PEM trust and key stores as Kafka reads them, proven by real handshakes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import socket
+import ssl
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+
+from leader_election_cli import config
+from leader_election_cli.config import ClientSettings, load_client_settings
+from leader_election_cli.errors import InputError
+
+PASSPHRASE = "Key-Passphrase-42"
+
+
+@dataclass
+class Pki:
+    directory: Path
+    ca: Path  # CA certificate
+    other_ca: Path  # a CA that signed nothing here
+    server_cert: Path
+    server_key: Path
+    client_store: Path  # encrypted PKCS#8 key + client certificate + CA: a Kafka PEM key store
+    client_key_pem: str  # the encrypted key alone
+    client_chain_pem: str
+    unrelated_key_pem: str
+    client_p12: Path
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _certificate(subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, issuer_key: ec.EllipticCurvePrivateKey,
+                 ca: bool, dns: str | None = None) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer))
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if ca:
+        builder = builder.add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                                      content_commitment=False, key_encipherment=False,
+                                                      data_encipherment=False, key_agreement=False,
+                                                      encipher_only=False, decipher_only=False), critical=True)
+    if dns:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(dns)]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _pem(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey, passphrase: str | None = None) -> str:
+    encryption = (serialization.BestAvailableEncryption(passphrase.encode()) if passphrase
+                  else serialization.NoEncryption())
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption).decode()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    directory = tmp_path_factory.mktemp("pki")
+    ca_key, other_key, server_key, client_key, unrelated = (ec.generate_private_key(ec.SECP256R1()) for _ in range(5))
+    ca = _certificate("test-ca", ca_key, "test-ca", ca_key, ca=True)
+    other_ca = _certificate("other-ca", other_key, "other-ca", other_key, ca=True)
+    server = _certificate("broker", server_key, "test-ca", ca_key, ca=False, dns="localhost")
+    client = _certificate("ops-client", client_key, "test-ca", ca_key, ca=False)
+    files = {"ca.pem": _pem(ca), "other-ca.pem": _pem(other_ca), "server.pem": _pem(server),
+             "server.key": _key_pem(server_key),
+             "client-store.pem": _key_pem(client_key, PASSPHRASE) + _pem(client) + _pem(ca)}
+    for name, content in files.items():
+        (directory / name).write_text(content)
+    p12 = directory / "client.p12"
+    p12.write_bytes(pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca],
+                                                          serialization.BestAvailableEncryption(b"storepass")))
+    return Pki(directory, directory / "ca.pem", directory / "other-ca.pem", directory / "server.pem",
+               directory / "server.key", directory / "client-store.pem", _key_pem(client_key, PASSPHRASE),
+               _pem(client) + _pem(ca), _key_pem(unrelated), p12)
+
+
+@contextmanager
+def tls_server(pki: Pki, require_client_cert: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """A TLS listener on 127.0.0.1 answering b"ok"; yields its port and the client CNs it saw."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki.server_cert, pki.server_key)
+    if require_client_cert:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(pki.ca)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop, peers = threading.Event(), []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                raw, _ = listener.accept()
+            except TimeoutError:
+                continue
+            raw.settimeout(5)
+            try:
+                with context.wrap_socket(raw, server_side=True) as tls:
+                    cert = tls.getpeercert()
+                    if cert:
+                        peers.append(dict(item[0] for item in cert["subject"])["commonName"])
+                    tls.sendall(b"ok")
+            except (ssl.SSLError, OSError):
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1], peers
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+
+
+def handshake(settings: ClientSettings, port: int, server_hostname: str = "localhost") -> bytes:
+    assert settings.ssl_context is not None
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with settings.ssl_context.wrap_socket(raw, server_hostname=server_hostname) as tls:
+            return tls.recv(2)
+
+
+def settings_of(tmp_path: Path, text: str) -> ClientSettings:
+    path = tmp_path / "client.properties"
+    path.write_text(text)
+    return load_client_settings(str(path))
+
+
+def error_of(tmp_path: Path, text: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        settings_of(tmp_path, text)
+    assert PASSPHRASE not in caught.value.message and PASSPHRASE not in (caught.value.hint or "")
+    return caught.value
+
+
+def continued(pem: str) -> str:
+    """PEM as people put it in a .properties file: one continuation line per PEM line."""
+    return " \\\n    ".join(pem.strip().splitlines())
+
+
+# -- trust ----------------------------------------------------------------------------------------------
+
+def test_pem_truststore_verifies_the_broker_and_its_host_name(tmp_path: Path, pki: Pki) -> None:
+    settings = settings_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={pki.ca}")
+    assert settings.ssl_context.verify_mode == ssl.CERT_REQUIRED and settings.ssl_context.check_hostname
+    with tls_server(pki) as (port, _):
+        assert handshake(settings, port, "localhost") == b"ok"
+        with pytest.raises(ssl.SSLCertVerificationError, match="match|mismatch"):
+            handshake(settings, port, "127.0.0.1")
+
+
+def test_empty_endpoint_identification_skips_only_the_host_name(tmp_path: Path, pki: Pki) -> None:
+    lenient = settings_of(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki.ca}\n"
+                                    "ssl.endpoint.identification.algorithm=")
+    wrong_ca = settings_of(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki.other_ca}\n"
+                                     "ssl.endpoint.identification.algorithm=")
+    assert lenient.ssl_context.verify_mode == ssl.CERT_REQUIRED and not lenient.ssl_context.check_hostname
+    with tls_server(pki) as (port, _):
+        assert handshake(lenient, port, "127.0.0.1") == b"ok"
+        with pytest.raises(ssl.SSLCertVerificationError):
+            handshake(wrong_ca, port, "127.0.0.1")
+
+
+def test_inline_truststore_certificates_on_continuation_lines(tmp_path: Path, pki: Pki) -> None:
+    settings = settings_of(tmp_path, "security.protocol=SSL\nssl.truststore.type=PEM\n"
+                                     f"ssl.truststore.certificates={continued(pki.ca.read_text())}\n")
+    with tls_server(pki) as (port, _):
+        assert handshake(settings, port) == b"ok"
+
+
+def test_no_truststore_means_the_system_cas_with_full_verification(tmp_path: Path) -> None:
+    settings = settings_of(tmp_path, "security.protocol=SSL")
+    assert settings.ssl_context.verify_mode == ssl.CERT_REQUIRED and settings.ssl_context.check_hostname
+
+
+# -- client certificates --------------------------------------------------------------------------------
+
+def test_pem_keystore_file_with_an_encrypted_key(tmp_path: Path, pki: Pki) -> None:
+    settings = settings_of(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki.ca}\n"
+                                     f"ssl.keystore.type=PEM\nssl.keystore.location={pki.client_store}\n"
+                                     f"ssl.key.password={PASSPHRASE}\n")
+    with tls_server(pki, require_client_cert=True) as (port, peers):
+        assert handshake(settings, port) == b"ok"
+    assert peers == ["ops-client"]
+
+
+def test_inline_key_and_chain_go_through_a_private_file_that_is_removed(tmp_path: Path, pki: Pki,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, int]] = []
+    load = config._load_key_and_chain
+
+    def spy(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
+        seen.append((certfile, stat.S_IMODE(os.stat(certfile).st_mode)))
+        load(context, certfile, key_password, where)
+
+    monkeypatch.setattr(config, "_load_key_and_chain", spy)
+    settings = settings_of(tmp_path, f"security.protocol=SASL_SSL\nssl.truststore.location={pki.ca}\n"
+                                     f"ssl.keystore.type=PEM\nssl.keystore.key={continued(pki.client_key_pem)}\n"
+                                     f"ssl.keystore.certificate.chain={continued(pki.client_chain_pem)}\n"
+                                     f"ssl.key.password={PASSPHRASE}\nsasl.mechanism=PLAIN\n"
+                                     "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+                                     "required username=u password=p;\n")
+    [(path, mode)] = seen
+    assert mode == 0o600 and not os.path.exists(path)
+    assert settings.sasl_mechanism == "PLAIN"
+    with tls_server(pki, require_client_cert=True) as (port, peers):
+        assert handshake(settings, port) == b"ok"
+    assert peers == ["ops-client"]
+
+
+def test_the_temporary_key_file_is_removed_when_loading_fails(tmp_path: Path, pki: Pki,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.key={continued(pki.client_key_pem)}\n"
+                       f"ssl.keystore.certificate.chain={continued(pki.client_chain_pem)}\nssl.key.password=wrong\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["client.properties"]
+
+
+def test_an_encrypted_key_without_its_password(tmp_path: Path, pki: Pki) -> None:
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location={pki.client_store}")
+    assert error.message == (f"The private key in ssl.keystore.location {pki.client_store} is encrypted, but "
+                             "ssl.key.password is not set")
+
+
+def test_a_wrong_key_password(tmp_path: Path, pki: Pki) -> None:
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.location={pki.client_store}\n"
+                               "ssl.key.password=not-the-passphrase")
+    assert error.message.startswith(f"Could not load the private key in ssl.keystore.location {pki.client_store}")
+    assert "ssl.key.password" in error.hint and "not-the-passphrase" not in error.message
+
+
+def test_a_key_that_does_not_match_the_certificate(tmp_path: Path, pki: Pki) -> None:
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.key={continued(pki.unrelated_key_pem)}\n"
+                               f"ssl.keystore.certificate.chain={continued(pki.client_chain_pem)}\n")
+    assert error.message == "The private key in ssl.keystore.key does not match its certificate"
+
+
+# -- JKS and PKCS12: refused with a way out -------------------------------------------------------------
+
+def test_a_pkcs12_keystore_gets_conversion_steps(tmp_path: Path, pki: Pki) -> None:
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.location={pki.client_p12}\n"
+                               "ssl.keystore.password=storepass")
+    assert error.message == (f"ssl.keystore.location {pki.client_p12} is a JKS or PKCS12 store, not PEM: this tool "
+                             "reads PEM stores only")
+    for step in ("keytool -importkeystore", "-deststoretype PKCS12", "openssl pkcs12 -in store.p12 -out store.pem "
+                                                                     "-nodes", "ssl.keystore.type=PEM"):
+        assert step in error.hint
+
+
+def test_a_jks_truststore_gets_export_steps(tmp_path: Path) -> None:
+    store = tmp_path / "truststore.jks"
+    store.write_bytes(bytes.fromhex("feedfeed00000002") + os.urandom(64))
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location={store}\n"
+                               "ssl.truststore.password=changeit")
+    assert error.message == f"ssl.truststore.location {store} is a JKS store, not PEM: this tool reads PEM stores only"
+    assert "keytool -exportcert -rfc" in error.hint and "ssl.truststore.type=PEM" in error.hint
+
+
+def test_a_pem_file_declared_as_pkcs12(tmp_path: Path, pki: Pki) -> None:
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PKCS12\nssl.truststore.location={pki.ca}")
+    assert error.message == f"ssl.truststore.location {pki.ca} is a PEM file but ssl.truststore.type is PKCS12"
+    assert error.hint == "Set ssl.truststore.type=PEM."
+
+
+# -- Kafka's PEM rules and other refusals ----------------------------------------------------------------
+
+@pytest.mark.parametrize("lines, message", [
+    ("ssl.truststore.type=JKS\nssl.truststore.certificates=x",
+     "SSL trust store certs can be specified only for PEM, but trust store type is JKS."),
+    ("ssl.truststore.certificates=x\nssl.truststore.location=/ca.pem",
+     "Both SSL trust store location and separate trust certificates are specified."),
+    ("ssl.truststore.certificates=x\nssl.truststore.password=p",
+     "SSL trust store password cannot be specified for PEM format."),
+    ("ssl.truststore.location={ca}\nssl.truststore.password=p",
+     "SSL trust store password cannot be specified for PEM format."),
+    ("ssl.truststore.password=p", "SSL trust store is not specified, but trust store password is specified."),
+    ("ssl.keystore.type=JKS\nssl.keystore.key=k", "SSL private key can be specified only for PEM, but key store type "
+                                                  "is JKS."),
+    ("ssl.keystore.key=k", "SSL private key is specified, but certificate chain is not specified."),
+    ("ssl.keystore.key=k\nssl.keystore.certificate.chain=c\nssl.keystore.location=/k.pem",
+     "Both SSL key store location and separate private key are specified."),
+    ("ssl.keystore.key=k\nssl.keystore.certificate.chain=c\nssl.keystore.password=p",
+     "SSL key store password cannot be specified with PEM format, only key password may be specified."),
+    ("ssl.keystore.certificate.chain=c", "SSL certificate chain is specified, but private key is not specified"),
+    ("ssl.keystore.location={store}\nssl.keystore.password=p",
+     "SSL key store password cannot be specified with PEM format, only key password may be specified"),
+    ("ssl.keystore.password=p", "SSL key store is not specified, but key store password is specified."),
+    ("ssl.truststore.certificates=no certificate here",
+     "ssl.truststore.certificates holds no certificate: At least one certificate expected, but none found"),
+    ("ssl.truststore.certificates=-----BEGIN CERTIFICATE-----AAAA-----END CERTIFICATE-----",
+     "ssl.truststore.certificates holds a certificate that cannot be read"),
+    ("ssl.keystore.key={key}\nssl.keystore.certificate.chain=none",
+     "ssl.keystore.certificate.chain holds no certificate: At least one certificate expected, but none found"),
+    ("ssl.keystore.key=nothing\nssl.keystore.certificate.chain={chain}", "ssl.keystore.key holds no PEM private key"),
+    ("ssl.keystore.location={ca}", "ssl.keystore.location {ca} holds no PEM private key"),
+    ("ssl.truststore.type=BKS\nssl.truststore.location={ca}",
+     "ssl.truststore.type BKS is not supported: this tool reads PEM stores only"),
+    ("ssl.truststore.location=/nonexistent/ca.pem",
+     "Unable to read ssl.truststore.location /nonexistent/ca.pem: No such file or directory"),
+    ("ssl.endpoint.identification.algorithm=ldap", "ssl.endpoint.identification.algorithm ldap is not supported"),
+])
+def test_kafka_rules_and_refusals(tmp_path: Path, pki: Pki, lines: str, message: str) -> None:
+    text = "security.protocol=SSL\n" + lines.format(ca=pki.ca, store=pki.client_store,
+                                                    chain=continued(pki.client_chain_pem),
+                                                    key=continued(pki.client_key_pem))
+    assert error_of(tmp_path, text).message.startswith(message.format(ca=pki.ca))
