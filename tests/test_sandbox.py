@@ -282,9 +282,11 @@ def test_create_topics_over_the_wire(sb: Sandbox, admin: KafkaAdminClient) -> No
     admin.create_topics({"fresh": {"num_partitions": 3, "replication_factor": 2,
                                    "configs": {"min.insync.replicas": "2"}}})
     assert [len(sb.partition_state("fresh", p).replicas) for p in range(3)] == [2, 2, 2]
-    again = admin.create_topics({"fresh": {}}, raise_errors=False)
+    again = admin.create_topics({"fresh": {}, "odd": {"configs": {"min.insync.replicas": "zero"}}},
+                                raise_errors=False)
     assert [(t["error_code"], t["error_message"]) for t in again["topics"]] == [
-        (36, "Topic 'fresh' already exists.")]
+        (36, "Topic 'fresh' already exists."),
+        (40, "Invalid value zero for configuration min.insync.replicas: Not a number of type INT")]
 
 
 def test_elect_leaders_v0_only_broker(sb: Sandbox) -> None:

@@ -27,7 +27,8 @@ from kafka.protocol.sasl import (
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.state import (
-    DEFAULT_CONFIGS, Cluster, ElectionAnswer, ItemResult, Mode, Topic, error_answer, round_robin_assignment,
+    DEFAULT_CONFIGS, Cluster, ElectionAnswer, ItemResult, Mode, Topic, config_problem, error_answer,
+    round_robin_assignment,
 )
 
 # ApiVersions exactly as real brokers advertise them (kafka-python's copy of their answers): kraft =
@@ -314,6 +315,9 @@ def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | Non
     if name in c.topics:
         return ke.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", -1, -1
     configs = {cfg.name: cfg.value for cfg in t.configs or [] if cfg.value is not None}
+    problem = config_problem(configs)
+    if problem:
+        return 40, problem, -1, -1  # INVALID_CONFIG
     live = sorted(c.live)
     if t.assignments:
         if t.num_partitions != -1 or t.replication_factor != -1:

@@ -217,6 +217,7 @@ class Server:
         ctx = Context(broker, self.cluster, self.settings, version, conn.principal,
                       conn.security_protocol, conn.id)
         if api_key == API_VERSIONS and version > high:
+            self.record(RequestRecord(broker, api_key, version))
             ctx.version = 0
             await self._send(conn, api.response, api.error(ctx, None, ke.UNSUPPORTED_VERSION, None), 0,
                              correlation_id)

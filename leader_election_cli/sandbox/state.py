@@ -14,7 +14,7 @@ cluster; `elr=False` gives the earlier KRaft behaviour.
   replica, else the last known leader (ISR = [it]), else the first live replica (ISR = [it]), else
   fail (83).
 - "Valid" = live (not fenced) and in the ISR, or in the ELR while the ISR is empty. A leader taken
-  from the ELR gets ISR = [leader].
+  from the ELR gets ISR = [leader]. The last known leader is taken only when it is live.
 - Every change an election request would write is one metadata record; more than
   `max_records_per_request` (Kafka: 10,000, a `BoundedList`) fails the whole request with
   POLICY_VIOLATION. Each requested partition is judged against the state before the request.
@@ -36,6 +36,11 @@ Broker stop is a clean shutdown that the controller sees at once:
 Broker start: leaderless partitions are elected again by the same offline rule (the broker is now
 live), then, unless `rejoin_isr=False`, its replicas rejoin the ISR of every partition with a leader
 (in kraft mode this also recomputes the ELR, as an AlterPartition does).
+
+Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
+replica to add it completes at once (a reorder), else it waits for `finish_reassignment`. A
+cancelled one keeps `replicas - adding`, in that order, as Kafka rebuilds it. A leader that leaves
+the replica set is replaced by the online rule.
 
 The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
 that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
@@ -90,11 +95,26 @@ class Topic:
 
     @property
     def min_isr(self) -> int:
-        return int(self.config("min.insync.replicas") or 1)
+        return int(self.config("min.insync.replicas"))
 
     @property
     def unclean_enabled(self) -> bool:
-        return self.config("unclean.leader.election.enable").lower() == "true"
+        return self.config("unclean.leader.election.enable").strip().lower() == "true"
+
+
+def config_problem(configs: dict[str, str]) -> str | None:
+    """Kafka's `ConfigDef` message for a bad value of a modelled topic config, else None."""
+    value = configs.get("min.insync.replicas")
+    if value is not None:
+        if not value.strip().lstrip("-").isdigit():
+            return f"Invalid value {value} for configuration min.insync.replicas: Not a number of type INT"
+        if int(value) < 1:
+            return f"Invalid value {value} for configuration min.insync.replicas: Value must be at least 1"
+    value = configs.get("unclean.leader.election.enable")
+    if value is not None and value.strip().lower() not in ("true", "false"):
+        return (f"Invalid value {value} for configuration unclean.leader.election.enable: "
+                "Expected value to be either true or false")
+    return None
 
 
 class ItemResult(NamedTuple):
@@ -274,6 +294,9 @@ class Cluster:
                 raise ValueError(f"topic {name} already exists")
             if sorted(assignment) != list(range(len(assignment))) or not assignment:
                 raise ValueError("assignment must number partitions 0..N-1")
+            problem = config_problem(configs or {})
+            if problem:
+                raise ValueError(problem)
             partitions = []
             for pid in range(len(assignment)):
                 replicas = list(assignment[pid])
