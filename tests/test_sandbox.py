@@ -8,7 +8,7 @@ import time
 
 import pytest
 from kafka.admin import KafkaAdminClient
-from kafka.errors import KafkaTimeoutError
+from kafka.errors import KafkaTimeoutError, UnsupportedVersionError
 from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
@@ -378,3 +378,10 @@ def test_admin_client_cannot_reach_a_stopped_cluster() -> None:
     sb.stop()
     with pytest.raises(KafkaTimeoutError):
         KafkaAdminClient(bootstrap_servers=address, bootstrap_timeout_ms=500, request_timeout_ms=500)
+
+
+def test_clients_recognise_the_emulated_broker_version(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    assert admin._manager.broker_version == ((4, 1) if sb.mode == "kraft" else (3, 9))
+    with pytest.raises(UnsupportedVersionError):  # advertised like a real broker, not modelled
+        admin.list_groups()
+    assert admin.describe_cluster()["controller_id"] == sb.controller_id  # the connection stays usable
