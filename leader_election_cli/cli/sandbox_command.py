@@ -93,9 +93,10 @@ def _sandbox(o: dict[str, Any]) -> int:
             raise InputError(f"cannot listen on the sandbox ports: {e.strerror or e}",
                              "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
         build(sb, o["scenario"], o["topics"], o["partitions"], rf)
+        show(sb, o, users)  # before the ready file: what it prints is the state clients first meet
+        sys.stdout.flush()
         if ready is not None:
             write_ready_file(ready, sb)
-        show(sb, o, users)
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
     finally:
