@@ -246,8 +246,12 @@ def _jaas_tokens(text: str) -> Iterator[tuple[str, str | None]]:
             i += 1
 
 
+_LINE_END = re.compile(r"[\r\n]")
+_OCTAL_ESCAPE = re.compile(r"[0-3][0-7]{0,2}|[4-7][0-7]?")  # \377 at most, as StreamTokenizer reads them
+
+
 def _end_of_line(text: str, i: int) -> int:
-    match = re.compile(r"[\r\n]").search(text, i)
+    match = _LINE_END.search(text, i)
     return match.start() if match else len(text)
 
 
@@ -265,7 +269,7 @@ def _quoted(text: str, i: int, quote: str) -> tuple[str, int]:
             i += 1
             continue
         escape = text[i + 1]
-        octal = re.compile(r"[0-3][0-7]{0,2}|[4-7][0-7]?").match(text, i + 1)
+        octal = _OCTAL_ESCAPE.match(text, i + 1)
         if octal:
             out.append(chr(int(octal.group(), 8)))
             i = octal.end()
@@ -308,7 +312,7 @@ def load_client_settings(path: str | None, timeout_override_ms: int | None = Non
     if path is None:
         return ClientSettings.default().bounded_by(timeout_override_ms)
     source = _shown(path)
-    entries = read_properties(_read_text(path, "the config file", "--command-config"), source)
+    entries = read_properties(_read_text(path, "the config file", "--command-config (or --admin.config)"), source)
     return settings_from_properties({key: value for _, key, value in entries}, source,
                                     _key_warnings(entries, source)).bounded_by(timeout_override_ms)
 

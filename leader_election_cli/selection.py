@@ -136,7 +136,7 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
                                          ("election-type", o.election_type is None)) if absent]
     if missing:
         raise InputError("Missing required option(s): " + ", ".join(missing),
-                         hint=" and ".join(_MISSING_HINTS[name] for name in missing) + ".")
+                         hint="Give " + " and ".join(_MISSING_HINTS[name] for name in missing) + ".")
     if o.bootstrap_server is not None and o.zookeeper is not None:  # the old preferred-replica tool's rule
         raise InputError("Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided",
                          hint="Drop --zookeeper: it is deprecated (KIP-183) and --bootstrap-server does the same.")
@@ -176,8 +176,8 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
                            warnings=warnings)
 
 
-_MISSING_HINTS = {"bootstrap-server": "give --bootstrap-server HOST:PORT",
-                  "election-type": "give --election-type preferred|unclean"}
+_MISSING_HINTS = {"bootstrap-server": "--bootstrap-server HOST:PORT",
+                  "election-type": "--election-type preferred|unclean"}
 
 
 def _parse_election_type(text: str | None) -> ElectionType:
@@ -295,7 +295,8 @@ def _validator() -> Any:
     import jsonschema
 
     schema = json.loads(files("leader_election_cli").joinpath("schemas/election-file.schema.json").read_text("utf-8"))
-    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int)
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer",
+                                                                     lambda _checker, value: type(value) is int)
     return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(schema)
 
 
@@ -411,3 +412,43 @@ def _check_duplicates(path: str, partitions: tuple[TopicPartition, ...]) -> None
     raise InputError(f"Replica election data contains duplicate partitions: [{listed}] "
                      f"({shown(path)}: $.partitions[{again}] repeats $.partitions[{first}])",
                      hint="List each partition once.")
+
+
+# -- the prefer file (kafka-leaders prefer --path-to-json-file) ---------------------------------------
+
+_PREFER_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "leader": 2}]}.'
+
+
+def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
+    """(partition, broker that should lead it) pairs of a prefer file, in file order, each partition once."""
+    from jsonschema.exceptions import best_match
+
+    document = _parse(path, _read(path))
+    error = best_match(_prefer_validator().iter_errors(document))
+    if error is not None:
+        where = tuple(error.absolute_path)
+        if where and where[-1] == "topic" and isinstance(error.instance, str):
+            problem = topic_problem(error.instance)
+        elif where and where[-1] == "leader" and error.validator in ("minimum", "maximum"):
+            problem = f"{error.instance} is not a broker id (0 to {MAX_PARTITION})"
+        else:
+            problem = _problem(error)
+        raise InputError(f"Invalid prefer file {shown(path)} at {_json_path(where)}: {problem}",
+                         hint=_PREFER_FORMAT_HINT)
+    pairs = tuple((TopicPartition(e["topic"], e["partition"]), e["leader"]) for e in document["partitions"])
+    first_seen: dict[TopicPartition, int] = {}
+    for index, (tp, _) in enumerate(pairs):
+        first = first_seen.setdefault(tp, index)
+        if first != index:
+            raise InputError(f"Prefer file {shown(path)} names {shown(str(tp))} twice: $.partitions[{index}] "
+                             f"repeats $.partitions[{first}]", hint="List each partition once, with its leader.")
+    return pairs
+
+
+@functools.cache
+def _prefer_validator() -> Any:
+    """The prefer file schema's validator, with the same strict integer type as the election file's."""
+    from importlib.resources import files
+
+    schema = json.loads(files("leader_election_cli").joinpath("schemas/prefer-file.schema.json").read_text("utf-8"))
+    return type(_validator())(schema)

@@ -97,7 +97,8 @@ def test_unknown_security_protocol(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_client_settings(str(tmp_path / "nope.properties"))
-    assert caught.value.message == f"Unable to read the config file {tmp_path}/nope.properties: No such file or directory"
+    assert caught.value.message == (f"Unable to read the config file {tmp_path}/nope.properties: "
+                                    "No such file or directory")
 
 
 # -- SASL ------------------------------------------------------------------------------------------------

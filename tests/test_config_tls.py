@@ -159,7 +159,8 @@ def continued(pem: str) -> str:
 # -- trust ----------------------------------------------------------------------------------------------
 
 def test_pem_truststore_verifies_the_broker_and_its_host_name(tmp_path: Path, pki: Pki) -> None:
-    settings = settings_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={pki.ca}")
+    settings = settings_of(tmp_path, "security.protocol=SSL\nssl.truststore.type=PEM\n"
+                                     f"ssl.truststore.location={pki.ca}")
     assert settings.ssl_context.verify_mode == ssl.CERT_REQUIRED and settings.ssl_context.check_hostname
     with tls_server(pki) as (port, _):
         assert handshake(settings, port, "localhost") == b"ok"
@@ -235,7 +236,8 @@ def test_the_temporary_key_file_is_removed_when_loading_fails(tmp_path: Path, pk
 
 
 def test_an_encrypted_key_without_its_password(tmp_path: Path, pki: Pki) -> None:
-    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location={pki.client_store}")
+    error = error_of(tmp_path, "security.protocol=SSL\nssl.keystore.type=PEM\n"
+                               f"ssl.keystore.location={pki.client_store}")
     assert error.message == (f"The private key in ssl.keystore.location {pki.client_store} is encrypted, but "
                              "ssl.key.password is not set")
 

@@ -192,8 +192,8 @@ def test_deeply_nested_and_huge_numbers_are_input_errors(tmp_path: Path) -> None
 # -- properties ------------------------------------------------------------------------------------------
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-2**40, max_value=2**40) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers(min_value=-2**40, max_value=2**40)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
     max_leaves=8)
 topics = st.one_of(st.text(alphabet=LEGAL_CHARS, min_size=1, max_size=12), st.sampled_from([".", "..", ""]),
