@@ -106,3 +106,17 @@ def test_broker_down_and_leaderless(mode: str) -> None:
         assert elect(live, PREFERRED, {"topic-1": [0, 3]}) == {80}
         assert elect(live, UNCLEAN, {"topic-1": [0, 3]}) == {0}
         assert not summarize(sb).leaderless
+
+
+def test_run_elects_against_the_sandbox_and_passes_the_exit_code_on() -> None:
+    drop_in = f"{sys.executable} -m leader_election_cli --bootstrap-server {{bootstrap}} " \
+              "--election-type preferred --all-topic-partitions --output json"
+    done = subprocess.run([*RUN, "--scenario", "imbalanced", "--run", drop_in], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout[done.stdout.index("{\n"):])
+    outcomes = {p["outcome"] for p in report["partitions"]}
+    assert report["summary"]["elected"] > 0 and outcomes <= {"elected", "already_elected"}
+    failing = subprocess.run([*RUN, "--scenario", "broker-down", "--run", drop_in.replace("json", "text")],
+                             capture_output=True, text=True, timeout=120)
+    assert failing.returncode == 1 and "replica(s) could not be elected" in failing.stderr

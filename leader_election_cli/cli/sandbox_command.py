@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -20,7 +22,9 @@ Examples:
   kafka-leaders sandbox --scenario imbalanced
   kafka-leaders sandbox --mode zk --brokers 5 --topics 3 --partitions 12 --scenario broker-down
   kafka-leaders sandbox --sasl-user admin:admin-secret --tls --ready-file /tmp/sandbox.json
-Then, in another terminal:
+  kafka-leaders sandbox --scenario imbalanced --run 'kafka-leader-election --bootstrap-server {bootstrap}
+      --election-type preferred --all-topic-partitions'
+Otherwise, in another terminal:
   kafka-leader-election --bootstrap-server 127.0.0.1:PORT --election-type preferred --all-topic-partitions"""
 
 SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: a third of the leaders "
@@ -47,6 +51,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: a
 @click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
 @click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
+@click.option("--run", "command", metavar="COMMAND",
+              help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
+                   "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")
 @click.option("--debug", is_flag=True, help="Log every connection problem the brokers see.")
 def sandbox(**options: Any) -> None:
     """Run a local simulated Kafka cluster on the real wire protocol; point any Kafka tool at it.
@@ -97,6 +104,9 @@ def _sandbox(o: dict[str, Any]) -> int:
         sys.stdout.flush()
         if ready is not None:
             write_ready_file(ready, sb)
+        if o["command"]:
+            return run_against(sb, o["command"])
+        click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
     finally:
@@ -106,6 +116,18 @@ def _sandbox(o: dict[str, Any]) -> int:
         if ready is not None:
             ready.unlink(missing_ok=True)
     return 0
+
+
+def run_against(sb: Any, command: str) -> int:
+    """Run one command against the running sandbox and return its exit code."""
+    argv = shlex.split(command.replace("{bootstrap}", sb.bootstrap_servers))
+    if not argv:
+        raise InputError("--run needs a command", "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
+    click.echo(f"$ {shlex.join(argv)}", err=True)
+    try:
+        return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
+    except OSError as e:
+        raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
 
 
 def write_ready_file(path: Path, sb: Any) -> None:
@@ -156,4 +178,4 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
         if names:
             shown = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
             console.print(f"{len(names)} partition(s) {label}: {shown}", soft_wrap=True)
-    console.print("Serving until Ctrl-C or SIGTERM.")
+
