@@ -29,11 +29,6 @@ class ElectionType(IntEnum):
     PREFERRED = 0
     UNCLEAN = 1
 
-    @classmethod
-    def parse(cls, text: str) -> "ElectionType":
-        """Kafka accepts `preferred`/`unclean` in any case."""
-        return cls[text.strip().upper()]
-
 
 class ControllerMode(str, Enum):
     KRAFT = "kraft"
