@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +22,7 @@ from leader_election_cli.sandbox import Sandbox
 pytestmark = pytest.mark.zookeeper
 
 ELECTION_PATH = "/admin/preferred_replica_election"
+KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")  # the installed console script
 
 
 @pytest.fixture
@@ -163,3 +168,24 @@ def test_stopping_the_sandbox_removes_its_ephemeral_znodes(connect: str) -> None
 def test_zookeeper_needs_zk_mode(zookeeper_server: ZooKeeperServer) -> None:  # noqa: F811
     with pytest.raises(ValueError, match="mode='zk'"):
         Sandbox(brokers=1, mode="kraft", zookeeper=zookeeper_server.address)
+
+
+def test_the_sandbox_command_serves_the_zookeeper_path(connect: str) -> None:
+    election = [sys.executable, "-m", "leader_election_cli", "--zookeeper", connect, "--election-type", "preferred",
+                "--all-topic-partitions", "--output", "text"]
+    completed = subprocess.run(
+        [KAFKA_LEADERS, "sandbox", "--mode", "zk", "--zookeeper", connect,
+         "--topics", "1", "--partitions", "6", "--scenario", "imbalanced", "--run", shlex.join(election)],
+        capture_output=True, text=True, timeout=90)
+    assert completed.returncode == 0, completed.stderr
+    assert f"ZooKeeper: {connect}" in completed.stdout
+    assert "Successfully completed leader election (PREFERRED) for partitions" in completed.stdout
+    assert "--zookeeper is deprecated" in completed.stderr
+
+
+def test_the_sandbox_command_needs_zk_mode_for_zookeeper(zookeeper_server: ZooKeeperServer) -> None:  # noqa: F811
+    completed = subprocess.run(
+        [KAFKA_LEADERS, "sandbox", "--zookeeper", zookeeper_server.address],
+        capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 2
+    assert "--zookeeper needs --mode zk" in completed.stderr

@@ -37,6 +37,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: a
 @click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")
+@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+              help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
+                   "started through it (kafka-leader-election --zookeeper).")
 @click.option("--topics", type=click.IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
 @click.option("--partitions", type=click.IntRange(1, 1_000_000), default=6, show_default=True,
               help="Partitions per topic.")
@@ -89,7 +92,10 @@ def _sandbox(o: dict[str, Any]) -> int:
                          "Lower --replication-factor or raise --brokers.")
     if o["port_base"] and o["port_base"] + o["brokers"] - 1 > 65535:
         raise InputError(f"--port-base {o['port_base']} leaves no room for {o['brokers']} brokers below 65536")
-    sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"])
+    if o["zookeeper"] and o["mode"] != "zk":
+        raise InputError("--zookeeper needs --mode zk", "Only ZooKeeper-mode clusters keep their state in ZooKeeper.")
+    sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
+                 zookeeper=o["zookeeper"])
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     ready = Path(o["ready_file"]) if o["ready_file"] else None
@@ -158,6 +164,8 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
     summary = summarize(sb)
     console.print(f"Kafka sandbox: {len(sb.brokers)} brokers, {sb.mode} mode, scenario {o['scenario']}")
     console.print(f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]", soft_wrap=True)
+    if o["zookeeper"]:
+        console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)
     if sb.security_protocol != "PLAINTEXT":
         detail = [f"security.protocol={sb.security_protocol}"]
         if users:
