@@ -208,6 +208,15 @@ class Cluster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def restart_timeout(self) -> None:
+        """Give the next requests a whole API timeout again (each batch of a long election gets one)."""
+        self._deadline = time.monotonic() + self._settings.api_timeout_ms / 1000
+
+    def reconnect(self) -> None:
+        """After a lost connection: find the controller again (kafka-python reopens the connections)."""
+        self._controller_id = None
+        self._controller()
+
     # -- low level -------------------------------------------------------------------------------
 
     def _remaining_ms(self) -> int:
@@ -270,11 +279,14 @@ class Cluster:
         return state
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
-        """Add ELR and last-known ELR where the brokers report them (DescribeTopicPartitions, 3.8+)."""
-        if self.max_version(DescribeTopicPartitionsRequest.API_KEY) is None or not state.partitions:
+        return self.add_elr(state, state.topics())
+
+    def add_elr(self, state: ClusterState, topics: Iterable[str]) -> ClusterState:
+        """Add ELR and last-known ELR of `topics` where the brokers report them (DescribeTopicPartitions, 3.8+)."""
+        topics = sorted(topics)
+        if self.max_version(DescribeTopicPartitionsRequest.API_KEY) is None or not topics:
             return state
         partitions = dict(state.partitions)
-        topics = sorted(state.topics())
         cursor = None
         for _ in range(len(partitions) + 1):  # bounded: each page holds at least one partition
             request = DescribeTopicPartitionsRequest(
