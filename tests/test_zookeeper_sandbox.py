@@ -165,6 +165,23 @@ def test_stopping_the_sandbox_removes_its_ephemeral_znodes(connect: str) -> None
         client.close()
 
 
+def test_a_reused_chroot_holds_only_the_running_cluster(connect: str) -> None:
+    with Sandbox(brokers=3, mode="zk", zookeeper=connect) as first:
+        first.create_topic("earlier", assignment={0: [1, 2]})
+    with Sandbox(brokers=2, mode="zk", zookeeper=connect) as second:
+        second.create_topic("now", assignment={0: [2, 1]})
+        client = KazooClient(hosts=connect)
+        client.start(timeout=10)
+        try:
+            assert client.get_children("/brokers/topics") == ["now"]
+            assert client.get_children("/config/topics") == ["now"]
+            assert sorted(client.get_children("/brokers/ids")) == ["1", "2"]
+            assert read(client, "/cluster/id")["id"] == second.cluster.cluster_id
+        finally:
+            client.stop()
+            client.close()
+
+
 def test_zookeeper_needs_zk_mode(zookeeper_server: ZooKeeperServer) -> None:  # noqa: F811
     with pytest.raises(ValueError, match="mode='zk'"):
         Sandbox(brokers=1, mode="kraft", zookeeper=zookeeper_server.address)

@@ -28,6 +28,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -66,7 +67,7 @@ def _now_ms() -> str:
     return str(int(time.time() * 1000))
 
 
-def kafka_uuid(value: Any) -> str:
+def kafka_uuid(value: uuid.UUID) -> str:
     """Kafka's `Uuid.toString`: URL-safe base64 of the 16 bytes, without padding."""
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
 
@@ -124,6 +125,7 @@ class ZooKeeperController:
         self._wake.set()
 
     def _register(self) -> None:
+        """Kafka's top-level paths and cluster id, then the whole cluster (and every change after it)."""
         self._client.add_listener(self._on_state)
         for path in TOP_LEVEL_PATHS:
             self._client.ensure_path(path)
@@ -181,28 +183,39 @@ class ZooKeeperController:
         }
 
     def _write(self, new: dict[str, Any]) -> None:
-        old = self._written
-        if not old:
-            self._controller_epoch += 1  # a fresh session: the controller registers anew
-        # after a lost session, ZooKeeper itself says which registrations are left
-        brokers_old = old["brokers"] if old else {
-            int(b): None for b in self._client.get_children_async(BROKER_IDS_PATH).get(timeout=WRITE_TIMEOUT)}
-        gone = [b for b in brokers_old if b not in new["brokers"]]
-        self._await([self._client.delete_async(f"{BROKER_IDS_PATH}/{b}") for b in gone], missing_ok=True)
+        """Brokers, then the controller, then topics and partition states, as Kafka writes them."""
+        fresh = not self._written
+        old = self._written or self._left_in_zookeeper()
+        if fresh:
+            self._controller_epoch += 1  # a new session: the controller registers anew
+        registering = {b: address for b, address in new["brokers"].items() if old["brokers"].get(b, ()) != address}
+        # a stopped broker's registration goes; so does one left by an earlier session, before registering again
+        self._await([self._client.delete_async(f"{BROKER_IDS_PATH}/{b}") for b in old["brokers"]
+                     if b not in new["brokers"] or b in registering], missing_ok=True)
         self._await([self._client.create_async(f"{BROKER_IDS_PATH}/{b}", self._registration(b, address),
-                                               ephemeral=True)
-                     for b, address in new["brokers"].items() if brokers_old.get(b, ()) != address])
+                                               ephemeral=True) for b, address in registering.items()])
         if new["controller"] != old.get("controller"):
-            self._move_controller(new["controller"], fresh=not old)
-        topics_old = old.get("topics", {})
-        changed = {name: topic for name, topic in new["topics"].items() if topics_old.get(name) != topic}
+            self._move_controller(new["controller"], fresh)
+        for name in old["topics"].keys() - new["topics"].keys():  # an earlier run's topics in a reused chroot
+            self._client.delete(f"{TOPICS_PATH}/{name}", recursive=True)
+            self._await([self._client.delete_async(f"{TOPIC_CONFIGS_PATH}/{name}")], missing_ok=True)
+        changed = {name: topic for name, topic in new["topics"].items() if old["topics"].get(name) != topic}
         self._put({f"{TOPICS_PATH}/{name}": _json(document) for name, (document, _) in changed.items()})
         self._put({f"{TOPIC_CONFIGS_PATH}/{name}": _json({"version": 1, "config": configs})
                    for name, (_, configs) in changed.items()})
         states_old = old.get("states", {})
-        self._put({state_path(TopicPartition(*tp)): _json({"controller_epoch": self._controller_epoch, "leader": leader,
-                                               "version": 1, "leader_epoch": epoch, "isr": list(isr)})
+        self._put({state_path(TopicPartition(*tp)): _json({"controller_epoch": self._controller_epoch,
+                                                           "leader": leader, "version": 1, "leader_epoch": epoch,
+                                                           "isr": list(isr)})
                    for tp, (leader, epoch, isr) in new["states"].items() if states_old.get(tp) != (leader, epoch, isr)})
+
+    def _left_in_zookeeper(self) -> dict[str, Any]:
+        """What a new session finds registered, content unknown (None), so that all of it is rewritten."""
+        def children(path: str) -> list[str]:
+            return self._client.get_children_async(path).get(timeout=WRITE_TIMEOUT)
+
+        return {"brokers": {int(b): None for b in children(BROKER_IDS_PATH)},
+                "topics": {name: None for name in children(TOPICS_PATH)}}
 
     def _move_controller(self, broker: int, fresh: bool) -> None:
         if not fresh:
