@@ -19,6 +19,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",
                 "Analyze leadership over many snapshots on Spark; write election plans."),
+    "prefer": ("leader_election_cli.cli.moves_command:prefer", "Make a chosen replica the leader of a partition."),
+    "demote": ("leader_election_cli.cli.moves_command:demote", "Move leadership off a broker (before maintenance)."),
+    "restore": ("leader_election_cli.cli.moves_command:restore", "Put back replica orders saved by prefer or demote."),
+    "status": ("leader_election_cli.cli.balance_command:status", "Show leadership balance per broker and partition health."),
+    "rebalance": ("leader_election_cli.cli.balance_command:rebalance", "Elect preferred leaders where a broker is unbalanced (cron)."),
 }
 
 

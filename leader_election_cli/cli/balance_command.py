@@ -1,0 +1,179 @@
+"""`kafka-leaders status` (how unbalanced leadership is) and `rebalance` (the cron job that fixes it)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import click
+
+from leader_election_cli.cli.common import Command, configure_logging, fail, run, verbatim
+from leader_election_cli.cli.moves_command import (
+    DEFAULT_BATCH_SIZE,
+    bootstrap_servers,
+    client_settings,
+    connected,
+    connection_options,
+    output_option,
+    resolved_output,
+)
+from leader_election_cli.errors import EXIT_CODE_HELP, CliError, ExitCode, InputError
+
+_SETTINGS = {"max_content_width": 100}
+
+IMBALANCE_NOTE = """\
+A broker's imbalance ratio is Kafka's (leader.imbalance.per.broker.percentage): of the partitions whose
+preferred replica it is, the share led by another broker or by none."""
+
+# -- status -------------------------------------------------------------------------------------------
+
+STATUS_EXAMPLES = """\
+Examples:
+  kafka-leaders status --bootstrap-server localhost:9092
+  kafka-leaders status --fail-above 10 --output json     (with KAFKA_BOOTSTRAP_SERVERS set)"""
+
+
+@click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
+               context_settings=_SETTINGS)
+@connection_options
+@click.option("--fail-above", type=click.FloatRange(0, 100), metavar="PCT",
+              help="Exit 1 when any broker's imbalance ratio is above PCT percent (for monitoring).")
+@output_option
+def status(**o: Any) -> None:
+    """Show leadership balance: per broker, the partitions it leads, those it is the preferred replica
+    for and its imbalance ratio; for the cluster, partitions not led by their preferred replica,
+    under-replicated, under min.insync.replicas, leaderless or offline, and pending reassignments."""
+    sys.exit(run(lambda: _status(o), o["debug"]))
+
+
+def _status(o: dict[str, Any]) -> int:
+    from leader_election_cli import render_balance
+    from leader_election_cli.status import status_report
+
+    configure_logging(o["debug"])
+    servers = bootstrap_servers(o)
+    output = resolved_output(o["output"])
+    settings = client_settings(o)
+    with connected(servers, settings) as cluster:
+        state = cluster.describe(with_configs=True, with_reassignments=True)
+    report = status_report(state, o["fail_above"])
+    if output == "json":
+        render_balance.write_json(render_balance.status_document(report), sys.stdout)
+    else:
+        render_balance.render_status_table(report, sys.stdout)
+    return int(report.exit_code)
+
+
+# -- rebalance ----------------------------------------------------------------------------------------
+
+REBALANCE_EXAMPLES = """\
+Examples:
+  kafka-leaders rebalance --bootstrap-server localhost:9092 --dry-run -v
+  crontab, every 5 minutes (silent unless something was done):
+  */5 * * * * KAFKA_BOOTSTRAP_SERVERS=kafka1:9092 kafka-leaders rebalance --threshold 10 \\
+      --audit-log /var/log/kafka-leaders/rebalance.jsonl \\
+      --metrics-file /var/lib/node_exporter/textfile/kafka_leaders.prom --output table"""
+
+
+@click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
+               context_settings=_SETTINGS)
+@connection_options
+@click.option("--threshold", type=click.FloatRange(0, 100), default=10, show_default=True, metavar="PCT",
+              help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+              metavar="N", help="Elect at most N partitions per request.")
+@click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="Pause between batches.")
+@click.option("--dry-run", is_flag=True, help="Show what would be elected; send nothing (and take no lock).")
+@click.option("--lock-file", metavar="PATH",
+              help="Lock against overlapping runs; held by another run: exit 5 (default: one per cluster in the "
+                   "system temp directory).")
+@click.option("--audit-log", metavar="FILE", help="Append one JSON line per run: what was found, what was done.")
+@click.option("--metrics-file", metavar="FILE",
+              help="Write Prometheus text-format metrics of the run (e.g. for node_exporter's textfile collector).")
+@click.option("-v", "--verbose", is_flag=True, help="Report even when there is nothing to do.")
+@output_option
+def rebalance(**o: Any) -> None:
+    """Elect the preferred replica where leadership is unbalanced: the cron job.
+
+    When any broker's imbalance ratio is above the threshold, elect the preferred replica of the
+    partitions that can take it (preferred replica alive and in sync, no reassignment pending) whose
+    preferred broker is above the threshold, in batches, as Kafka's own automatic rebalance does.
+    Silent when there is nothing to do, unless -v.
+    """
+    sys.exit(run(lambda: _rebalance(o), o["debug"]))
+
+
+def _rebalance(o: dict[str, Any]) -> int:
+    from leader_election_cli import status
+    from leader_election_cli.lock import default_lock_path, exclusive_lock
+
+    configure_logging(o["debug"])
+    servers = bootstrap_servers(o)
+    output = resolved_output(o["output"])
+    audit_log = _output_file(o["audit_log"], "--audit-log")
+    metrics_file = _output_file(o["metrics_file"], "--metrics-file")
+    lock_path = Path(o["lock_file"]) if o["lock_file"] else default_lock_path(servers)
+    settings = client_settings(o)
+    outcome = status.RebalanceRun(o["threshold"], o["dry_run"])
+    error: CliError | None = None
+    lock_held = False
+    try:
+        # A dry run sends nothing, so it takes no lock and never waits on a real run.
+        lock = nullcontext() if o["dry_run"] else exclusive_lock(lock_path)
+        with lock, connected(servers, settings) as cluster:
+            status.rebalance(cluster, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
+                             batch_interval=o["batch_interval"], run=outcome)
+    except CliError as exc:
+        lock_held = exc.exit_code == ExitCode.REFUSED
+        outcome.fail(exc.exit_code, exc.message)
+        error = exc
+    except KeyboardInterrupt:
+        outcome.fail(ExitCode.INTERRUPTED, "Interrupted.")
+        error = CliError("Interrupted.", exit_code=ExitCode.INTERRUPTED)
+    written = _record(outcome, servers, audit_log, None if lock_held else metrics_file)
+    if outcome.before is not None and (o["verbose"] or not outcome.nothing_to_do):
+        _render(outcome, output)
+    if error is not None:
+        raise error
+    return int(outcome.exit_code) if written else int(ExitCode.PARTITION_FAILED)
+
+
+def _output_file(path: str | None, option: str) -> Path | None:
+    """A file this run will write: checked before anything is sent."""
+    if path is None:
+        return None
+    file = Path(path)
+    if file.is_dir():
+        raise InputError(f"{option} {path} is a directory", hint=f"Give {option} a file path.")
+    if not file.parent.is_dir():
+        raise InputError(f"{option} {path}: the directory {file.parent} does not exist",
+                         hint="Create the directory first.")
+    return file
+
+
+def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
+    """Append the audit line and write the metrics; False (and a one-line message) if either fails."""
+    from leader_election_cli import status
+
+    try:
+        if audit_log is not None:
+            status.append_audit_line(audit_log, status.audit_record(outcome, servers))
+        if metrics_file is not None:
+            status.write_metrics(metrics_file, outcome)
+    except OSError as exc:
+        fail(f"Could not write {exc.filename or 'the audit log or metrics file'}: {exc.strerror or exc}",
+             "Check the --audit-log and --metrics-file paths.")
+        return False
+    return True
+
+
+def _render(outcome: Any, output: str) -> None:
+    from leader_election_cli import render_balance
+
+    if output == "json":
+        render_balance.write_json(render_balance.rebalance_document(outcome), sys.stdout)
+    else:
+        render_balance.render_rebalance_table(outcome, sys.stdout, sys.stderr)
