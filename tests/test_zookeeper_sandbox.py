@@ -153,6 +153,29 @@ def test_a_pending_election_waits_for_a_controller(sandbox: Sandbox, zk: KazooCl
     assert read(zk, "/controller")["brokerid"] == 2
 
 
+def test_an_expired_session_is_registered_again(sandbox: Sandbox, zk: KazooClient,
+                                                zookeeper_server: ZooKeeperServer) -> None:  # noqa: F811
+    owner = zk.exists("/brokers/ids/1").ephemeralOwner
+    session_id, password = sandbox._zookeeper._client.client_id
+    # ZooKeeper's way to expire a session: a second client with its id and password closes it
+    impostor = KazooClient(hosts=zookeeper_server.address, client_id=(session_id, password))
+    impostor.start(timeout=10)
+    impostor.stop()
+    impostor.close()
+
+    def registered_again() -> bool:
+        stat = zk.exists("/brokers/ids/1")
+        return stat is not None and stat.ephemeralOwner != owner
+
+    assert wait_until(registered_again)
+    sandbox.set_leader("t1", 0, 2)  # returns once the re-registration in progress is complete
+    assert sorted(zk.get_children("/brokers/ids")) == ["1", "2", "3"]
+    assert zk.get("/controller_epoch")[0] == b"2"  # the controller registered anew
+    zk.create(ELECTION_PATH, b'{"version":1,"partitions":[{"topic":"t1","partition":0}]}')
+    assert wait_until(lambda: zk.exists(ELECTION_PATH) is None)  # the new session watches the znode again
+    assert state(zk, "t1", 0)["leader"] == 1
+
+
 def test_stopping_the_sandbox_removes_its_ephemeral_znodes(connect: str) -> None:
     with Sandbox(brokers=2, mode="zk", zookeeper=connect):
         pass
