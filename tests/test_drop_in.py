@@ -156,3 +156,22 @@ def test_python_dash_m_runs_the_drop_in() -> None:
     done = subprocess.run([sys.executable, "-m", "leader_election_cli", "--version"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and "kafka-leader-election" in done.stdout
+
+
+def test_unclean_against_an_elect_leaders_v0_cluster_is_refused_before_sending(sb: Sandbox) -> None:
+    sb.set_max_version(ELECT_LEADERS, 0)
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                           "--all-topic-partitions", "--output", "text")
+    assert (code, out) == (2, "")
+    assert err.startswith("Unclean election is not supported by this cluster: its brokers only speak ElectLeaders v0")
+    assert sb.request_count(ELECT_LEADERS) == 0
+
+
+def test_not_controller_is_refreshed_and_retried() -> None:
+    with Sandbox(brokers=3, mode="zk") as sb:
+        sb.create_topic("t1", assignment={0: [1, 2, 3]})
+        sb.set_leader("t1", 0, 2)
+        sb.fail_next(ELECT_LEADERS, 41)  # as a broker that just lost the controllership answers
+        code, out, _ = preferred(sb, "--topic", "t1", "--partition", "0")
+        assert (code, out) == (0, "Successfully completed leader election (PREFERRED) for partitions t1-0\n")
+        assert sb.request_count(ELECT_LEADERS) == 2
