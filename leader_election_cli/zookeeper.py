@@ -21,6 +21,7 @@ hanging ensemble can never block the command.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import warnings
@@ -46,6 +47,7 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
+from leader_election_cli.selection import shown
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -58,22 +60,23 @@ CONTROLLER_PATH = "/controller"
 MAX_ELECTION_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and connection timeouts
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
+_SERVER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?")  # host, [IPv6], optional port
 MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 
 
 def parse_connect_string(connect: str) -> str:
-    """Check `host:port[,host:port...][/chroot]` and return it normalized (no spaces, no `/` chroot)."""
-    text = connect.strip()
-    hosts, slash, chroot = text.partition("/")
+    """Check `host[:port][,host[:port]...][/chroot]`; return it without spaces (and without a bare `/`)."""
     hint = "Give --zookeeper as host:port[,host:port...][/chroot], for example zk1:2181,zk2:2181/kafka."
-    if slash and chroot and (chroot.endswith("/") or "//" in chroot):
-        raise InputError(f"Invalid ZooKeeper chroot '/{chroot}': it must not end with '/' or contain '//'", hint)
-    servers = [s.strip() for s in hosts.split(",")]
+    hosts, _, chroot = connect.strip().partition("/")
+    servers = [server.strip() for server in hosts.split(",")]
     for server in servers:
-        host, colon, port = server.rpartition(":") if not server.endswith("]") else (server, "", "")
-        if not server or not host or (colon and not (port.isdigit() and 0 < int(port) < 65536)):
-            raise InputError(f"Invalid ZooKeeper server '{server}' in --zookeeper {connect!r}", hint)
+        match = _SERVER.fullmatch(server)
+        if not match or (match.group(1) is not None and not 0 < int(match.group(1)) < 65536):
+            raise InputError(f"Invalid ZooKeeper server '{shown(server)}' in --zookeeper '{shown(connect)}'", hint)
+    if chroot and any(part in ("", ".", "..") or not part.isprintable() for part in chroot.split("/")):
+        raise InputError(f"Invalid ZooKeeper chroot '/{shown(chroot)}': its path elements must not be empty, "
+                         "'.' or '..'", hint)
     return ",".join(servers) + (f"/{chroot}" if chroot else "")
 
 
@@ -243,7 +246,8 @@ def state_path(tp: TopicPartition) -> str:
     return f"{TOPICS_PATH}/{tp.topic}/partitions/{tp.partition}/state"
 
 
-def read_states(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]]) -> dict[TopicPartition, PartitionState]:
+def read_states(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]],
+                ) -> dict[TopicPartition, PartitionState]:
     """Each partition's leader and ISR from its state znode (no leader, empty ISR when it has none)."""
     contents = zk.read([state_path(tp) for tp in assignments], "reading partition states")
     states = {}

@@ -16,13 +16,24 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 from zk_server import ZooKeeperServer, free_port, start_zookeeper, zookeeper_server  # noqa: F401 (fixture)
 
 from leader_election_cli.cli.drop_in import command
+from leader_election_cli.errors import InputError
+from leader_election_cli.model import TopicPartition
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.zookeeper import ELECTION_PATH
+from leader_election_cli.zookeeper import (
+    ELECTION_PATH,
+    MAX_ELECTION_BYTES,
+    Deadline,
+    ZooKeeper,
+    parse_connect_string,
+    start_election,
+)
 
 pytestmark = pytest.mark.zookeeper
 
@@ -220,6 +231,13 @@ def test_an_acl_refusal_writes_nothing(sandbox: Sandbox, connect: str, zk: Kazoo
     assert leaders(sandbox)["t1-0"] == 2
 
 
+def test_an_election_too_large_for_one_znode_is_refused(connect: str, zk: KazooClient) -> None:
+    partitions = [TopicPartition("t" * 200, p) for p in range(MAX_ELECTION_BYTES // 200)]
+    with ZooKeeper.session(connect, Deadline(10)) as session, pytest.raises(InputError, match="more than ZooKeeper"):
+        start_election(session, partitions)
+    assert zk.exists(ELECTION_PATH) is None
+
+
 # -- waiting that cannot finish ----------------------------------------------------------------------
 
 def test_no_controller_times_out_and_says_the_election_was_started(no_controller: Sandbox, connect: str,
@@ -295,3 +313,24 @@ def test_refused_before_connecting(args: list[str], message: str) -> None:
     assert result.exit_code == 2
     assert message in result.stderr
     assert result.stdout == ""
+
+
+hosts = st.tuples(st.from_regex(r"[a-z0-9][a-z0-9.-]{0,20}", fullmatch=True),
+                  st.none() | st.integers(1, 65535)).map(lambda h: h[0] if h[1] is None else f"{h[0]}:{h[1]}")
+chroots = st.none() | st.lists(st.from_regex(r"[A-Za-z0-9_.-]{1,10}", fullmatch=True).filter(
+    lambda part: part not in (".", "..")), min_size=1, max_size=3)
+
+
+@given(st.lists(hosts, min_size=1, max_size=4), chroots)
+def test_valid_connect_strings_are_kept(servers: list[str], chroot: list[str] | None) -> None:
+    connect = ",".join(servers) + ("/" + "/".join(chroot) if chroot else "")
+    assert parse_connect_string(connect) == connect
+    assert parse_connect_string(" , ".join(servers) + ("/" + "/".join(chroot) if chroot else "")) == connect
+
+
+@given(st.text(max_size=60))
+def test_any_connect_string_is_accepted_or_refused_in_one_line(text: str) -> None:
+    try:
+        parse_connect_string(text)
+    except InputError as exc:
+        assert "\n" not in exc.message

@@ -259,7 +259,7 @@ class ZooKeeperController:
             except NoNodeError:
                 if not missing_ok:
                     raise
-            except NodeExistsError:  # an ephemeral znode of this very session, already there
+            except NodeExistsError:  # created in between: what was to be written is there
                 pass
 
     def _on_state(self, state: str) -> None:
