@@ -1,9 +1,10 @@
-"""Execution: send an election in batches and record every partition's outcome.
+"""Execution: send an election in batches and record every partition's outcome; or predict it.
 
-Batches go one at a time. POLICY_VIOLATION (a KRaft controller refusing a request that would change
-more than 10,000 partitions) splits the batch in halves and retries; NOT_CONTROLLER is retried by the
-cluster layer; Ctrl-C stops after the batch in flight. Whatever happens, the report lists every
-selected partition exactly once.
+Batches go one at a time, each with a whole API timeout. POLICY_VIOLATION (a KRaft controller refusing
+a request that would change more than 10,000 partitions) splits the batch in halves and retries;
+NOT_CONTROLLER is retried by the cluster layer; a lost connection reconnects once, and a second loss
+stops the run; Ctrl-C (or SIGTERM) stops after the batch in flight. Whatever happens, the report lists
+every selected partition exactly once.
 """
 
 from __future__ import annotations
@@ -11,24 +12,60 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import Cluster, ElectionResponse
-from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError
+from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, UnreachableError
 from leader_election_cli.model import (
     ClusterState,
+    ControllerMode,
     ElectionReport,
     ElectionType,
     Outcome,
     PartitionResult,
     TopicPartition,
 )
+from leader_election_cli.planning import Prediction, batches, is_preferred_leader, outcome_of, split_in_halves
 
 ProgressCallback = Callable[[int], None]  # called with the number of partitions just finished
+Answers = dict[TopicPartition, tuple[int, str | None]]  # partition -> (error code, broker's message)
+LEFT_OUT = "Already led by its preferred replica: left out of the request."
 _LEADER_SETTLE_READS = 5
 
+
+# -- before an election ----------------------------------------------------------------------------
+
+def led_by_preferred(state: ClusterState, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    """The partitions already led by their preferred replica: a preferred election needs not send them."""
+    known = state.partitions
+    return [tp for tp in partitions
+            if tp in known and is_preferred_leader(known[tp].leader, known[tp].replicas)]
+
+
+def read_for_prediction(cluster: Cluster, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
+    """One metadata read with what predicting needs besides.
+
+    A KRaft controller counts eligible leader replicas only where the ISR is empty, so they are read
+    only for topics with such a partition; unclean elections also read min.insync.replicas.
+    """
+    state = cluster.describe(with_configs=election_type is ElectionType.UNCLEAN)
+    if mode is ControllerMode.KRAFT:
+        state = cluster.add_elr(state, {tp.topic for tp, p in state.partitions.items() if not p.isr})
+    return state
+
+
+def dry_run_report(predictions: Sequence[Prediction], election_type: ElectionType, *,
+                   all_partitions: bool = False) -> ElectionReport:
+    """A plan as a report: every partition `predicted`, with the leader or the error it would get."""
+    results = [PartitionResult(p.tp, Outcome.PREDICTED, p.error_code, _error(p.error_code, p.message),
+                               p.leader_before, p.leader_after, p.unclean, p.below_min_isr)
+               for p in predictions]
+    return ElectionReport(election_type, results, dry_run=True, all_partitions=all_partitions)
+
+
+# -- the election ----------------------------------------------------------------------------------
 
 class _StopFlag:
     """Set by Ctrl-C (SIGINT) or SIGTERM while batches are being sent."""
@@ -56,48 +93,61 @@ def _stop_on_signals() -> Iterator[_StopFlag]:
             signal.signal(sig, old)
 
 
-def _outcome(code: int) -> Outcome:
-    if code == kafka_errors.NONE:
-        return Outcome.ELECTED
-    if code == kafka_errors.ELECTION_NOT_NEEDED:
-        return Outcome.ALREADY_ELECTED
-    return Outcome.FAILED
+class _Sender:
+    """Sends batches into one `answers` map: splits on POLICY_VIOLATION, reconnects once when cut off."""
 
+    def __init__(self, cluster: Cluster, election_type: ElectionType, answers: Answers):
+        self.cluster = cluster
+        self.election_type = election_type
+        self.answers = answers
+        self.reconnected = False
 
-def _send_with_split(cluster: Cluster, election_type: ElectionType, batch: list[TopicPartition],
-                     answers: dict[TopicPartition, tuple[int, str | None]]) -> None:
-    """Send one batch; on POLICY_VIOLATION send its halves instead (bounded by the batch's size)."""
-    response = cluster.elect(election_type, batch)
-    if response.error_code == kafka_errors.POLICY_VIOLATION and len(batch) > 1:
-        middle = len(batch) // 2
-        _send_with_split(cluster, election_type, batch[:middle], answers)
-        _send_with_split(cluster, election_type, batch[middle:], answers)
-        return
-    _check_top_level(response)
-    for tp in batch:
-        if tp in response.results:
-            answers[tp] = response.results[tp]
-        elif response.error_code:
-            answers[tp] = (response.error_code, None)
-        else:
-            answers[tp] = (kafka_errors.UNKNOWN_SERVER_ERROR, "The controller did not answer for this partition.")
+    def send(self, batch: list[TopicPartition]) -> None:
+        self.cluster.restart_timeout()
+        try:
+            self._send_with_split(batch)
+        except UnreachableError:
+            if self.reconnected:
+                raise
+            self.reconnected = True
+            self.cluster.restart_timeout()
+            self.cluster.reconnect()
+            self._send_with_split([tp for tp in batch if tp not in self.answers])
+
+    def _send_with_split(self, batch: list[TopicPartition]) -> None:
+        response = self.cluster.elect(self.election_type, batch)
+        if response.error_code == kafka_errors.POLICY_VIOLATION and len(batch) > 1:
+            for half in split_in_halves(batch):
+                self._send_with_split(half)
+            return
+        _check_top_level(response)
+        for tp in batch:
+            if tp in response.results:
+                self.answers[tp] = response.results[tp]
+            elif response.error_code:
+                self.answers[tp] = (response.error_code, None)
+            else:
+                self.answers[tp] = (kafka_errors.UNKNOWN_SERVER_ERROR,
+                                    "The controller did not answer for this partition.")
 
 
 def _check_top_level(response: ElectionResponse) -> None:
     if response.error_code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
-        raise AuthError(NOT_AUTHORIZED_LINE,
-                        hint="The principal needs ALTER on the CLUSTER resource.")
+        raise AuthError(NOT_AUTHORIZED_LINE, hint="The principal needs ALTER on the CLUSTER resource.")
 
 
 def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[TopicPartition] | None,
           before: ClusterState, *, batch_size: int | None = None, batch_interval: float = 0.0,
-          progress: ProgressCallback | None = None) -> ElectionReport:
+          progress: ProgressCallback | None = None,
+          already_elected: Collection[TopicPartition] = ()) -> ElectionReport:
     """Run the election and return a report with one record per selected partition.
 
     `selected=None` means every partition, sent as Kafka's tool does (a null list) unless batching
     is asked for or the controller refuses the size, in which case the partitions are listed.
+    `already_elected` partitions are reported as already elected without being sent.
     """
-    answers: dict[TopicPartition, tuple[int, str | None]] = {}
+    answers: Answers = {tp: (kafka_errors.ELECTION_NOT_NEEDED, LEFT_OUT) for tp in already_elected}
+    known = len(answers)
     aborted: CliError | None = None
     all_partitions = selected is None
     if all_partitions and batch_size is None:
@@ -106,7 +156,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
             selected = sorted(before.partitions)
         else:
             _check_top_level(response)
-            answers = dict(response.results)
+            answers.update(response.results)
             selected = sorted(set(before.partitions) | set(answers))
             # The controller leaves partitions that need no election out of an all-partitions answer.
             for tp in selected:
@@ -116,26 +166,27 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     if selected is None:
         selected = sorted(before.partitions)
     todo = [tp for tp in dict.fromkeys(selected) if tp not in answers]
-    size = batch_size or max(1, len(todo))
-    batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+    sender = _Sender(cluster, election_type, answers)
+    interrupted = False
     with _stop_on_signals() as stop:
-        for number, batch in enumerate(batches):
+        for number, batch in enumerate(batches(todo, batch_size or max(1, len(todo)))):
             if number and batch_interval > 0:
                 _sleep_unless_stopped(batch_interval, stop)
             if stop.stopped:
+                interrupted = True
                 break
             try:
-                _send_with_split(cluster, election_type, batch, answers)
+                sender.send(batch)
             except CliError as exc:
-                if not answers:
-                    raise
+                if len(answers) == known:
+                    raise  # nothing was done: a plain failure
                 aborted = exc  # earlier batches were applied: report them, the rest not attempted
                 break
             if progress:
                 progress(len(batch))
-    after = _settled_state(cluster, before, answers)
+        after = _settled_state(cluster, before, answers, stop)
     results = [_result(tp, answers.get(tp), before, after) for tp in dict.fromkeys(selected)]
-    report = ElectionReport(election_type, results, interrupted=stop.stopped, all_partitions=all_partitions)
+    report = ElectionReport(election_type, results, interrupted=interrupted, all_partitions=all_partitions)
     if aborted is not None:
         report.abort(aborted.exit_code, aborted.message)
     return report
@@ -147,22 +198,30 @@ def _sleep_unless_stopped(seconds: float, stop: _StopFlag) -> None:
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
-def _settled_state(cluster: Cluster, before: ClusterState,
-                   answers: dict[TopicPartition, tuple[int, str | None]]) -> ClusterState | None:
-    """Leaders after the election; metadata can lag an election briefly, so re-read a few times."""
+def _settled_state(cluster: Cluster, before: ClusterState, answers: Answers,
+                   stop: _StopFlag) -> ClusterState | None:
+    """Leaders after the election (None if they could not be read); metadata can lag an election
+    briefly, so re-read a few times. When nothing was elected nothing changed: `before` is the answer.
+    """
     elected = [tp for tp, (code, _) in answers.items() if code == kafka_errors.NONE]
-    after = None
-    for attempt in range(_LEADER_SETTLE_READS):
+    after = None if elected else before
+    for attempt in range(_LEADER_SETTLE_READS if elected else 0):
+        cluster.restart_timeout()
         try:
             after = cluster.describe()
         except CliError:
             return after
         stale = [tp for tp in elected if tp in after.partitions and tp in before.partitions
                  and after.partitions[tp].leader == before.partitions[tp].leader]
-        if not stale:
+        if not stale or stop.stopped:
             break
         time.sleep(0.1 * (attempt + 1))
     return after
+
+
+def _error(code: int, message: str | None) -> str | None:
+    """The broker's message, or the error's default text; None for a success."""
+    return None if code == kafka_errors.NONE else (message or kafka_errors.lookup(code).message)
 
 
 def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: ClusterState,
@@ -172,7 +231,4 @@ def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: C
     if answer is None:
         return PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=leader_before, leader_after=leader_after)
     code, message = answer
-    outcome = _outcome(code)
-    error = None if outcome is Outcome.ELECTED else (message or kafka_errors.lookup(code).message)
-    return PartitionResult(tp, outcome, error_code=code, error=error, leader_before=leader_before,
-                           leader_after=leader_after)
+    return PartitionResult(tp, outcome_of(code), code, _error(code, message), leader_before, leader_after)

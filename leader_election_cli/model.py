@@ -99,6 +99,8 @@ class PartitionResult:
     error: str | None = None  # the broker's message, or the error's default text
     leader_before: int | None = None
     leader_after: int | None = None
+    unclean: bool = False  # dry run: the predicted leader is outside the ISR (data loss possible)
+    below_min_isr: bool = False  # dry run: fewer in-sync replicas than min.insync.replicas afterwards
 
 
 @dataclass

@@ -6,6 +6,7 @@ Only this module decides how a report looks; the exit code comes from the report
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import IO, Any
 
 from leader_election_cli import kafka_errors
@@ -41,12 +42,43 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     for r in by_outcome[Outcome.FAILED]:
         out.write(f"Error completing leader election ({kind}) for partition: {r.tp}: "
                   f"{kafka_errors.describe(r.error_code, r.error)}\n")
-    for r in by_outcome[Outcome.PREDICTED]:
-        out.write(f"Would elect leader ({kind}) for partition: {r.tp}: {_leaders(r)}"
-                  f"{': ' + kafka_errors.describe(r.error_code, r.error) if r.error_code not in (0, 84) else ''}\n")
+    _write_predictions(report, by_outcome[Outcome.PREDICTED], out)
     if by_outcome[Outcome.FAILED]:
         err.write(f"{len(by_outcome[Outcome.FAILED])} replica(s) could not be elected\n")
     _write_stop_notes(report, err)
+
+
+def _write_predictions(report: ElectionReport, predicted: list[PartitionResult], out: IO[str]) -> None:
+    """A dry run's lines, in the order of Kafka's: who would lead, what needs nothing, what would fail."""
+    kind = report.election_type.name
+    for r in predicted:
+        if r.error_code == kafka_errors.NONE:
+            risks = f" ({_risks(r)})" if r.unclean or r.below_min_isr else ""
+            out.write(f"Would elect leader ({kind}) for partition: {r.tp}: {_leaders(r)}{risks}\n")
+    not_needed = [r for r in predicted if r.error_code == kafka_errors.ELECTION_NOT_NEEDED]
+    if not_needed and not report.all_partitions:
+        out.write(f"Would find a valid replica already elected for partitions {_names(not_needed)}\n")
+    for r in predicted:
+        if r.error_code not in (kafka_errors.NONE, kafka_errors.ELECTION_NOT_NEEDED):
+            out.write(f"Would fail leader election ({kind}) for partition: {r.tp}: "
+                      f"{kafka_errors.describe(r.error_code, r.error)}\n")
+
+
+def _risks(r: PartitionResult) -> str:
+    """A predicted election's dangers, as words."""
+    return "; ".join(text for flag, text in ((r.unclean, "outside the ISR: data loss possible"),
+                                             (r.below_min_isr, "below min.insync.replicas")) if flag)
+
+
+_PREDICTED_LABELS = ("would elect", "not needed", "would fail")
+
+
+def _outcome_label(r: PartitionResult) -> str:
+    if r.outcome is Outcome.PREDICTED:
+        if r.error_code == kafka_errors.NONE:
+            return _PREDICTED_LABELS[0]
+        return _PREDICTED_LABELS[1 if r.error_code == kafka_errors.ELECTION_NOT_NEEDED else 2]
+    return r.outcome.value.replace("_", " ")
 
 
 def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
@@ -91,6 +123,7 @@ def report_document(report: ElectionReport) -> dict[str, Any]:
                           if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
                 "leader_before": r.leader_before,
                 "leader_after": r.leader_after,
+                **({"unclean": r.unclean, "below_min_isr": r.below_min_isr} if report.dry_run else {}),
             }
             for r in report.results
         ],
@@ -126,13 +159,16 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
     for r in rows:
         error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
         style = _OUTCOME_STYLE[r.outcome]
-        table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{r.outcome.value.replace('_', ' ')}[/]",
-                      _leaders(r), error)
+        table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{_outcome_label(r)}[/]",
+                      _leaders(r), "; ".join(filter(None, (error, _risks(r)))))
     console.print(table)
     if hidden:
         listed = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in hidden.items())
         console.print(f"[dim]Not listed: {listed} (use --output json for every partition)[/]")
-    counts = ", ".join(f"{report.count(o)} {o.value.replace('_', ' ')}" for o in Outcome if report.count(o))
+    labels = Counter(_outcome_label(r) for r in report.results)
+    order = [label for o in Outcome for label in (_PREDICTED_LABELS if o is Outcome.PREDICTED
+                                                  else (o.value.replace("_", " "),))]
+    counts = ", ".join(f"{labels[label]} {label}" for label in order if labels[label])
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing selected'}")
     for warning in report.warnings:
         err.write(f"Warning: {warning}\n")

@@ -77,6 +77,7 @@ Examples:
               help="Send at most N partitions per request (default: one request, as Kafka does).")
 @click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
               help="Pause between batches.")
+@click.option("--dry-run", is_flag=True, help="Predict each partition's outcome from one metadata read; send nothing.")
 @click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
 @click.version_option(__version__, prog_name="kafka-leader-election")
 def command(**options: Any) -> None:
@@ -125,11 +126,20 @@ def _elect(o: dict[str, Any]) -> int:
 
 
 def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any, output: str) -> Any:
-    from leader_election_cli import execution
+    from leader_election_cli import execution, planning, safety
     from leader_election_cli.cluster import Cluster
+    from leader_election_cli.model import ElectionType
 
     with Cluster.connect(o["bootstrap_server"], settings) as cluster:
-        before = cluster.describe()
+        if o["dry_run"] or election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr
+            before = execution.read_for_prediction(cluster, election_type, cluster.mode())
+            predictions = planning.predict(before, election_type, partitions, cluster.mode())
+            if o["dry_run"]:
+                return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
+            for line in safety.warning_lines(safety.assess(predictions), before):
+                click.echo(line, err=True)
+        else:
+            before = cluster.describe()
         total = len(before.partitions) if partitions is None else len(partitions)
         with _progress(output, total, o["batch_size"]) as advance:
             return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
@@ -140,6 +150,9 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     """The deprecated --zookeeper path: write the election znode, then (unless --no-wait) report the outcome."""
     from leader_election_cli import zookeeper
 
+    if o["dry_run"]:
+        raise InputError("Option --dry-run can't be used with --zookeeper",
+                         hint="Use --bootstrap-server to plan an election.")
     if o["batch_size"] is not None:
         raise InputError("Option --batch-size can't be used with --zookeeper: ZooKeeper takes one election at a time",
                          hint="Drop --batch-size, or use --bootstrap-server.")

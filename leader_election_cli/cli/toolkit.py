@@ -13,6 +13,8 @@ from leader_election_cli.errors import EXIT_CODE_HELP
 # name -> ("module:attribute", one-line help). A subcommand's module is imported only when that
 # subcommand runs, so `kafka-leaders --help` stays fast.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "elect": ("leader_election_cli.cli.elect_command:elect", "Elect leaders: precise selection, batches, unclean safety."),
+    "plan": ("leader_election_cli.cli.elect_command:plan", "Predict an election's outcome per partition; send nothing."),
     "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
                 "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",

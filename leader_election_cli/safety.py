@@ -1,0 +1,78 @@
+"""Unclean elections can lose data: which partitions are at risk, how to say so, and when to go ahead.
+
+An unclean election elects a replica outside the ISR when no in-sync replica can lead; whatever the old
+leader had not replicated to it is gone. The prediction says which partitions that would happen to,
+and which would be left with fewer in-sync replicas than `min.insync.replicas` (acks=all writes fail
+until the replicas catch up). The toolkit asks before going ahead; the drop-in only warns, as Kafka's
+tool never asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from leader_election_cli.errors import RefusedError
+from leader_election_cli.model import ClusterState, Outcome
+from leader_election_cli.planning import Prediction
+
+LISTED = 20  # partitions named per warning line; the rest are counted
+
+
+@dataclass(frozen=True)
+class Risk:
+    """The predicted elections that need a warning."""
+
+    outside_isr: tuple[Prediction, ...]  # a new leader outside the ISR: data loss possible
+    below_min_isr: tuple[Prediction, ...]  # fewer in-sync replicas than min.insync.replicas afterwards
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return bool(self.outside_isr)
+
+
+def assess(predictions: Sequence[Prediction]) -> Risk:
+    """The risks of the predicted elections (only partitions that would get a new leader count)."""
+    elected = [p for p in predictions if p.outcome is Outcome.ELECTED]
+    return Risk(tuple(p for p in elected if p.unclean), tuple(p for p in elected if p.below_min_isr))
+
+
+def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
+    """One line per kind of risk, naming the partitions (the first `LISTED` of them)."""
+    lines = []
+    if risk.outside_isr:
+        lines.append(
+            f"Warning: {len(risk.outside_isr)} partition(s) would elect a leader outside the ISR; messages not "
+            f"replicated to it are lost: "
+            + _listed(risk.outside_isr, lambda p: f"{p.tp} (leader {p.leader_after}, "
+                                                  f"ISR was {_ids(state.partitions[p.tp].isr)})"))
+    if risk.below_min_isr:
+        lines.append(
+            f"Warning: {len(risk.below_min_isr)} partition(s) would have fewer in-sync replicas than "
+            f"min.insync.replicas (acks=all writes fail until replicas catch up): "
+            + _listed(risk.below_min_isr, lambda p: f"{p.tp} (ISR {_ids(p.isr_after)}, "
+                                                    f"min {state.min_insync_replicas.get(p.tp.topic)})"))
+    return lines
+
+
+def require_confirmation(risk: Risk, *, yes: bool, interactive: bool, confirm: Callable[[str], bool]) -> None:
+    """Go ahead, or raise `RefusedError` (exit 5): data loss needs --yes or a "yes" on a terminal."""
+    if not risk.needs_confirmation or yes:
+        return
+    count = len(risk.outside_isr)
+    if not interactive:
+        raise RefusedError(f"Refusing an unclean election that may lose data on {count} partition(s) without "
+                           "confirmation: nothing was sent",
+                           hint="Review them with 'kafka-leaders plan', then run again on a terminal or with --yes.")
+    if not confirm(f"Elect a leader outside the ISR for {count} partition(s), accepting data loss?"):
+        raise RefusedError("Unclean election cancelled: nothing was sent")
+
+
+def _listed(predictions: Sequence[Prediction], describe: Callable[[Prediction], str]) -> str:
+    shown = ", ".join(describe(p) for p in predictions[:LISTED])
+    more = len(predictions) - LISTED
+    return shown + (f", ... and {more} more (see 'kafka-leaders plan --output json')" if more > 0 else "")
+
+
+def _ids(brokers: Sequence[int]) -> str:
+    return ",".join(map(str, brokers)) or "empty"
