@@ -11,7 +11,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import kafka.errors as Errors
@@ -275,7 +275,7 @@ class Cluster:
         if with_configs:
             state = self._with_min_isr(state)
         if with_reassignments:
-            state = ClusterState(**{**state.__dict__, "reassigning": frozenset(self.list_reassignments())})
+            state = replace(state, reassigning=frozenset(self.list_reassignments()))
         return state
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
@@ -297,14 +297,13 @@ class Cluster:
                 for p in topic.partitions:
                     tp = TopicPartition(topic.name, p.partition_index)
                     if tp in partitions:
-                        partitions[tp] = PartitionState(
-                            **{**partitions[tp].__dict__, "elr": tuple(p.eligible_leader_replicas or ()),
-                               "last_known_elr": tuple(p.last_known_elr or ())})
+                        partitions[tp] = replace(partitions[tp], elr=tuple(p.eligible_leader_replicas or ()),
+                                                 last_known_elr=tuple(p.last_known_elr or ()))
             if response.next_cursor is None:
                 break
             cursor = DescribeTopicPartitionsRequest.Cursor(topic_name=response.next_cursor.topic_name,
                                                            partition_index=response.next_cursor.partition_index)
-        return ClusterState(**{**state.__dict__, "partitions": partitions})
+        return replace(state, partitions=partitions)
 
     def _with_min_isr(self, state: ClusterState) -> ClusterState:
         """Add each topic's min.insync.replicas (DescribeConfigs)."""
@@ -321,7 +320,7 @@ class Cluster:
             for entry in result.configs or ():
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
-        return ClusterState(**{**state.__dict__, "min_insync_replicas": min_isr})
+        return replace(state, min_insync_replicas=min_isr)
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Pending reassignments: partition -> target replicas."""
