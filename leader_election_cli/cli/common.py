@@ -10,14 +10,41 @@ from typing import IO, Any
 
 import click
 
-from leader_election_cli.errors import CliError, ExitCode
+from leader_election_cli.errors import CliError, ExitCode, InputError
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
+BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
 
 
 def verbatim(*paragraphs: str) -> str:
     """Help text paragraphs that click must print as written (its `\\b` marker), e.g. exit codes."""
     return "\n\n".join("\b\n" + p for p in paragraphs)
+
+
+def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The toolkit's connection options: --bootstrap-server (or $KAFKA_BOOTSTRAP_SERVERS), --command-config,
+    --timeout, --debug. Check the server with `bootstrap_servers` when the command runs."""
+    for option in reversed((
+        click.option("--bootstrap-server", envvar=BOOTSTRAP_ENV, show_envvar=True, metavar="HOST:PORT",
+                     help="Broker(s) to connect to, comma-separated host:port. REQUIRED unless the environment "
+                          "variable is set."),
+        click.option("--command-config", metavar="FILE",
+                     help="Properties file with configs for the admin client (security, timeouts, client.id)."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
+                     help="Bound the whole operation (default: default.api.timeout.ms, 30 s)."),
+        click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
+    )):
+        command = option(command)
+    return command
+
+
+def bootstrap_servers(o: dict[str, Any]) -> str:
+    """The --bootstrap-server value (click has read $KAFKA_BOOTSTRAP_SERVERS when the flag is absent)."""
+    servers = (o["bootstrap_server"] or "").strip()
+    if not servers:
+        raise InputError("Missing required option --bootstrap-server",
+                         hint=f"Give --bootstrap-server HOST:PORT, or set {BOOTSTRAP_ENV}.")
+    return servers
 
 
 def configure_logging(debug: bool) -> None:

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from leader_election_cli.cli.common import Command, configure_logging, run, verbatim
+from leader_election_cli.cli.common import (
+    Command,
+    bootstrap_servers,
+    configure_logging,
+    connection_options,
+    run,
+    verbatim,
+)
 from leader_election_cli.errors import EXIT_CODE_HELP, InputError, RefusedError
 
 if TYPE_CHECKING:
@@ -22,29 +29,12 @@ if TYPE_CHECKING:
     from leader_election_cli.model import ClusterState
     from leader_election_cli.moves import MovePlan, MoveReport
 
-BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"
 DEFAULT_BATCH_SIZE = 1000
 _MAX_ID = 2**31 - 1
 _SETTINGS = {"max_content_width": 100}
 
 
 # -- shared options -----------------------------------------------------------------------------------
-
-def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--bootstrap-server (or $KAFKA_BOOTSTRAP_SERVERS), --command-config, --timeout, --debug."""
-    for option in reversed((
-        click.option("--bootstrap-server", envvar=BOOTSTRAP_ENV, show_envvar=True, metavar="HOST:PORT",
-                     help="Broker(s) to connect to, comma-separated host:port. REQUIRED unless the environment "
-                          "variable is set."),
-        click.option("--command-config", metavar="FILE",
-                     help="Properties file with configs for the admin client (security, timeouts, client.id)."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
-                     help="Bound the whole operation (default: default.api.timeout.ms, 30 s)."),
-        click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
-    )):
-        command = option(command)
-    return command
-
 
 def output_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--output", type=click.Choice(("auto", "table", "json")), default="auto", show_default=True,
@@ -56,14 +46,6 @@ def resolved_output(output: str) -> str:
     if output != "auto":
         return output
     return "table" if sys.stdout.isatty() else "json"
-
-
-def bootstrap_servers(o: dict[str, Any]) -> str:
-    servers = (o["bootstrap_server"] or "").strip()
-    if not servers:
-        raise InputError("Missing required option --bootstrap-server",
-                         hint=f"Give --bootstrap-server HOST:PORT, or set {BOOTSTRAP_ENV}.")
-    return servers
 
 
 def client_settings(o: dict[str, Any]) -> "ClientSettings":
