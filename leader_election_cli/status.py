@@ -84,11 +84,12 @@ class RebalanceRun:
     threshold: float
     dry_run: bool
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    clock: float = field(default_factory=time.monotonic, repr=False)  # for the duration
     before: ClusterBalance | None = None  # None when the cluster could not be read
     candidates: list[TopicPartition] = field(default_factory=list)
     election: ElectionReport | None = None  # None when nothing was (or would be) elected
     after: ClusterBalance | None = None
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # set by finish()
     error: str | None = None  # the one-line failure that ended the run early
     error_exit: ExitCode | None = None
 
@@ -107,6 +108,9 @@ class RebalanceRun:
     def fail(self, exit_code: ExitCode, message: str) -> None:
         self.error_exit, self.error = exit_code, message
 
+    def finish(self) -> None:
+        self.duration_s = time.monotonic() - self.clock
+
     @property
     def exit_code(self) -> ExitCode:
         if self.error_exit is not None:
@@ -117,28 +121,20 @@ class RebalanceRun:
         return self.election.count(outcome) if self.election else 0
 
 
-def rebalance(cluster: Cluster, threshold: float, *, dry_run: bool, batch_size: int,
-              batch_interval: float, run: RebalanceRun) -> RebalanceRun:
-    """Elect the preferred replica where a broker is above the threshold (Kafka's automatic rebalance).
+def rebalance(cluster: Cluster, run: RebalanceRun, *, batch_size: int, batch_interval: float) -> None:
+    """Elect the preferred replica where a broker is above `run.threshold` (Kafka's automatic rebalance),
+    or predict it for a dry run.
 
-    Fills `run` as it goes, so a failure part way still leaves what was found in it.
+    Fills `run` as it goes, so a failure part way still leaves in it what was found and done.
     """
-    clock = time.monotonic()
-    try:
-        state = cluster.describe(with_reassignments=True)
-        run.before = balance(state)
-        run.candidates = rebalance_candidates(state, threshold)
-        if run.candidates:
-            run.election = (_predicted(state, run.candidates) if dry_run else
-                            execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
-                                            batch_size=batch_size, batch_interval=batch_interval))
-        if run.election is not None and not dry_run:
-            run.after = balance(cluster.describe())
-        else:
-            run.after = run.before
-    finally:
-        run.duration_s = time.monotonic() - clock
-    return run
+    state = cluster.describe(with_reassignments=True)
+    run.before = balance(state)
+    run.candidates = rebalance_candidates(state, run.threshold)
+    if run.candidates:
+        run.election = (_predicted(state, run.candidates) if run.dry_run else
+                        execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
+                                        batch_size=batch_size, batch_interval=batch_interval))
+    run.after = balance(cluster.describe()) if run.election is not None and not run.dry_run else run.before
 
 
 def _predicted(state: ClusterState, partitions: list[TopicPartition]) -> ElectionReport:

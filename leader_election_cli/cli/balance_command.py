@@ -124,8 +124,7 @@ def _rebalance(o: dict[str, Any]) -> int:
         # A dry run sends nothing, so it takes no lock and never waits on a real run.
         lock = nullcontext() if o["dry_run"] else exclusive_lock(lock_path)
         with lock, connected(servers, settings) as cluster:
-            status.rebalance(cluster, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
-                             batch_interval=o["batch_interval"], run=outcome)
+            status.rebalance(cluster, outcome, batch_size=o["batch_size"], batch_interval=o["batch_interval"])
     except CliError as exc:
         lock_held = exc.exit_code == ExitCode.REFUSED
         outcome.fail(exc.exit_code, exc.message)
@@ -133,6 +132,7 @@ def _rebalance(o: dict[str, Any]) -> int:
     except KeyboardInterrupt:
         outcome.fail(ExitCode.INTERRUPTED, "Interrupted.")
         error = CliError("Interrupted.", exit_code=ExitCode.INTERRUPTED)
+    outcome.finish()
     written = _record(outcome, servers, audit_log, None if lock_held else metrics_file)
     if outcome.before is not None and (o["verbose"] or not outcome.nothing_to_do):
         _render(outcome, output)

@@ -1,0 +1,234 @@
+"""`kafka-leaders prefer` end to end against the sandbox, in both controller modes."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.cluster import Cluster
+from leader_election_cli.config import ClientSettings
+from leader_election_cli.model import TopicPartition
+from leader_election_cli.moves import wait_for_reassignments
+from leader_election_cli.sandbox import Sandbox
+
+ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+RESTORE_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/restore-file.schema.json")
+                            .read_text())
+
+
+def kl(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(params=["kraft", "zk"])
+def sb(request: pytest.FixtureRequest):
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        sandbox.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
+        yield sandbox
+
+
+def prefer(sb: Sandbox, *args: str) -> tuple[int, str, str]:
+    return kl("prefer", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", *args)
+
+
+def rows(out: str) -> dict[str, dict]:
+    return {f"{p['topic']}-{p['partition']}": p for p in json.loads(out)["partitions"]}
+
+
+def test_prefer_elects_the_chosen_replica_after_saving_the_order(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "restore.json"
+    code, out, err = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--restore-file", str(restore))
+    assert (code, err) == (0, "")
+    state = sb.partition_state("t", 0)
+    assert (state.leader, state.replicas) == (3, (3, 1, 2))  # the same replicas, broker 3 first
+    doc = json.loads(out)
+    assert doc["restore_file"] == str(restore)
+    assert doc["partitions"] == [{
+        "topic": "t", "partition": 0, "outcome": "elected", "replicas_before": [1, 2, 3],
+        "replicas_after": [3, 1, 2], "leader_before": 1, "expected_leader": 3, "leader_after": 3,
+        "error_code": 0, "error": None}]
+    saved = json.loads(restore.read_text())
+    jsonschema.validate(saved, RESTORE_SCHEMA)
+    assert saved["command"] == "prefer"
+    assert saved["partitions"] == [{"topic": "t", "partition": 0, "replicas": [1, 2, 3], "leader": 1}]
+    assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (1, 1)
+    assert sb.request_count(LIST_REASSIGNMENTS) >= 2  # the plan's read, then the wait
+
+
+def test_the_default_restore_file_is_timestamped_in_the_current_directory(
+        sb: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = kl("prefer", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
+                      "--topic", "t", "--partition", "1", "--leader", "3")
+    assert code == 0
+    [written] = list(tmp_path.iterdir())
+    assert re.fullmatch(r"kafka-leaders-restore-prefer-\d{8}T\d{6}Z\.json", written.name)
+    assert f"Restore file: {written}" in out
+    assert "2,3,1 -> 3,2,1" in out and "elected" in out
+
+
+def test_a_file_of_partitions_and_leaders(sb: Sandbox, tmp_path: Path) -> None:
+    file = tmp_path / "leaders.json"
+    file.write_text(json.dumps({"partitions": [{"topic": "t", "partition": 2, "leader": 1},
+                                               {"topic": "t", "partition": 0, "leader": 2}]}))
+    code, out, _ = prefer(sb, "--path-to-json-file", str(file), "--restore-file", str(tmp_path / "r.json"))
+    assert code == 0
+    assert list(rows(out)) == ["t-2", "t-0"]  # file order
+    assert [sb.partition_state("t", p).leader for p in range(3)] == [2, 2, 1]
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_each_refusal_reason_and_only_the_rest_is_changed(tmp_path: Path, mode: str) -> None:
+    with Sandbox(brokers=4, mode=mode) as sb:
+        for name, replicas in (("a", [1, 2, 3]), ("b", [1, 4]), ("c", [1, 2, 3]), ("d", [1, 2]), ("e", [1, 2, 3])):
+            sb.create_topic(name, assignment={0: replicas})
+        sb.stop_broker(4)
+        sb.set_isr("c", 0, [1, 2])
+        assert sb.cluster.alter_reassignment("d", 0, [1, 2, 3]) == (0, None)  # adds a replica: stays pending
+        file = tmp_path / f"{mode}.json"
+        file.write_text(json.dumps({"partitions": [
+            {"topic": "a", "partition": 0, "leader": 4}, {"topic": "b", "partition": 0, "leader": 4},
+            {"topic": "c", "partition": 0, "leader": 3}, {"topic": "d", "partition": 0, "leader": 2},
+            {"topic": "nosuch", "partition": 0, "leader": 1}, {"topic": "e", "partition": 0, "leader": 2}]}))
+        restore = tmp_path / f"{mode}-restore.json"
+        code, out, _ = prefer(sb, "--path-to-json-file", str(file), "--restore-file", str(restore))
+        assert code == 1
+        found = {name: (r["outcome"], r["error"]) for name, r in rows(out).items()}
+        assert found == {
+            "a-0": ("skipped", "broker 4 is not a replica of a-0 (replicas: 1,2,3)"),
+            "b-0": ("skipped", "broker 4 is not alive"),
+            "c-0": ("skipped", "broker 3 is not in the ISR of c-0 (ISR: 1,2)"),
+            "d-0": ("skipped", "a reassignment of d-0 is pending"),
+            "nosuch-0": ("skipped", "partition nosuch-0 does not exist"),
+            "e-0": ("elected", None),
+        }
+        assert sb.partition_state("e", 0).leader == 2
+        assert [sb.partition_state(t, 0).replicas for t in "ac"] == [(1, 2, 3), (1, 2, 3)]
+        assert [p["topic"] for p in json.loads(restore.read_text())["partitions"]] == ["e"]
+        assert sb.request_count(ALTER_REASSIGNMENTS) == 1
+
+
+def test_refusals_in_the_table(sb: Sandbox) -> None:
+    code, out, _ = kl("prefer", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
+                      "--topic", "t", "--partition", "0", "--leader", "7")
+    assert code == 1
+    assert "refused" in out and "broker 7 is not a replica of t-0 (replicas: 1,2,3)" in out
+    assert "1 partition(s): 1 refused" in out and "Restore file" not in out
+    assert sb.request_count(ALTER_REASSIGNMENTS) == 0
+
+
+def test_dry_run_sends_and_writes_nothing(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "r.json"
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "2", "--dry-run",
+                          "--restore-file", str(restore))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["dry_run"] is True and doc["restore_file"] is None
+    assert (doc["partitions"][0]["outcome"], doc["partitions"][0]["leader_after"]) == ("predicted", 2)
+    assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (0, 0)
+    assert not restore.exists()
+    assert sb.partition_state("t", 0).replicas == (1, 2, 3)
+
+
+def test_nothing_to_do_when_the_broker_leads_and_comes_first(sb: Sandbox, tmp_path: Path) -> None:
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "1", "--leader", "2",
+                          "--restore-file", str(tmp_path / "r.json"))
+    assert (code, rows(out)["t-1"]["outcome"]) == (0, "already_elected")
+    assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (0, 0)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_leader_that_is_not_first_is_made_the_preferred_replica(sb: Sandbox, tmp_path: Path) -> None:
+    sb.set_leader("t", 0, 2)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "2",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert (code, row["outcome"], row["replicas_after"], row["leader_after"]) == (0, "already_elected", [2, 1, 3], 2)
+    assert sb.partition_state("t", 0).replicas == (2, 1, 3)
+
+
+def test_an_existing_restore_file_is_never_overwritten(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "r.json"
+    restore.write_text("keep me")
+    code, out, err = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--restore-file", str(restore))
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == f"Restore file {restore} already exists; nothing was changed"
+    assert restore.read_text() == "keep me"
+    assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (0, 0)
+
+
+def test_the_restore_file_is_written_before_the_reorder_is_sent(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "r.json"
+    sb.fail_next(ALTER_REASSIGNMENTS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    code, out, err = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--restore-file", str(restore))
+    assert code == 4
+    doc = json.loads(out)
+    assert doc["restore_file"] == str(restore) and doc["partitions"][0]["outcome"] == "not_attempted"
+    assert "Not authorized while reordering replicas" in doc["summary"]["stopped"]
+    assert json.loads(restore.read_text())["partitions"][0]["replicas"] == [1, 2, 3]
+    assert sb.request_count(ELECT_LEADERS) == 0
+
+
+def test_a_reorder_the_controller_refuses_is_a_failure(sb: Sandbox, tmp_path: Path) -> None:
+    sb.stop_broker(2)  # a ZooKeeper-mode controller refuses a reassignment naming a dead broker; KRaft does not
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    if sb.mode == "kraft":
+        assert (code, row["outcome"], sb.partition_state("t", 0).leader) == (0, "elected", 3)
+        return
+    assert (code, row["outcome"], row["error_code"]) == (1, "failed", kafka_errors.INVALID_REPLICA_ASSIGNMENT)
+    assert row["error"] == ("the reorder was refused: Some brokers specified for partition t-0 reassignment are "
+                            "not alive: List(2)")
+    assert row["replicas_after"] == [1, 2, 3] and sb.partition_state("t", 0).replicas == (1, 2, 3)
+    assert sb.request_count(ELECT_LEADERS) == 0
+
+
+def test_bootstrap_servers_from_the_environment(sb: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", sb.bootstrap_servers)
+    code, _, _ = kl("prefer", "--topic", "t", "--partition", "0", "--leader", "2", "--output", "json",
+                    "--restore-file", str(tmp_path / "r.json"))
+    assert code == 0 and sb.partition_state("t", 0).leader == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--topic", "t", "--partition", "0", "--leader", "1"], "Missing required option --bootstrap-server"),
+    (["--bootstrap-server", "x:1"], "Missing required option(s): --topic, --partition, --leader"),
+    (["--bootstrap-server", "x:1", "--topic", "t", "--partition", "0"], "Missing required option(s): --leader"),
+    (["--bootstrap-server", "x:1", "--topic", "t", "--partition", "0", "--leader", "1", "--path-to-json-file", "f"],
+     "Give either --path-to-json-file or --topic/--partition/--leader, not both"),
+    (["--bootstrap-server", "x:1", "--topic", "a b", "--partition", "0", "--leader", "1"],
+     "Invalid --topic 'a b': Topic name is invalid: 'a b' contains one or more characters other than ASCII "
+     "alphanumerics, '.', '_' and '-'"),
+    (["--bootstrap-server", "x:1", "--path-to-json-file", "/nonexistent/leaders.json"],
+     "Unable to read file /nonexistent/leaders.json: No such file or directory"),
+])
+def test_input_errors_exit_2_before_connecting(args: list[str], message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    code, out, err = kl("prefer", *args)
+    assert (code, out, err.splitlines()[0]) == (2, "", message)
+
+
+def test_an_unreachable_cluster_exits_3() -> None:
+    code, _, err = kl("prefer", "--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5",
+                      "--topic", "t", "--partition", "0", "--leader", "1")
+    assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+
+
+def test_waiting_for_a_reassignment_is_bounded(sb: Sandbox) -> None:
+    sb.create_topic("grow", assignment={0: [1, 2]})
+    sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
+    with Cluster.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+        pending = [TopicPartition("grow", 0), TopicPartition("t", 0)]
+        assert wait_for_reassignments(cluster, pending, 0.3) == {TopicPartition("grow", 0)}
+        sb.finish_reassignment("grow", 0)
+        assert wait_for_reassignments(cluster, pending, 0.3) == set()
