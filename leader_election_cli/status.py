@@ -24,7 +24,6 @@ from leader_election_cli.model import (
     ElectionReport,
     ElectionType,
     Outcome,
-    PartitionResult,
     TopicPartition,
 )
 from leader_election_cli.planning import (
@@ -131,17 +130,12 @@ def rebalance(cluster: Cluster, run: RebalanceRun, *, batch_size: int, batch_int
     run.before = balance(state)
     run.candidates = rebalance_candidates(state, run.threshold)
     if run.candidates:
-        run.election = (_predicted(state, run.candidates) if run.dry_run else
+        run.election = (execution.dry_run_report(predict(state, ElectionType.PREFERRED, run.candidates,
+                                                         state.mode or ControllerMode.KRAFT), ElectionType.PREFERRED)
+                        if run.dry_run else
                         execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
                                         batch_size=batch_size, batch_interval=batch_interval))
     run.after = balance(cluster.describe()) if run.election is not None and not run.dry_run else run.before
-
-
-def _predicted(state: ClusterState, partitions: list[TopicPartition]) -> ElectionReport:
-    predictions = predict(state, ElectionType.PREFERRED, partitions, state.mode or ControllerMode.KRAFT)
-    results = [PartitionResult(p.tp, Outcome.PREDICTED, p.error_code, p.message, p.leader_before, p.leader_after)
-               for p in predictions]
-    return ElectionReport(ElectionType.PREFERRED, results, dry_run=True)
 
 
 # -- audit and metrics --------------------------------------------------------------------------------

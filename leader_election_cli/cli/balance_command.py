@@ -9,13 +9,19 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import Command, configure_logging, fail, run, verbatim
+from leader_election_cli.cli.common import (
+    Command,
+    bootstrap_servers,
+    configure_logging,
+    connection_options,
+    fail,
+    run,
+    verbatim,
+)
 from leader_election_cli.cli.moves_command import (
     DEFAULT_BATCH_SIZE,
-    bootstrap_servers,
     client_settings,
     connected,
-    connection_options,
     output_option,
     resolved_output,
 )

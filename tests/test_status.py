@@ -1,0 +1,139 @@
+"""`kafka-leaders status` against the sandbox: its numbers checked against the sandbox's own state."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.scenarios import summarize
+
+TOPICS = {"orders": {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 2, 3]},
+          "logs": {0: [2, 1], 1: [1, 2]},
+          "solo": {0: [3]}}
+MIN_ISR = {"orders": 2, "logs": 1, "solo": 1}
+
+
+def kl(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module", params=["kraft", "zk"])
+def sb(request: pytest.FixtureRequest):
+    """Every kind of trouble at once; the tests only read."""
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        for name, assignment in TOPICS.items():
+            sandbox.create_topic(name, assignment=assignment, configs={"min.insync.replicas": str(MIN_ISR[name])})
+        sandbox.set_leader("orders", 0, 2)  # off its preferred replica, fixable
+        sandbox.set_isr("orders", 1, [2])  # under-replicated and under min.insync.replicas
+        sandbox.stop_broker(3)  # solo-0 is left without a leader
+        yield sandbox
+
+
+def states(sb: Sandbox) -> list:
+    return [sb.partition_state(t, p) for t, assignment in TOPICS.items() for p in assignment]
+
+
+def status(sb: Sandbox, *args: str) -> tuple[int, dict]:
+    code, out, err = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", *args)
+    assert err == ""
+    return code, json.loads(out)
+
+
+def test_per_broker_numbers_match_the_sandbox(sb: Sandbox) -> None:
+    code, doc = status(sb)
+    assert code == 0
+    parts = states(sb)
+    not_led = Counter(p.replicas[0] for p in parts if p.leader != p.replicas[0])
+    summary = summarize(sb)
+    expected = [{"broker": b.broker, "alive": b.live, "leaders": b.leaders, "preferred": b.preferred,
+                 "not_led_by_preferred": not_led[b.broker],
+                 "imbalance_ratio": round(not_led[b.broker] / b.preferred, 6) if b.preferred else 0.0}
+                for b in summary.brokers]
+    assert doc["brokers"] == expected
+    assert doc["brokers"][2]["alive"] is False and doc["brokers"][2]["imbalance_ratio"] > 0
+
+
+def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
+    _, doc = status(sb)
+    parts = states(sb)
+    summary = summarize(sb)
+    live = sb.live_brokers
+    offline = sorted(f"{p.topic}-{p.partition}" for p in parts if p.leader == NO_LEADER or p.leader not in live)
+    assert offline == sorted(summary.leaderless) == ["solo-0"]
+    assert doc["offline"] == 1 and doc["offline_partitions"] == offline
+    assert doc["partitions"] == summary.partitions == len(parts)
+    assert doc["not_preferred_leader"] == len(summary.off_preferred) + len(summary.leaderless)
+    assert doc["under_replicated"] == sum(len(p.isr) < len(p.replicas) for p in parts)
+    assert doc["under_min_isr_partitions"] == sorted(summary.under_min_isr)
+    assert "orders-1" in doc["under_min_isr_partitions"] and doc["under_min_isr"] == len(summary.under_min_isr)
+    assert doc["fixable"] == sum(p.leader != p.replicas[0] and p.replicas[0] in live and p.replicas[0] in p.isr
+                                 for p in parts)
+    assert (doc["reassigning"], doc["reassigning_partitions"]) == (0, [])
+    assert (doc["controller_id"], doc["mode"]) == (sb.controller_id, sb.mode)
+
+
+def test_pending_reassignments_are_counted() -> None:
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("grow", assignment={0: [1, 2], 1: [2, 3]})
+        sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
+        _, doc = status(sb)
+        assert (doc["reassigning"], doc["reassigning_partitions"]) == (1, ["grow-0"])
+
+
+def test_fail_above_exits_1_only_above_the_ratio(sb: Sandbox) -> None:
+    _, doc = status(sb)
+    worst = max(b["imbalance_ratio"] for b in doc["brokers"])
+    assert worst == 1.0  # broker 3 is down: it leads none of the partitions it is preferred for
+    code, doc = status(sb, "--fail-above", "100")
+    assert (code, doc["failing_brokers"], doc["exit_code"]) == (0, [], 0)
+    code, doc = status(sb, "--fail-above", "99.5")
+    assert (code, doc["failing_brokers"], doc["exit_code"]) == (1, [3], 1)
+    assert doc["brokers"][2]["above_threshold"] is True and doc["brokers"][0]["above_threshold"] is False
+
+
+def test_fail_above_at_the_exact_ratio_is_not_above() -> None:
+    with Sandbox(brokers=2) as sb:
+        sb.create_topic("t", assignment={p: [1, 2] for p in range(4)})
+        sb.set_leader("t", 0, 2)  # broker 1: 1 of its 4 partitions led by another, 25%
+        assert status(sb, "--fail-above", "25")[0] == 0
+        assert status(sb, "--fail-above", "24.9")[0] == 1
+
+
+def test_table_output(sb: Sandbox) -> None:
+    code, out, err = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
+                        "--fail-above", "50")
+    assert (code, err) == (1, "")
+    assert f"controller {sb.controller_id}, {sb.mode})" in out
+    assert "100.0%" in out and "Leaderless or offline: 1 (solo-0)" in out
+    assert "Under min.insync.replicas: " in out and "orders-1" in out
+    assert "Brokers above 50%: 3 (100.0%)" in out
+
+
+def test_balanced_cluster_passes() -> None:
+    with Sandbox(brokers=3, mode="zk") as sb:
+        sb.create_topic("t", partitions=6, replication_factor=3)
+        code, doc = status(sb, "--fail-above", "0")
+        assert code == 0 and {b["imbalance_ratio"] for b in doc["brokers"]} == {0.0}
+        assert [b["leaders"] for b in doc["brokers"]] == [2, 2, 2] == [b["preferred"] for b in doc["brokers"]]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fail-above", "101"], "Invalid value for '--fail-above': 101.0 is not in the range 0<=x<=100."),
+    (["--output", "text"], "Invalid value for '--output': 'text' is not one of 'auto', 'table', 'json'."),
+])
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    code, out, err = kl("status", "--bootstrap-server", "127.0.0.1:1", *args)
+    assert (code, out, err.splitlines()[0]) == (2, "", message)
+
+
+def test_unreachable_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    code, _, err = kl("status", "--timeout", "0.5")
+    assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
