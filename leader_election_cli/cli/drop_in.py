@@ -16,6 +16,7 @@ import click
 
 from leader_election_cli import __version__
 from leader_election_cli.cli.common import OUTPUT_CHOICES, Command, configure_logging, resolve_output, run, verbatim
+from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import (
     EXIT_CODE_HELP,
     NOT_AUTHORIZED_LINE,
@@ -61,7 +62,7 @@ Examples:
               help="DEPRECATED: use --command-config. Admin client config properties file.")
 @click.option("--election-type", metavar="preferred|unclean",
               help='Type of election to attempt: "preferred" or "unclean". REQUIRED.')
-@click.option("--topic", metavar="TOPIC",
+@click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
               help="Name of topic for which to perform an election. REQUIRED if --partition is given.")
 @click.option("--partition", metavar="ID", help="Partition id for which to perform an election. "
                                                 "REQUIRED if --topic is given.")

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import OUTPUT_CHOICES, Command, configure_logging, resolve_output, run, verbatim
+from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP, InputError
 from leader_election_cli.model import ClusterState, ControllerMode, ElectionReport, ElectionType, TopicPartition
 from leader_election_cli.selection import load_election_file, parse_partition_specs, shown, topic_problem
@@ -160,7 +161,8 @@ _OPTIONS = [
                  default="preferred", show_default=True,
                  help="preferred: move leadership back to each partition's first replica; unclean: elect a "
                       "leader for partitions without one, even out of sync (data loss possible)."),
-    click.option("--topic", "topics", multiple=True, metavar="TOPIC", help="Every partition of TOPIC; repeatable."),
+    click.option("--topic", "topics", multiple=True, metavar="TOPIC", shell_complete=complete_topics,
+                 help="Every partition of TOPIC; repeatable."),
     click.option("--topic-regex", metavar="REGEX", help="Every partition of the topics whose whole name matches."),
     click.option("--exclude-topic-regex", metavar="REGEX", help="Leave out the topics whose whole name matches."),
     click.option("-p", "--partition", "partitions", multiple=True, metavar="TOPIC:P[,P...]",

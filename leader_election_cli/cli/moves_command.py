@@ -21,6 +21,7 @@ from leader_election_cli.cli.common import (
     run,
     verbatim,
 )
+from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP, InputError, RefusedError
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.command(cls=Command, epilog=verbatim(PREFER_EXAMPLES, MOVE_EXIT_NOTE, EXIT_CODE_HELP),
                context_settings=_SETTINGS)
 @connection_options
-@click.option("--topic", metavar="TOPIC", help="The partition's topic (with --partition and --leader).")
+@click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
+              help="The partition's topic (with --partition and --leader).")
 @click.option("--partition", type=click.IntRange(0, _MAX_ID), metavar="ID", help="The partition id.")
 @click.option("--leader", type=click.IntRange(0, _MAX_ID), metavar="BROKER",
               help="The broker that should lead it: a live, in-sync replica.")
