@@ -90,7 +90,7 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str]) -> None:
     for r in report.results:
         replicas = _ids(r.replicas_before) if r.replicas_after == r.replicas_before else \
             f"{_ids(r.replicas_before)} -> {_ids(r.replicas_after)}"
-        after = r.leader_after if r.outcome is not Outcome.NOT_ATTEMPTED else r.expected_leader
+        after = r.leader_after
         leader = _leader(r.leader_before) if after in (None, r.leader_before) else \
             f"{_leader(r.leader_before)} -> {_leader(after)}"
         error = r.error or ""

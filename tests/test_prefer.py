@@ -232,3 +232,16 @@ def test_waiting_for_a_reassignment_is_bounded(sb: Sandbox) -> None:
         assert wait_for_reassignments(cluster, pending, 0.3) == {TopicPartition("grow", 0)}
         sb.finish_reassignment("grow", 0)
         assert wait_for_reassignments(cluster, pending, 0.3) == set()
+
+
+def test_a_failure_after_the_reorder_reports_what_was_done_and_the_restore_file(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "r.json"
+    sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    code, out, err = kl("prefer", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
+                        "--topic", "t", "--partition", "0", "--leader", "3", "--restore-file", str(restore))
+    assert code == 4
+    assert "not attempted" in out and "1,2,3 -> 3,1,2" in out and f"Restore file: {restore}" in out
+    assert err == "Stopped: Not authorized to perform leader election\n"
+    assert sb.partition_state("t", 0).replicas == (3, 1, 2)  # reordered, not elected: restore puts it back
+    code, _, _ = kl("restore", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", str(restore))
+    assert code == 0 and sb.partition_state("t", 0).replicas == (1, 2, 3) and sb.partition_state("t", 0).leader == 1
