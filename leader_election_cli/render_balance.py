@@ -7,6 +7,7 @@ decides how they look.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import IO, Any
 
 from leader_election_cli import kafka_errors, render
@@ -96,12 +97,9 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str]) -> None:
         error = r.error or ""
         if r.error_code and r.error:
             error = f"{kafka_errors.lookup(r.error_code).name}: {r.error}"
-        outcome = r.outcome.value.replace("_", " ")
-        table.add_row(r.tp.topic, str(r.tp.partition), outcome if r.outcome is not Outcome.SKIPPED else "refused",
-                      replicas, leader, error)
+        table.add_row(r.tp.topic, str(r.tp.partition), _move_label(r), replicas, leader, error)
     console.print(table)
-    counts = ", ".join(f"{report.count(o)} {'refused' if o is Outcome.SKIPPED else o.value.replace('_', ' ')}"
-                       for o in Outcome if report.count(o))
+    counts = ", ".join(f"{n} {label}" for label, n in Counter(map(_move_label, report.results)).items())
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing to do'}")
     if report.restore_file:
         console.print(f"Restore file: {report.restore_file} (kafka-leaders restore {report.restore_file} "
@@ -110,6 +108,14 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str]) -> None:
         err.write("Interrupted: stopped after the request in flight.\n")
     if report.aborted_reason:
         err.write(f"Stopped: {report.aborted_reason}\n")
+
+
+def _move_label(r: MoveResult) -> str:
+    if r.outcome is Outcome.SKIPPED:
+        return "refused"
+    if r.outcome is Outcome.PREDICTED:
+        return "would fail" if r.error_code else "would elect"
+    return r.outcome.value.replace("_", " ")
 
 
 # -- status -------------------------------------------------------------------------------------------
