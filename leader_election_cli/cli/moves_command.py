@@ -1,6 +1,6 @@
 """`kafka-leaders prefer`, `demote` and `restore`: move leadership to a chosen replica, off a broker, and back.
 
-Also the options every balance command shares (connection, output), reused by `balance_command`.
+Also what `balance_command` shares with them: --output, the client settings and the connection.
 """
 
 from __future__ import annotations
