@@ -8,6 +8,7 @@ value from `model`; every failure is a `CliError` with the right exit code.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -36,6 +37,7 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
+from leader_election_cli.selection import shown
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,9 @@ log = logging.getLogger(__name__)
 _ZK_ONLY_API_KEYS = {4, 5, 6, 7}
 _NOT_CONTROLLER_RETRIES = 3
 _RESOURCE_TYPE_TOPIC = 2
+# Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
+_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
+_BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,24 @@ class ElectionResponse:
     results: dict[TopicPartition, tuple[int, str | None]]
 
 
+def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
+    """The comma-separated servers, each checked as Kafka's ClientUtils does before anything is sent."""
+    addresses = [s.strip() for s in bootstrap_servers.split(",") if s.strip()]
+    for address in addresses:
+        match = _HOST_PORT.fullmatch(address)
+        if match is None:
+            raise InputError(f"Invalid url in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
+        if int(match.group(1)) > 65535:
+            raise InputError(f"Invalid port in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
+    if not addresses:
+        raise InputError("No resolvable bootstrap urls given in bootstrap.servers", hint=_BOOTSTRAP_HINT)
+    return addresses
+
+
 def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str, Any]:
     """kafka-python's admin-client settings for a `ClientSettings`."""
     kwargs: dict[str, Any] = {
-        "bootstrap_servers": [s.strip() for s in bootstrap_servers.split(",") if s.strip()],
+        "bootstrap_servers": bootstrap_addresses(bootstrap_servers),
         "security_protocol": settings.security_protocol,
         "request_timeout_ms": settings.request_timeout_ms,
         "bootstrap_timeout_ms": settings.api_timeout_ms,
@@ -178,10 +197,11 @@ class Cluster:
     @classmethod
     def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> "Cluster":
         """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        kwargs = _kafka_kwargs(bootstrap_servers, settings)
         _hide_in_logs(settings)
         watch = _BootstrapWatch()
         try:
-            admin = KafkaAdminClient(kafka_client=watch, **_kafka_kwargs(bootstrap_servers, settings))
+            admin = KafkaAdminClient(kafka_client=watch, **kwargs)
         except Exception as exc:  # kafka-python raises many kinds; all become one line
             watch.shut_down()
             if watch.auth_failure is not None:
