@@ -158,9 +158,10 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
             _check_top_level(response)
             answers.update(response.results)
             selected = sorted(set(before.partitions) | set(answers))
-            # The controller leaves partitions that need no election out of an all-partitions answer.
+            # The controller leaves partitions that need no election out of an all-partitions answer;
+            # a top-level error (UNSUPPORTED_VERSION, ...) is every partition's answer.
             for tp in selected:
-                answers.setdefault(tp, (kafka_errors.ELECTION_NOT_NEEDED, None))
+                answers.setdefault(tp, (response.error_code or kafka_errors.ELECTION_NOT_NEEDED, None))
             if progress:
                 progress(len(selected))
     if selected is None:
