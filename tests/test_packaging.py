@@ -1,0 +1,143 @@
+"""Packaging: the wheel `pipx install .` builds, the version, lazy start-up, KAFKA_BOOTSTRAP_SERVERS."""
+
+from __future__ import annotations
+
+import email
+import importlib.metadata
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import click
+import pytest
+
+from leader_election_cli import __version__
+from leader_election_cli.cli.common import BOOTSTRAP_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+# Never imported by --help: the client library, schema validation, Spark, TLS and rich's rendering.
+HEAVY = ("kafka", "jsonschema", "pyspark", "pyarrow", "kazoo", "cryptography",
+         "rich.console", "rich.table", "rich.progress", "rich.markdown", "rich.syntax")
+
+
+def _generator():
+    """scripts/generate_docs.py, imported by path (scripts/ is not a package)."""
+    if "generate_docs" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
+        sys.modules["generate_docs"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["generate_docs"]
+
+
+PAGES = list(_generator().pages())
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    """A wheel built as `pipx install .` builds it (isolated build), from a copy of the source tree."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("leader_election_cli", "man"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    dist = tmp_path_factory.mktemp("dist")
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    (built,) = dist.glob("*.whl")
+    return zipfile.ZipFile(built)
+
+
+def _member(wheel: zipfile.ZipFile, suffix: str) -> str:
+    (name,) = [n for n in wheel.namelist() if n.endswith(suffix)]
+    return wheel.read(name).decode()
+
+
+def test_the_wheel_declares_both_commands(wheel: zipfile.ZipFile) -> None:
+    scripts = _member(wheel, ".dist-info/entry_points.txt").split("[console_scripts]")[1].split("[")[0]
+    declared = dict(line.split(" = ") for line in scripts.strip().splitlines())
+    assert declared == {"kafka-leader-election": "leader_election_cli.cli.drop_in:main",
+                        "kafka-leaders": "leader_election_cli.cli.toolkit:main"}
+    assert set(declared) == set(_generator().PROGRAMS)  # what the completions and man pages are made for
+
+
+def test_the_wheel_carries_the_schemas_and_the_man_pages(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    schemas = sorted((ROOT / "leader_election_cli" / "schemas").glob("*.json"))
+    assert schemas
+    for schema in schemas:
+        assert wheel.read(f"leader_election_cli/schemas/{schema.name}") == schema.read_bytes()
+    pages = {n.rsplit("/", 1)[1] for n in names if "/share/man/man1/" in n and ".data/data/" in n}
+    assert pages == {path.name for path in (ROOT / "man").glob("*.1")}
+
+
+def test_the_wheel_has_the_package_version_and_the_extras(wheel: zipfile.ZipFile) -> None:
+    metadata = email.message_from_string(_member(wheel, ".dist-info/METADATA"))
+    assert metadata["Name"] == "leader-election-cli"
+    assert metadata["Version"] == __version__
+    assert {"spark", "zookeeper", "test"} <= set(metadata.get_all("Provides-Extra"))
+    assert set(metadata.get_all("Requires-Dist")) >= {"pyspark>=3.5; extra == \"spark\"",
+                                                      "kazoo>=2.10; extra == \"zookeeper\""}
+
+
+@pytest.mark.parametrize("prog", ["kafka-leader-election", "kafka-leaders"])
+def test_version_prints_the_installed_package_version(prog: str) -> None:
+    result = subprocess.run([str(BIN / prog), "--version"], capture_output=True, text=True, timeout=60)
+    installed = importlib.metadata.version("leader-election-cli")
+    assert (result.returncode, result.stdout, installed) == (0, f"{prog}, version {__version__}\n", __version__)
+
+
+_PROBE = """
+import contextlib, io, json, sys
+prog, *args = sys.argv[1:]
+module = "drop_in" if prog == "kafka-leader-election" else "toolkit"
+sys.argv = [prog, *args]
+main = __import__(f"leader_election_cli.cli.{module}", fromlist=["main"]).main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        main()
+    except SystemExit as exit:
+        code = exit.code
+print(json.dumps({"code": code, "help": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("name", [page.name for page in PAGES])
+def test_help_imports_nothing_heavy(name: str) -> None:
+    result = subprocess.run([sys.executable, "-c", _PROBE, *name.split(), "--help"], capture_output=True,
+                            text=True, timeout=60)
+    probe = json.loads(result.stdout)
+    assert (probe["code"], result.stderr) == (0, "")
+    assert probe["help"].startswith(f"Usage: {name} ")
+    loaded = [m for m in probe["modules"] if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert loaded == [], f"`{name} --help` imports {loaded[:5]}: import them inside the command body"
+
+
+def _bootstrap_option(command: click.Command, ctx: click.Context) -> click.Option | None:
+    return next((p for p in command.get_params(ctx) if isinstance(p, click.Option) and p.name == "bootstrap_server"),
+                None)
+
+
+@pytest.mark.parametrize("name", [page.name for page in PAGES if page.name.startswith("kafka-leaders ")])
+def test_toolkit_commands_read_kafka_bootstrap_servers(name: str) -> None:
+    page = next(page for page in PAGES if page.name == name)
+    option = _bootstrap_option(page.command, page.ctx)
+    if option is None:
+        pytest.skip(f"{name} does not connect to a cluster")
+    assert option.envvar == BOOTSTRAP_ENV, \
+        f"{name}: declare --bootstrap-server with leader_election_cli.cli.common.connection_options"
+
+
+def test_the_drop_in_keeps_kafkas_required_bootstrap_server(tmp_path: Path) -> None:
+    page = next(page for page in PAGES if page.name == "kafka-leader-election")
+    assert _bootstrap_option(page.command, page.ctx).envvar is None
+    result = subprocess.run([str(BIN / "kafka-leader-election"), "--election-type", "preferred",
+                             "--all-topic-partitions"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                            env={"PATH": str(BIN), BOOTSTRAP_ENV: "127.0.0.1:9"})
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == "Missing required option(s): bootstrap-server"
