@@ -9,6 +9,7 @@ asserts. Run:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -68,6 +69,15 @@ def main() -> None:
     print(f"--help vs python -c pass:            {help_[0] / python[0]:.2f}x the time")
     print(f"election vs kafka-python's CLI:      {election[0] / kafka_python[0]:.2f}x the time "
           f"(target <= 1.00), {election[1] / kafka_python[1]:.2f}x the memory")
+    print(json.dumps({"benchmark": "drop_in", "figures": [  # the last line: read by benchmarks/run
+        {"name": "python -c pass", "value": python[0], "unit": "s"},
+        {"name": "kafka-leader-election --help", "value": help_[0], "unit": "s", "target": 0.15},
+        {"name": "--help / python -c pass", "value": help_[0] / python[0], "unit": "x"},
+        {"name": "one-partition election", "value": election[0], "unit": "s"},
+        {"name": "kafka-python CLI, same election", "value": kafka_python[0], "unit": "s"},
+        {"name": "election time / kafka-python CLI", "value": election[0] / kafka_python[0], "unit": "x",
+         "target": 1.0},
+        {"name": "election memory / kafka-python CLI", "value": election[1] / kafka_python[1], "unit": "x"}]}))
 
 
 if __name__ == "__main__":

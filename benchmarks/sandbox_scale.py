@@ -7,6 +7,7 @@ Prints each figure beside its target; nothing here asserts. Run:
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import struct
 import time
@@ -49,9 +50,13 @@ def timed(action: Callable[[], Any]) -> tuple[Any, float]:
     return result, time.perf_counter() - started
 
 
+FIGURES: list[dict[str, Any]] = []  # printed as the last line, for benchmarks/run
+
+
 def report(label: str, seconds: float, target: float, extra: str = "") -> None:
     verdict = "ok" if seconds <= target else "SLOW"
     print(f"{label:<46} {seconds:8.3f} s   target <= {target:5.1f} s   {verdict}  {extra}")
+    FIGURES.append({"name": label, "value": seconds, "unit": "s", "target": target})
 
 
 def main() -> None:
@@ -86,6 +91,7 @@ def main() -> None:
         report("start broker 1 (re-elect, rejoin ISRs)", seconds, 2.0)
     finally:
         sb.stop()
+    print(json.dumps({"benchmark": "sandbox_scale", "figures": FIGURES}))
 
 
 if __name__ == "__main__":
