@@ -1,0 +1,47 @@
+"""Ctrl-C in the middle of a batched election: a real process, a real SIGINT, a complete report."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from leader_election_cli.errors import ExitCode
+from leader_election_cli.sandbox import Sandbox
+
+ELECT_LEADERS = 43
+PARTITIONS = 12
+TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "elect", "--topic", "t"]
+DROP_IN = [sys.executable, "-m", "leader_election_cli", "--election-type", "preferred", "--all-topic-partitions"]
+
+
+@pytest.mark.parametrize("command", [TOOLKIT, DROP_IN], ids=["kafka-leaders elect", "kafka-leader-election"])
+def test_ctrl_c_stops_after_the_batch_in_flight_and_reports_every_partition_once(command: list[str]) -> None:
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", partitions=PARTITIONS, replication_factor=3)
+        for p in range(PARTITIONS):
+            sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
+        process = subprocess.Popen(
+            [*command, "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--batch-interval", "2",
+             "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while sb.request_count(ELECT_LEADERS) == 0 and time.monotonic() < deadline:
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+        sent = sb.request_count(ELECT_LEADERS)
+    assert process.returncode == ExitCode.INTERRUPTED, err
+    document = json.loads(out)
+    names = [(p["topic"], p["partition"]) for p in document["partitions"]]
+    assert sorted(names) == [("t", p) for p in range(PARTITIONS)]
+    outcomes = [p["outcome"] for p in document["partitions"]]
+    assert outcomes.count("elected") == 2 * sent and outcomes.count("not_attempted") == PARTITIONS - 2 * sent > 0
+    assert document["summary"]["interrupted"] is True and document["summary"]["exit_code"] == 130

@@ -1,0 +1,131 @@
+"""Unclean-election safety: the toolkit lists the partitions at risk and asks; the drop-in only warns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from leader_election_cli import safety
+from leader_election_cli.cli import elect_command
+from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.errors import ExitCode, RefusedError
+from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, PartitionState, TopicPartition
+from leader_election_cli.planning import Prediction
+from leader_election_cli.sandbox import Sandbox
+
+ELECT_LEADERS = 43
+AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
+           "u-0 (leader 2, ISR was ")
+
+
+@pytest.fixture(params=["kraft", "zk"])
+def sb(request: pytest.FixtureRequest):
+    """u-0 lost its only in-sync replica (broker 1) and only out-of-sync broker 2 is left: unclean only."""
+    with Sandbox(brokers=3, mode=request.param) as sandbox:
+        sandbox.create_topic("u", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+        sandbox.create_topic("ok", assignment={0: [2, 3]})
+        sandbox.set_isr("u", 0, [1])
+        sandbox.stop_broker(1)
+        assert sandbox.partition_state("u", 0).leader == NO_LEADER
+        yield sandbox
+
+
+def toolkit(sb: Sandbox, *args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(elect_command.elect, ["--bootstrap-server", sb.bootstrap_servers,
+                                                      "--election-type", "unclean", *args], input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_without_a_terminal_and_without_yes_it_refuses_and_sends_nothing(sb: Sandbox) -> None:
+    code, out, err = toolkit(sb, "--topic", "u", "--topic", "ok")
+    assert (code, out, sb.request_count(ELECT_LEADERS)) == (ExitCode.REFUSED, "", 0)
+    lines = err.splitlines()
+    assert lines[0].startswith(AT_RISK)
+    assert lines[1] == ("Warning: 1 partition(s) would have fewer in-sync replicas than min.insync.replicas "
+                        "(acks=all writes fail until replicas catch up): u-0 (ISR 2, min 2)")
+    assert lines[2] == ("Refusing an unclean election that may lose data on 1 partition(s) without confirmation: "
+                        "nothing was sent")
+    assert sb.partition_state("u", 0).leader == NO_LEADER
+
+
+def test_yes_runs_it(sb: Sandbox) -> None:
+    code, out, err = toolkit(sb, "--topic", "u", "--topic", "ok", "--yes", "--output", "text")
+    assert code == 0 and err.startswith(AT_RISK)
+    assert out.splitlines() == ["Successfully completed leader election (UNCLEAN) for partitions u-0",
+                                "Valid replica already elected for partitions ok-0"]
+    assert (sb.partition_state("u", 0).leader, sb.partition_state("u", 0).isr) == (2, (2,))
+
+
+@pytest.mark.parametrize("answer, code", [("y\n", 0), ("n\n", ExitCode.REFUSED)])
+def test_on_a_terminal_it_asks(sb: Sandbox, monkeypatch: pytest.MonkeyPatch, answer: str, code: int) -> None:
+    monkeypatch.setattr(elect_command, "_interactive", lambda: True)
+    result_code, _, err = toolkit(sb, "-p", "u:0", input=answer)
+    assert result_code == code
+    assert "Elect a leader outside the ISR for 1 partition(s), accepting data loss? [y/N]" in err
+    assert sb.request_count(ELECT_LEADERS) == (1 if code == 0 else 0)
+
+
+def test_nothing_at_risk_needs_no_confirmation(sb: Sandbox) -> None:
+    code, out, err = toolkit(sb, "--topic", "ok", "--output", "text")
+    assert (code, out, err) == (0, "Valid replica already elected for partitions ok-0\n", "")
+
+
+def test_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox) -> None:
+    result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                                          "--topic", "u", "--partition", "0", "--output", "text"])
+    assert (result.exit_code, result.stdout) == (0, "Successfully completed leader election (UNCLEAN) for partitions u-0\n")
+    assert result.stderr.startswith(AT_RISK)
+    assert sb.partition_state("u", 0).leader == 2
+
+
+def test_plan_flags_the_partitions_at_risk(sb: Sandbox) -> None:
+    result = CliRunner().invoke(elect_command.plan, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                                     "unclean", "--all-topic-partitions", "--output", "json"])
+    assert result.exit_code == 0 and result.stderr.startswith(AT_RISK)
+    rows = {p["topic"]: p for p in json.loads(result.stdout)["partitions"]}
+    assert (rows["u"]["unclean"], rows["u"]["below_min_isr"], rows["u"]["leader_after"]) == (True, True, 2)
+    assert (rows["ok"]["unclean"], rows["ok"]["error_code"]) == (False, 84)
+    assert sb.request_count(ELECT_LEADERS) == 0
+
+
+# -- the rule itself -------------------------------------------------------------------------------
+
+def prediction(unclean: bool, below_min_isr: bool = False, outcome: Outcome = Outcome.ELECTED) -> Prediction:
+    return Prediction(TopicPartition("t", 0), outcome, 0, NO_LEADER, 2, (2,), (), unclean, below_min_isr)
+
+
+@pytest.mark.parametrize("predictions, yes, interactive, answer, refused", [
+    ([prediction(True)], False, False, None, True),  # no terminal, no --yes
+    ([prediction(True)], True, False, None, False),  # --yes
+    ([prediction(True)], False, True, True, False),  # asked: yes
+    ([prediction(True)], False, True, False, True),  # asked: no
+    ([prediction(False, below_min_isr=True)], False, False, None, False),  # no data loss: no question
+    ([prediction(True, outcome=Outcome.FAILED)], False, False, None, False),  # nothing would be elected
+])
+def test_confirmation_rule(predictions: list[Prediction], yes: bool, interactive: bool, answer: bool | None,
+                           refused: bool) -> None:
+    asked: list[str] = []
+
+    def confirm(question: str) -> bool:
+        asked.append(question)
+        return bool(answer)
+
+    risk = safety.assess(predictions)
+    if refused:
+        with pytest.raises(RefusedError):
+            safety.require_confirmation(risk, yes=yes, interactive=interactive, confirm=confirm)
+    else:
+        safety.require_confirmation(risk, yes=yes, interactive=interactive, confirm=confirm)
+    assert len(asked) == (answer is not None)
+
+
+def test_long_lists_are_cut_and_counted() -> None:
+    predictions = [Prediction(TopicPartition("t", p), Outcome.ELECTED, 0, NO_LEADER, 2, (2,), (), True)
+                   for p in range(safety.LISTED + 5)]
+    state = ClusterState({2: ("h", 1)}, 2, {p.tp: PartitionState("t", p.tp.partition, NO_LEADER, (1, 2), (1,))
+                                            for p in predictions})
+    [line] = safety.warning_lines(safety.assess(predictions), state)
+    assert line.count("(leader 2, ISR was 1)") == safety.LISTED and line.endswith(
+        "... and 5 more (see 'kafka-leaders plan --output json')")
