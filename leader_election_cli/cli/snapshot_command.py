@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import Command, configure_logging, run, verbatim
+from leader_election_cli.cli.common import (
+    Command,
+    bootstrap_servers,
+    configure_logging,
+    connection_options,
+    run,
+    verbatim,
+)
 from leader_election_cli.errors import InputError
 
 EXAMPLES = """\
@@ -21,18 +28,12 @@ Examples:
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
-@click.option("--bootstrap-server", required=True, metavar="HOST:PORT",
-              help="Broker(s) to connect to, comma-separated host:port.")
-@click.option("--command-config", metavar="FILE",
-              help="Properties file with configs for the admin client (security, timeouts, client.id).")
+@connection_options
 @click.option("--output", "output", required=True, metavar="FILE",
               help="Where to write the rows: a .jsonl (JSON lines) or .parquet file.")
 @click.option("--append", is_flag=True, help="Add the rows to an existing file instead of refusing it.")
 @click.option("--cluster-name", metavar="NAME",
               help="Name the cluster in the rows (default: the cluster id the brokers report).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
-              help="Bound the metadata read (default: default.api.timeout.ms, 30 s).")
-@click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
 def snapshot(**options: Any) -> None:
     """Write one row per partition (replicas, ISR, ELR, leader, min.insync.replicas, live brokers).
 
@@ -47,6 +48,7 @@ def _snapshot(o: dict[str, Any]) -> int:
     from leader_election_cli.config import load_client_settings
 
     configure_logging(o["debug"])
+    servers = bootstrap_servers(o)
     output = Path(o["output"])
     snapshots.check_output(output, o["append"])
     if o["cluster_name"] is not None and not o["cluster_name"].strip():
@@ -54,7 +56,7 @@ def _snapshot(o: dict[str, Any]) -> int:
     settings = load_client_settings(o["command_config"], int(o["timeout"] * 1000) if o["timeout"] else None)
     for warning in settings.warnings:
         click.echo(f"Warning: {warning}", err=True)
-    with Cluster.connect(o["bootstrap_server"], settings) as cluster:
+    with Cluster.connect(servers, settings) as cluster:
         state = cluster.describe(with_elr=True, with_configs=True)
     taken_at = datetime.now(timezone.utc)
     name = o["cluster_name"] or state.cluster_id

@@ -59,12 +59,18 @@ def broker_balance(flagged: DataFrame, threshold_pct: float) -> DataFrame:
 
 
 def cluster_health(flagged: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Per cluster and snapshot: partition counts by condition, and the brokers' worst imbalance."""
+    """Per cluster and snapshot: partition counts by condition, and the brokers' worst imbalance.
+
+    `worst_broker` has the highest ratio (the lowest id among equals), null when no ratio is above 0.
+    """
     partitions = flagged.groupBy(*KEY).agg(
-        F.count(F.lit(1)).alias("partitions"), *(_count(flag).alias(name) for name, flag in _partition_conditions().items()))
+        F.count(F.lit(1)).alias("partitions"),
+        *(_count(flag).alias(name) for name, flag in _partition_conditions().items()))
+    ratio = F.col("imbalance_ratio")
     per_broker = brokers.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("brokers"), _count(F.col("alive")).alias("live_brokers"),
-        F.max("imbalance_ratio").alias("max_imbalance_ratio"),
+        F.max(ratio).alias("max_imbalance_ratio"),
+        F.max_by(F.when(ratio > 0, F.col("broker")), F.struct(ratio, -F.col("broker"))).alias("worst_broker"),
         _count(F.col("above_threshold")).alias("brokers_above_threshold"))
     return (partitions.join(per_broker, KEY, "left")
             .na.fill(0, ["brokers", "live_brokers", "brokers_above_threshold"])
@@ -72,8 +78,8 @@ def cluster_health(flagged: DataFrame, brokers: DataFrame) -> DataFrame:
 
 
 def latest_snapshots(health: DataFrame) -> DataFrame:
-    """(cluster, taken_at) of each cluster's latest snapshot."""
-    return health.groupBy("cluster").agg(F.max("taken_at").alias("taken_at"))
+    """Each cluster's latest snapshot (cluster, taken_at), and its number of snapshots."""
+    return health.groupBy("cluster").agg(F.max("taken_at").alias("taken_at"), F.count(F.lit(1)).alias("snapshots"))
 
 
 def latest_fixable(flagged: DataFrame, latest: DataFrame) -> DataFrame:

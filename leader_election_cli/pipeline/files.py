@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from py4j.java_gateway import is_instance_of
 from pyspark.sql import SparkSession
 
 from leader_election_cli.errors import InputError
@@ -18,16 +19,20 @@ PARQUET_SUFFIXES = (".parquet",)
 
 
 def _path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
-    """A Hadoop Path and its FileSystem."""
+    """A Hadoop Path and its FileSystem (the local one without its .crc checksum files)."""
     path = spark._jvm.org.apache.hadoop.fs.Path(uri)
-    return path, path.getFileSystem(spark._jsc.hadoopConfiguration())
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    if is_instance_of(spark.sparkContext._gateway, fs, "org.apache.hadoop.fs.ChecksumFileSystem"):
+        fs = fs.getRawFileSystem()
+    return path, fs
 
 
 def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[str], list[str]]:
     """Expand files, directories (recursively) and globs into (JSON lines files, Parquet files).
 
-    Hidden files (`.x`, `_SUCCESS`) and other suffixes inside directories are skipped; a pattern that
-    matches nothing, or a file named explicitly with an unknown suffix, is an input error.
+    Hidden files (`.x`, `_SUCCESS`) found by a glob or inside a directory are skipped, and so are other
+    suffixes inside directories; a pattern that matches nothing, or a file named explicitly with an
+    unknown suffix, is an input error.
     """
     json_files: set[str] = set()
     parquet_files: set[str] = set()
@@ -36,7 +41,10 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[s
         matches = fs.globStatus(path)
         if not matches:
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
+        is_glob = any(char in pattern for char in "*?[{")
         for status in matches:
+            if is_glob and _hidden(status.getPath().toString()):
+                continue
             if status.isDirectory():
                 listing = fs.listFiles(status.getPath(), True)
                 found = [listing.next().getPath() for _ in iter(listing.hasNext, False)]

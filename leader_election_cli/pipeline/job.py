@@ -5,7 +5,7 @@ Outputs under DIR:
                    imbalance_ratio, above_threshold, alive
   cluster_health/  per cluster and snapshot: partitions, not_preferred_leader, under_replicated,
                    under_min_isr, offline, fixable, brokers, live_brokers, max_imbalance_ratio,
-                   brokers_above_threshold
+                   worst_broker, brokers_above_threshold
   fixable/         each cluster's latest snapshot: partitions a preferred election would fix
   bad_rows/        rejected input rows with their reason and source file
   plans/<cluster>/batch-0001.json ...  election files for kafka-leader-election --path-to-json-file
@@ -130,18 +130,18 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     valid = rows.where(F.col(inputs.REASON).isNull())
     brokers = _save(analysis.broker_balance(valid, threshold_pct), tables["broker_balance"])
     health = _save(analysis.cluster_health(valid, brokers), tables["cluster_health"])
-    latest = analysis.latest_snapshots(health).cache()
+    latest = analysis.latest_snapshots(health)
     fixable = _save(analysis.latest_fixable(valid, latest), tables["fixable"])
     plans_dir = f"{out}/plans"
     plan_files = plans.write_plans(spark, fixable, plans_dir, batch_size)
     clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0))
-                     for c in summary.cluster_summaries(health, brokers, latest))
-    latest.unpersist()
+                     for c in summary.cluster_summaries(health, latest))
     plot_path = None
     if plot:
         plot_path = f"{out}/imbalance.png"
         points = health.select("cluster", "taken_at", "max_imbalance_ratio").collect()
-        files.write_bytes(spark, plot_path, imbalance_png([tuple(p) for p in points], threshold_pct))
+        files.write_bytes(spark, plot_path, imbalance_png(
+            [(p.cluster, summary.utc(p.taken_at), p.max_imbalance_ratio) for p in points], threshold_pct))
     else:
         files.delete_tree(spark, f"{out}/imbalance.png")
     return summary.Summary(

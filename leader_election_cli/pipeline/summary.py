@@ -6,11 +6,10 @@ Only these few rows (one per cluster, one per bad-row reason) ever reach the dri
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
 from leader_election_cli.pipeline.analysis import KEY
 
@@ -64,17 +63,16 @@ class Summary:
         return {"schema_version": 1, **document, "bad_row_count": self.bad_row_count}
 
 
-def cluster_summaries(health: DataFrame, brokers: DataFrame, latest: DataFrame) -> list[ClusterSummary]:
-    """Each cluster's latest snapshot from the health and broker tables, sorted by cluster."""
-    snapshots = health.groupBy("cluster").agg(F.count(F.lit(1)).alias("snapshots"))
-    by_ratio = Window.partitionBy("cluster").orderBy(F.desc("imbalance_ratio"), "broker")
-    worst = (brokers.join(latest, KEY).where(F.col("imbalance_ratio") > 0)
-             .withColumn("rank", F.row_number().over(by_ratio)).where(F.col("rank") == 1)
-             .select("cluster", F.col("broker").alias("worst_broker")))
-    rows = (health.join(latest, KEY).join(snapshots, "cluster").join(worst, "cluster", "left")
-            .orderBy("cluster").collect())
+def utc(moment: datetime) -> datetime:
+    """A timestamp Spark handed to Python (naive, in this machine's local time) as an aware UTC time."""
+    return moment.astimezone(timezone.utc)
+
+
+def cluster_summaries(health: DataFrame, latest: DataFrame) -> list[ClusterSummary]:
+    """Each cluster's latest snapshot from the health table, sorted by cluster."""
+    rows = health.join(latest, KEY).orderBy("cluster").collect()
     return [ClusterSummary(
-        cluster=r.cluster, snapshots=r.snapshots, latest=r.taken_at, partitions=r.partitions, brokers=r.brokers,
+        cluster=r.cluster, snapshots=r.snapshots, latest=utc(r.taken_at), partitions=r.partitions, brokers=r.brokers,
         live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
         under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
         worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold) for r in rows]

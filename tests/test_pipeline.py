@@ -1,0 +1,235 @@
+"""The Spark pipeline on a real local SparkSession (local[2], one for the whole module).
+
+Its results must equal the pure planner's on the same clusters; bad rows must be counted; plan files
+must be valid election files that, fed to the drop-in, bring a sandbox back to preferred leaders.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pyspark")
+
+from strategies import cluster_states  # noqa: E402
+
+from leader_election_cli import planning, snapshot  # noqa: E402
+from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
+from leader_election_cli.cli.toolkit import cli  # noqa: E402
+from leader_election_cli.errors import InputError  # noqa: E402
+from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+from leader_election_cli.pipeline import files, job  # noqa: E402
+from leader_election_cli.pipeline.summary import utc  # noqa: E402
+from leader_election_cli.sandbox import Sandbox  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+ELECTION_FILE_SCHEMA = json.loads(
+    resources.files("leader_election_cli").joinpath("schemas/election-file.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = job.spark_session("local[2]", {"spark.ui.enabled": "false"})
+    yield session
+    session.stop()
+
+
+def table(spark, out: Path, name: str) -> list[dict]:
+    return [r.asDict() for r in spark.read.parquet(str(out / name)).collect()]
+
+
+def plan_files(out: Path, cluster: str) -> list[Path]:
+    return sorted((out / "plans" / cluster).glob("batch-*.json"))
+
+
+def planned_partitions(out: Path, cluster: str, batch_size: int) -> list[dict]:
+    """Every partition in a cluster's plan files, checking each file on the way."""
+    partitions: list[dict] = []
+    paths = plan_files(out, cluster)
+    for number, path in enumerate(paths, 1):
+        assert path.name == f"batch-{number:04d}.json"
+        document = json.loads(path.read_text())
+        jsonschema.validate(document, ELECTION_FILE_SCHEMA)
+        size = len(document["partitions"])
+        assert 0 < size <= batch_size and (size == batch_size or number == len(paths))
+        partitions += document["partitions"]
+    return partitions
+
+
+snapshot_sets = st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), cluster_states()), min_size=1, max_size=6)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 10, 25, 50]),
+       parquet=st.booleans())
+def test_results_equal_the_planners(spark, tmp_path_factory: pytest.TempPathFactory,
+                                    snapshots: list[tuple[str, ClusterState]], batch_size: int, threshold: int,
+                                    parquet: bool) -> None:
+    work = tmp_path_factory.mktemp("property")
+    states = {(cluster, T0 + timedelta(minutes=i)): state for i, (cluster, state) in enumerate(snapshots)}
+    rows = [row for (cluster, at), state in states.items() for row in snapshot.rows(state, cluster, at)]
+    source = work / ("in.parquet" if parquet else "in.jsonl")
+    snapshot.write(rows, source)
+
+    result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size, threshold_pct=threshold)
+
+    out = work / "out"
+    assert (result.rows, result.bad_rows, result.snapshots) == (len(rows), {}, len(states))
+    expected_brokers, expected_health = {}, {}
+    for (cluster, at), state in states.items():
+        balance = planning.balance(state)
+        for b in balance.brokers:
+            expected_brokers[(cluster, at, b.broker)] = (b.alive, b.leaders, b.preferred, b.not_led_by_preferred,
+                                                          b.ratio, b.above(threshold))
+        positive = [b for b in balance.brokers if b.ratio > 0]
+        expected_health[(cluster, at)] = (
+            balance.partitions, balance.not_preferred_leader, balance.under_replicated, balance.under_min_isr,
+            balance.offline, balance.fixable, len(balance.brokers), len(balance.above(threshold)),
+            max((b.ratio for b in balance.brokers), default=0.0),
+            min(positive, key=lambda b: (-b.ratio, b.broker)).broker if positive else None)
+    assert {(r["cluster"], utc(r["taken_at"]), r["broker"]): (
+        r["alive"], r["leaders"], r["preferred"], r["not_led_by_preferred"], r["imbalance_ratio"],
+        r["above_threshold"]) for r in table(spark, out, "broker_balance")} == expected_brokers
+    assert {(r["cluster"], utc(r["taken_at"])): (
+        r["partitions"], r["not_preferred_leader"], r["under_replicated"], r["under_min_isr"], r["offline"],
+        r["fixable"], r["brokers"], r["brokers_above_threshold"], r["max_imbalance_ratio"], r["worst_broker"])
+        for r in table(spark, out, "cluster_health")} == expected_health
+    for cluster in {c for c, _ in states}:
+        latest = max(at for c, at in states if c == cluster)
+        fixable = planning.fixable_by_preferred(states[(cluster, latest)])
+        assert planned_partitions(out, cluster, batch_size) == [
+            {"topic": tp.topic, "partition": tp.partition} for tp in fixable]
+        summary = next(c for c in result.clusters if c.cluster == cluster)
+        assert (summary.latest, summary.fixable, summary.plan_files) == (
+            latest, len(fixable), -(-len(fixable) // batch_size))
+
+
+def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
+    good = snapshot.SnapshotRow(cluster="c", taken_at=T0, topic="t", partition=0, replicas=[1, 2], isr=[1, 2],
+                                elr=[], leader=2, min_insync_replicas=2, live_brokers=[1, 2])
+    lines = [
+        json.dumps({**good, "taken_at": snapshot.format_time(T0)}),
+        "this is not json",
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": "seven"}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": 1, "leader": None}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": -1}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": 2, "isr": [1, None]}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": 3, "topic": " "}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": 4}),
+        json.dumps({**good, "taken_at": snapshot.format_time(T0), "partition": 4, "leader": 1}),
+    ]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    without_elr = pa.Table.from_pylist([{**good, "partition": 5}], schema=snapshot.arrow_schema()).drop(["elr"])
+    pq.write_table(without_elr, tmp_path / "in" / "old.parquet")
+
+    result = job.analyze(spark, [str(tmp_path / "in")], str(tmp_path / "out"))
+
+    assert result.rows == 10 and result.bad_row_count == 9
+    assert result.bad_rows == {
+        "malformed JSON or a value of the wrong type": 2, "missing leader": 1, "negative partition": 1,
+        "null broker id in isr": 1, "blank topic": 1, "partition listed twice in one snapshot": 2,
+        "missing elr": 1}
+    bad = table(spark, tmp_path / "out", "bad_rows")
+    assert len(bad) == 9 and all(r["source_file"].endswith(("mixed.jsonl", "old.parquet")) for r in bad)
+    assert {r["raw_record"] for r in bad if r["bad_reason"].startswith("malformed")} == {lines[1], lines[2]}
+    (cluster,) = result.clusters
+    assert (cluster.partitions, cluster.fixable) == (1, 1)  # only the first line is a valid row
+    assert planned_partitions(tmp_path / "out", "c", 1000) == [{"topic": "t", "partition": 0}]
+
+
+def test_globs_and_directories_find_snapshot_files(spark, tmp_path: Path) -> None:
+    nested = tmp_path / "snaps" / "2024" / "05"
+    nested.mkdir(parents=True)
+    for name in ("a.jsonl", "b.parquet", "notes.txt", ".hidden.jsonl", "_SUCCESS"):
+        (nested / name).write_text("")
+    (tmp_path / "snaps" / "top.jsonl").write_text("")
+    json_files, parquet_files = files.find_snapshots(spark, [str(tmp_path / "snaps")])
+    assert [Path(f).name for f in json_files] == ["a.jsonl", "top.jsonl"]
+    assert [Path(f).name for f in parquet_files] == ["b.parquet"]
+    json_files, parquet_files = files.find_snapshots(spark, [str(tmp_path / "snaps" / "*" / "*" / "*.jsonl"),
+                                                             str(nested / "a.jsonl")])
+    assert ([Path(f).name for f in json_files], parquet_files) == (["a.jsonl"], [])
+    with pytest.raises(InputError, match="No snapshot file matches"):
+        files.find_snapshots(spark, [str(tmp_path / "nothing-*.jsonl")])
+    with pytest.raises(InputError, match="Unsupported snapshot file"):
+        files.find_snapshots(spark, [str(nested / "notes.txt")])
+
+
+def test_the_command_prints_a_summary_draws_a_plot_and_removes_stale_plans(spark, tmp_path: Path) -> None:
+    state = two_partitions_one_fixable()
+    rows = snapshot.rows(state, "prod/eu", T0) + snapshot.rows(state, "prod/eu", T0 + timedelta(hours=1))
+    snapshot.write(rows, tmp_path / "s.jsonl")
+    stale = tmp_path / "out" / "plans" / "gone" / "batch-0001.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "out"),
+                                      "--plot", "--batch-size", "1"], catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    assert "Read 4 rows from 1 file(s): 2 snapshot(s) of 1 cluster(s)" in result.stdout
+    assert "No bad rows." in result.stdout and "prod/eu" in result.stdout
+    assert not stale.exists()
+    (plan_dir,) = (tmp_path / "out" / "plans").iterdir()
+    assert plan_dir.name.startswith("prod_eu-") and len(list(plan_dir.iterdir())) == 1
+    assert (tmp_path / "out" / "imbalance.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert written["rows"] == 4 and written["clusters"][0]["fixable"] == 1
+
+
+def two_partitions_one_fixable() -> ClusterState:
+    return ClusterState(brokers={1: ("h", 1), 2: ("h", 2)}, controller_id=1, partitions={
+        TopicPartition("t", 0): PartitionState("t", 0, 1, (1, 2), (1, 2)),
+        TopicPartition("t", 1): PartitionState("t", 1, 1, (2, 1), (1, 2))})
+
+
+def test_unreadable_input_is_one_line(spark, tmp_path: Path) -> None:
+    (tmp_path / "other.parquet").write_bytes(b"not parquet at all")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "other.parquet"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Spark could not read the input: ") and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 2
+
+
+def test_a_plan_file_brings_the_sandbox_back_to_preferred_leaders(spark, tmp_path: Path) -> None:
+    with Sandbox(brokers=3, mode="kraft") as sb:
+        sb.create_topic("orders", partitions=6, replication_factor=3)
+        sb.create_topic("logs", partitions=3, replication_factor=2)
+        sb.stop_broker(1)  # its partitions move to other replicas
+        sb.start_broker(1)
+        moved = [(t, p) for t, n in (("orders", 6), ("logs", 3)) for p in range(n)
+                 if sb.partition_state(t, p).leader != sb.partition_state(t, p).replicas[0]]
+        assert moved
+        runner = CliRunner()
+        snap = runner.invoke(cli, ["snapshot", "--bootstrap-server", sb.bootstrap_servers, "--cluster-name", "sb",
+                                   "--output", str(tmp_path / "s.parquet")], catch_exceptions=False)
+        assert snap.exit_code == 0, snap.output
+        analyzed = runner.invoke(cli, ["analyze", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "out")],
+                                 catch_exceptions=False)
+        assert analyzed.exit_code == 0, analyzed.output
+        (plan,) = plan_files(tmp_path / "out", "sb")
+        assert sorted((p["topic"], p["partition"]) for p in json.loads(plan.read_text())["partitions"]) == sorted(moved)
+
+        elected = runner.invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "preferred",
+                                          "--path-to-json-file", str(plan), "--output", "json"])
+
+        assert elected.exit_code == 0, elected.output
+        assert {p["outcome"] for p in json.loads(elected.stdout)["partitions"]} == {"elected"}
+        for topic, count in (("orders", 6), ("logs", 3)):
+            for p in range(count):
+                state = sb.partition_state(topic, p)
+                assert state.leader == state.replicas[0]
