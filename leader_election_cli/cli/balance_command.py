@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
+    INTERVAL_SECONDS,
     Command,
     bootstrap_servers,
     configure_logging,
@@ -90,7 +91,7 @@ Examples:
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Elect at most N partitions per request.")
-@click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+@click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Show what would be elected; send nothing (and take no lock).")
 @click.option("--lock-file", metavar="PATH",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -14,6 +15,21 @@ from leader_election_cli.errors import CliError, ExitCode, InputError
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
+
+
+class Seconds(click.FloatRange):
+    """A finite number of seconds within a range (click's FloatRange lets nan and inf through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
+        return seconds
+
+
+# Kafka's timeouts are Java ints of milliseconds; ElectLeaders carries --timeout as one (TimeoutMs).
+TIMEOUT_SECONDS = Seconds(min=0.1, max=(2**31 - 1) / 1000)
+INTERVAL_SECONDS = Seconds(min=0)
 
 
 def verbatim(*paragraphs: str) -> str:
@@ -30,7 +46,7 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "variable is set."),
         click.option("--command-config", metavar="FILE",
                      help="Properties file with configs for the admin client (security, timeouts, client.id)."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
+        click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
                      help="Bound the whole operation (default: default.api.timeout.ms, 30 s)."),
         click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
     )):

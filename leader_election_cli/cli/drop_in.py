@@ -15,7 +15,16 @@ from typing import Any
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.cli.common import OUTPUT_CHOICES, Command, configure_logging, resolve_output, run, verbatim
+from leader_election_cli.cli.common import (
+    INTERVAL_SECONDS,
+    OUTPUT_CHOICES,
+    TIMEOUT_SECONDS,
+    Command,
+    configure_logging,
+    resolve_output,
+    run,
+    verbatim,
+)
 from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import (
     EXIT_CODE_HELP,
@@ -72,11 +81,11 @@ Examples:
               help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
 @click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
               help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
+@click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
               help="Bound the whole operation (default: default.api.timeout.ms, 30 s).")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Send at most N partitions per request (default: one request, as Kafka does).")
-@click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+@click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Predict each partition's outcome from one metadata read; send nothing.")
 @click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,16 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import OUTPUT_CHOICES, Command, configure_logging, resolve_output, run, verbatim
+from leader_election_cli.cli.common import (
+    INTERVAL_SECONDS,
+    OUTPUT_CHOICES,
+    TIMEOUT_SECONDS,
+    Command,
+    configure_logging,
+    resolve_output,
+    run,
+    verbatim,
+)
 from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP, InputError
 from leader_election_cli.model import ClusterState, ControllerMode, ElectionReport, ElectionType, TopicPartition
@@ -99,24 +109,23 @@ def is_internal(topic: str, state: ClusterState) -> bool:
 
 def resolve(selection: Selection, state: ClusterState) -> list[TopicPartition]:
     """The selected partitions of `state`, sorted; unknown names and an empty result are errors."""
-    by_topic: dict[str, list[int]] = {}
-    for tp in state.partitions:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
     s = selection
+    sizes = Counter(tp.topic for tp in state.partitions)
     named = dict.fromkeys([*s.topics, *(tp.topic for tp in s.partitions)])
-    _check_known(named, s.partitions, state, by_topic)
+    _check_known(named, s.partitions, state, sizes)
     internal = [t for t in named if is_internal(t, state)]
     if internal and not s.include_internal:
         raise InputError(f"Topic(s) {_listed(internal)} are internal: add --include-internal to elect their leaders",
                          hint="Internal topics are Kafka's own (consumer offsets, transactions).")
     pattern = s.topic_regex
-    matched = [t for t in by_topic if s.all_partitions or (pattern is not None and pattern.fullmatch(t))]
-    taken = [t for t in matched if s.include_internal or not is_internal(t, state)]
-    chosen = set(s.partitions)
-    chosen.update(TopicPartition(t, p) for t in dict.fromkeys([*s.topics, *taken]) for p in by_topic[t])
+    matched = [t for t in sizes if s.all_partitions or (pattern is not None and pattern.fullmatch(t))]
+    topics = set(s.topics).union(t for t in matched if s.include_internal or not is_internal(t, state))
+    explicit = set(s.partitions)
+    chosen = [tp for tp in state.partitions if tp.topic in topics or tp in explicit]
     selected_any, exclude = bool(chosen), s.exclude_regex
     if exclude is not None:
-        chosen = {tp for tp in chosen if not exclude.fullmatch(tp.topic)}
+        kept = {t for t in sizes if not exclude.fullmatch(t)}
+        chosen = [tp for tp in chosen if tp.topic in kept]
     if not chosen:
         if selected_any and exclude is not None:
             why = f"--exclude-topic-regex '{shown(exclude.pattern)}' leaves every selected topic out"
@@ -133,15 +142,15 @@ def resolve(selection: Selection, state: ClusterState) -> list[TopicPartition]:
 
 
 def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...], state: ClusterState,
-                 by_topic: dict[str, list[int]]) -> None:
-    unknown = [t for t in named if t not in by_topic]
+                 sizes: Counter[str]) -> None:
+    unknown = [t for t in named if t not in sizes]
     if unknown:
         raise InputError(f"Unknown topic(s): {_listed(unknown)}: nothing was sent",
                          hint="Check the names given to --topic, --partition and --path-to-json-file.")
     missing = [tp for tp in partitions if tp not in state.partitions]
     if missing:
-        sizes = ", ".join(f"{t} has {len(by_topic[t])}" for t in dict.fromkeys(tp.topic for tp in missing[:_LISTED]))
-        raise InputError(f"Unknown partition(s): {_listed([str(tp) for tp in missing])} ({sizes}): nothing was sent",
+        counts = ", ".join(f"{t} has {sizes[t]}" for t in dict.fromkeys(tp.topic for tp in missing[:_LISTED]))
+        raise InputError(f"Unknown partition(s): {_listed([str(tp) for tp in missing])} ({counts}): nothing was sent",
                          hint="Partitions are numbered from 0.")
 
 
@@ -176,12 +185,12 @@ _OPTIONS = [
                  help="Predict with this controller's rules (default: detected from the brokers)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                  metavar="N", help="Send at most N partitions per request."),
-    click.option("--batch-interval", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+    click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
                  help="Pause between batches."),
     click.option("--yes", is_flag=True, help="Go ahead with an unclean election that may lose data without asking."),
     click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
                  help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
-    click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS",
+    click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
                  help="Bound each request batch (default: default.api.timeout.ms, 30 s)."),
     click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
 ]
