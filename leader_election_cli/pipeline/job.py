@@ -51,6 +51,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     master = master or (None if under_spark_submit else DEFAULT_MASTER)
     builder = (SparkSession.builder.appName("kafka-leaders analyze")
                .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")  # not legacy INT96
                .config("spark.log.level", "WARN" if verbose else "OFF")
                .config("spark.ui.showConsoleProgress", str(verbose).lower()))
     if master:
