@@ -298,6 +298,14 @@ class Cluster:
             state = replace(state, reassigning=frozenset(self.list_reassignments()))
         return state
 
+    def leaders(self, topics: Iterable[str]) -> dict[TopicPartition, int]:
+        """The leader (-1 for none) of each partition of `topics`: a light read, e.g. after an election."""
+        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+                                  allow_auto_topic_creation=False)
+        response = self._send(request, what="reading partition leaders")
+        return {TopicPartition(topic.name, p.partition_index): p.leader_id
+                for topic in response.topics if not topic.error_code for p in topic.partitions}
+
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())
 

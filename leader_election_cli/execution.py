@@ -185,7 +185,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
                 break
             if progress:
                 progress(len(batch))
-        after = _settled_state(cluster, before, answers, stop)
+        after = _settled_leaders(cluster, before, {tp.topic for tp in answers}, answers, stop)
     results = [_result(tp, answers.get(tp), before, after) for tp in dict.fromkeys(selected)]
     report = ElectionReport(election_type, results, interrupted=interrupted, all_partitions=all_partitions)
     if aborted is not None:
@@ -199,21 +199,22 @@ def _sleep_unless_stopped(seconds: float, stop: _StopFlag) -> None:
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
-def _settled_state(cluster: Cluster, before: ClusterState, answers: Answers,
-                   stop: _StopFlag) -> ClusterState | None:
+def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], answers: Answers,
+                     stop: _StopFlag) -> dict[TopicPartition, int] | None:
     """Leaders after the election (None if they could not be read); metadata can lag an election
-    briefly, so re-read a few times. When nothing was elected nothing changed: `before` is the answer.
+    briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before.
     """
     elected = [tp for tp, (code, _) in answers.items() if code == kafka_errors.NONE]
-    after = None if elected else before
-    for attempt in range(_LEADER_SETTLE_READS if elected else 0):
+    if not elected:
+        return {tp: p.leader for tp, p in before.partitions.items()}
+    after = None
+    for attempt in range(_LEADER_SETTLE_READS):
         cluster.restart_timeout()
         try:
-            after = cluster.describe()
+            after = cluster.leaders(topics)
         except CliError:
             return after
-        stale = [tp for tp in elected if tp in after.partitions and tp in before.partitions
-                 and after.partitions[tp].leader == before.partitions[tp].leader]
+        stale = [tp for tp in elected if tp in before.partitions and after.get(tp) == before.partitions[tp].leader]
         if not stale or stop.stopped:
             break
         time.sleep(0.1 * (attempt + 1))
@@ -226,9 +227,9 @@ def _error(code: int, message: str | None) -> str | None:
 
 
 def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: ClusterState,
-            after: ClusterState | None) -> PartitionResult:
+            after: dict[TopicPartition, int] | None) -> PartitionResult:
     leader_before = before.partitions[tp].leader if tp in before.partitions else None
-    leader_after = after.partitions[tp].leader if after and tp in after.partitions else None
+    leader_after = after.get(tp) if after is not None else None
     if answer is None:
         return PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=leader_before, leader_after=leader_after)
     code, message = answer

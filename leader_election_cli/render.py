@@ -133,8 +133,17 @@ def report_document(report: ElectionReport) -> dict[str, Any]:
 
 
 def render_json(report: ElectionReport, out: IO[str]) -> None:
-    json.dump(report_document(report), out, indent=2)
-    out.write("\n")
+    """Indented, one partition per line: the rows go through the C encoder, so 100,000 partitions take
+    a fraction of a second (`json.dump(indent=2)` is pure Python and writes token by token)."""
+    row = json.JSONEncoder().encode
+    members = []
+    for key, value in report_document(report).items():
+        if key == "partitions" and value:
+            text = "[\n    " + ",\n    ".join(map(row, value)) + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2).replace("\n", "\n  ")
+        members.append(f"  {json.dumps(key)}: {text}")
+    out.write("{\n" + ",\n".join(members) + "\n}\n")
 
 
 def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: bool | None = None) -> None:

@@ -7,6 +7,7 @@ unknown topic or partition is an error before anything is sent.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from collections import Counter
@@ -212,7 +213,7 @@ def elect(**options: Any) -> None:
     Before an unclean election that would elect a replica outside the ISR it lists those partitions
     and asks; without a terminal it refuses (exit 5) unless --yes is given.
     """
-    sys.exit(run(lambda: _run(options, dry_run=options["dry_run"]), options["debug"]))
+    sys.exit(run(lambda: _without_cyclic_gc(_run, options, dry_run=options["dry_run"]), options["debug"]))
 
 
 @click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXIT_CODE_HELP), context_settings=_SETTINGS)
@@ -223,7 +224,23 @@ def plan(**options: Any) -> None:
     Takes every flag of `elect`. Unclean plans flag partitions that would elect outside the ISR (data
     loss possible) or end up below min.insync.replicas.
     """
-    sys.exit(run(lambda: _run(options, dry_run=True), options["debug"]))
+    sys.exit(run(lambda: _without_cyclic_gc(_run, options, dry_run=True), options["debug"]))
+
+
+def _without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
+    """Run `body` with the cyclic garbage collector paused.
+
+    A large election makes hundreds of thousands of acyclic objects (partition states, predictions,
+    results) that reference counting frees; the collector would only walk them again and again (a
+    quarter of the run's CPU time at 100,000 partitions).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return body(*args, **kwargs)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _interactive() -> bool:
