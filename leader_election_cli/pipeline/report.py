@@ -41,13 +41,13 @@ def render(summary: Summary, console: Console) -> None:
 def _clusters_table(summary: Summary) -> Table:
     table = Table(title=f"Latest snapshot per cluster (imbalance threshold {summary.threshold_pct:g}%)",
                   title_justify="left")
-    for name in ("cluster", "latest (UTC)", "snapshots", "partitions", "live/brokers", "not preferred",
-                 "under-replicated", "under min ISR", "offline", "fixable", "worst imbalance", "above", "plan files"):
+    for name in ("cluster", "latest (UTC)", "partitions", "not preferred", "under-repl.", "under min ISR",
+                 "offline", "fixable", "worst broker", "brokers above", "plan files"):
         table.add_column(name, justify="left" if name in ("cluster", "latest (UTC)") else "right")
     for c in summary.clusters:
-        worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "0%"
+        worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "-"
         above = f"[red]{c.brokers_above_threshold}[/red]" if c.brokers_above_threshold else "0"
-        table.add_row(c.cluster, c.latest.strftime("%Y-%m-%d %H:%M:%S"), f"{c.snapshots:,}", f"{c.partitions:,}",
-                      f"{c.live_brokers}/{c.brokers}", f"{c.not_preferred_leader:,}", f"{c.under_replicated:,}",
-                      f"{c.under_min_isr:,}", f"{c.offline:,}", f"{c.fixable:,}", worst, above, f"{c.plan_files}")
+        table.add_row(c.cluster, c.latest.strftime("%Y-%m-%d %H:%M"), f"{c.partitions:,}",
+                      f"{c.not_preferred_leader:,}", f"{c.under_replicated:,}", f"{c.under_min_isr:,}",
+                      f"{c.offline:,}", f"{c.fixable:,}", worst, above, f"{c.plan_files:,}")
     return table
