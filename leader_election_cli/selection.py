@@ -373,9 +373,9 @@ def _problem(error: Any) -> str:
         missing = next(name for name in error.validator_value if name not in value)
         return f'the field "{missing}" is missing'
     if error.validator == "minimum":
-        return f"{value} is negative: partition ids start at 0"
+        return f"{shown(str(value), 64)} is negative: partition ids start at 0"
     if error.validator == "maximum":
-        return f"{value} is larger than {MAX_PARTITION}, the largest partition id"
+        return f"{shown(str(value), 64)} is larger than {MAX_PARTITION}, the largest partition id"
     return shown(error.message)
 
 
@@ -430,7 +430,7 @@ def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
         if where and where[-1] == "topic" and isinstance(error.instance, str):
             problem = topic_problem(error.instance)
         elif where and where[-1] == "leader" and error.validator in ("minimum", "maximum"):
-            problem = f"{error.instance} is not a broker id (0 to {MAX_PARTITION})"
+            problem = f"{shown(str(error.instance), 64)} is not a broker id (0 to {MAX_PARTITION})"
         else:
             problem = _problem(error)
         raise InputError(f"Invalid prefer file {shown(path)} at {_json_path(where)}: {problem}",
