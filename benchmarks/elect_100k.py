@@ -59,11 +59,16 @@ def measure(args: list[str], output: Path, sandbox_pid: int) -> Usage:
     return Usage(wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss / 1024, spent)
 
 
+FIGURES: list[dict[str, object]] = []  # printed as the last line, for benchmarks/run
+
+
 def show(label: str, usage: Usage) -> None:
     verdict = "ok" if usage.cpu <= TARGET_SECONDS and usage.peak_mib <= TARGET_MIB else "OVER TARGET"
     sandbox = "" if usage.sandbox_cpu is None else f"   (sandbox meanwhile: {usage.sandbox_cpu:5.2f} s CPU)"
     print(f"{label:<34} client {usage.cpu:5.2f} s CPU (target <= {TARGET_SECONDS:.0f} s), "
           f"peak {usage.peak_mib:6.1f} MiB (target <= {TARGET_MIB}), wall {usage.wall:5.2f} s  {verdict}{sandbox}")
+    FIGURES.extend([{"name": f"{label}: client CPU", "value": usage.cpu, "unit": "s", "target": TARGET_SECONDS},
+                    {"name": f"{label}: peak memory", "value": usage.peak_mib, "unit": "MiB", "target": TARGET_MIB}])
 
 
 def start_sandbox(partitions: int, mode: str, ready: Path) -> tuple[subprocess.Popen, str]:
@@ -104,6 +109,7 @@ def main() -> None:
         finally:
             sandbox.send_signal(signal.SIGINT)
             sandbox.wait(timeout=60)
+    print(json.dumps({"benchmark": "elect_100k", "figures": FIGURES}))
 
 
 if __name__ == "__main__":
