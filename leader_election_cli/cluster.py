@@ -29,7 +29,7 @@ from kafka.protocol.metadata import MetadataRequest
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.config import ClientSettings
-from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError
+from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError, shown
 from leader_election_cli.model import (
     ClusterState,
     ControllerMode,
@@ -37,7 +37,6 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
-from leader_election_cli.selection import shown
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from leader_election_cli.errors import InputError
-from leader_election_cli.selection import shown as _shown
+from leader_election_cli.errors import shown as _shown
 
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000

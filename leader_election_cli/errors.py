@@ -36,6 +36,13 @@ TIMEOUT_LINE = "Timeout waiting for election results"
 NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
 
+def shown(text: str, limit: int = 256) -> str:
+    """User text made safe for a one-line message: control characters escaped, very long text cut."""
+    if len(text) > limit:
+        text = f"{text[:limit // 2]}...({len(text)} characters)"
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class CliError(Exception):
     """A failure with a one-line message, an optional hint and an exit code."""
 

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from leader_election_cli.errors import InputError, RefusedError
-from leader_election_cli.selection import shown
+from leader_election_cli.errors import InputError, RefusedError, shown
 
 
 def default_lock_path(bootstrap_servers: str) -> Path:

@@ -24,7 +24,7 @@ from typing import Any
 
 from leader_election_cli import execution, kafka_errors
 from leader_election_cli.cluster import Cluster
-from leader_election_cli.errors import CliError, ExitCode, InputError
+from leader_election_cli.errors import CliError, ExitCode, InputError, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -43,7 +43,6 @@ from leader_election_cli.planning import (
     predict,
     reorder_for_leader,
 )
-from leader_election_cli.selection import shown
 
 RESTORE_SCHEMA_VERSION = 1
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ElectionType, TopicPartition
 
 MAX_PARTITION = 2**31 - 1  # partition ids are non-negative Java ints
@@ -43,13 +43,6 @@ def topic_problem(name: str) -> str | None:
     else:
         return None
     return f"Topic name is invalid: {reason}"
-
-
-def shown(text: str, limit: int = 256) -> str:
-    """User text made safe for a one-line message: control characters escaped, very long text cut."""
-    if len(text) > limit:
-        text = f"{text[:limit // 2]}...({len(text)} characters)"
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def parse_partition_spec(spec: str) -> tuple[TopicPartition, ...]:

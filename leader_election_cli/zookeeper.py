@@ -37,6 +37,7 @@ from leader_election_cli.errors import (
     InputError,
     RefusedError,
     UnreachableError,
+    shown,
 )
 from leader_election_cli.model import (
     NO_LEADER,
@@ -47,7 +48,6 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
-from leader_election_cli.selection import shown
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
