@@ -70,6 +70,8 @@ Examples:
 @click.option("--admin.config", "admin_config", metavar="FILE",
               help="DEPRECATED: use --command-config. Admin client config properties file.")
 @click.option("--election-type", metavar="preferred|unclean",
+              shell_complete=lambda ctx, param, incomplete: [t for t in ("preferred", "unclean")
+                                                              if t.startswith(incomplete.lower())],
               help='Type of election to attempt: "preferred" or "unclean". REQUIRED.')
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
               help="Name of topic for which to perform an election. REQUIRED if --partition is given.")

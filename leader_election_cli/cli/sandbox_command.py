@@ -129,7 +129,7 @@ def run_against(sb: Any, command: str) -> int:
     argv = shlex.split(command.replace("{bootstrap}", sb.bootstrap_servers))
     if not argv:
         raise InputError("--run needs a command", "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
-    click.echo(f"$ {shlex.join(argv)}", err=True)
+    click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     try:
         return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
     except OSError as e:
