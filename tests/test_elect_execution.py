@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
 
 from leader_election_cli import execution, kafka_errors
+from leader_election_cli.cli import elect_command
 from leader_election_cli.cli.elect_command import elect
 from leader_election_cli.cluster import Cluster
 from leader_election_cli.config import load_client_settings
@@ -115,3 +118,23 @@ def test_a_connection_lost_twice_before_anything_was_answered_fails_plainly(four
     assert result.stderr.startswith("Lost the connection while waiting for election results")
     assert [sb.partition_state("t", p).leader for p in range(4)] == [before.partitions[TopicPartition("t", p)].leader
                                                                      for p in range(4)]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_progress_bar_only_on_a_terminal_when_several_batches_go_out_and_never_for_json(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    for output, total in (("json", 10), ("text", 2)):
+        with elect_command._progress(output, total, 2) as advance:
+            assert advance is None
+    with elect_command._progress("table", 10, 2) as advance:
+        assert advance is not None
+        advance(2)
+    assert "Electing leaders" in sys.stderr.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with elect_command._progress("text", 10, 2) as advance:
+        assert advance is None

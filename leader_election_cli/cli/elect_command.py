@@ -21,9 +21,10 @@ import click
 from leader_election_cli.cli.common import (
     INTERVAL_SECONDS,
     OUTPUT_CHOICES,
-    TIMEOUT_SECONDS,
     Command,
+    bootstrap_servers,
     configure_logging,
+    connection_options,
     resolve_output,
     run,
     verbatim,
@@ -43,6 +44,12 @@ Examples:
   kafka-leaders elect --bootstrap-server localhost:9092 -p orders:0,1,2 -p payments:3 --output json
   kafka-leaders elect --bootstrap-server localhost:9092 --all-topic-partitions --batch-size 500 --batch-interval 2
   kafka-leaders elect --bootstrap-server localhost:9092 --election-type unclean --topic orders --yes"""
+
+PLAN_EXAMPLES = """\
+Examples:
+  kafka-leaders plan --bootstrap-server localhost:9092 --all-topic-partitions
+  kafka-leaders plan --bootstrap-server localhost:9092 --election-type unclean --topic orders --output json
+  kafka-leaders plan --bootstrap-server localhost:9092 -p orders:0,1 --controller-mode zk"""
 
 SELECTION_NOTES = """\
 Selection: --topic, --topic-regex, --partition and --path-to-json-file add up;
@@ -163,10 +170,6 @@ def _listed(names: list[str]) -> str:
 # -- the commands ------------------------------------------------------------------------------------
 
 _OPTIONS = [
-    click.option("--bootstrap-server", required=True, metavar="HOST:PORT",
-                 help="A broker to connect to, host:port; several can be given, comma-separated."),
-    click.option("--command-config", metavar="FILE",
-                 help="Properties file with configs for the admin client (security, timeouts, client.id)."),
     click.option("--election-type", type=click.Choice(["preferred", "unclean"], case_sensitive=False),
                  default="preferred", show_default=True,
                  help="preferred: move leadership back to each partition's first replica; unclean: elect a "
@@ -191,18 +194,16 @@ _OPTIONS = [
     click.option("--yes", is_flag=True, help="Go ahead with an unclean election that may lose data without asking."),
     click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
                  help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
-    click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
-                 help="Bound each request batch (default: default.api.timeout.ms, 30 s)."),
-    click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
 ]
 
 _SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _with_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The connection options every toolkit command takes, then the election's own."""
     for option in reversed(_OPTIONS):
         command = option(command)
-    return command
+    return connection_options(command)
 
 
 @click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXAMPLES, EXIT_CODE_HELP), context_settings=_SETTINGS)
@@ -211,12 +212,14 @@ def elect(**options: Any) -> None:
     """Elect partition leaders: choose partitions precisely, in batches, with unclean-election safety.
 
     Before an unclean election that would elect a replica outside the ISR it lists those partitions
-    and asks; without a terminal it refuses (exit 5) unless --yes is given.
+    and asks; without a terminal it refuses (exit 5) unless --yes is given. Each batch gets the whole
+    --timeout; Ctrl-C stops after the batch in flight and reports every partition (exit 130).
     """
     sys.exit(run(lambda: _without_cyclic_gc(_run, options, dry_run=options["dry_run"]), options["debug"]))
 
 
-@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXIT_CODE_HELP), context_settings=_SETTINGS)
+@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, PLAN_EXAMPLES, EXIT_CODE_HELP),
+               context_settings=_SETTINGS)
 @_with_options
 def plan(**options: Any) -> None:
     """Predict an election without sending it: the leader or error each partition would get.
@@ -262,7 +265,7 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
         click.echo(f"Warning: {warning}", err=True)
     output = resolve_output(o["output"], sys.stdout)
     predicting = dry_run or election_type is ElectionType.UNCLEAN
-    with Cluster.connect(o["bootstrap_server"], settings) as cluster:
+    with Cluster.connect(bootstrap_servers(o), settings) as cluster:
         mode = ControllerMode(o["controller_mode"]) if o["controller_mode"] else cluster.mode()
         state = execution.read_for_prediction(cluster, election_type, mode) if predicting else cluster.describe()
         selected = resolve(selection, state)
