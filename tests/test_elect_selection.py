@@ -145,7 +145,7 @@ def states_and_selections(draw: st.DrawFn) -> tuple[ClusterState, Selection]:
     explicit = draw(st.lists(st.sampled_from(existing), unique=True)) if existing else []
     everything = draw(st.booleans())
     selection = Selection(
-        topics=() if everything else tuple(draw(st.lists(st.sampled_from(sorted(sizes)), unique=True)) if sizes else []),
+        topics=() if everything or not sizes else tuple(draw(st.lists(st.sampled_from(sorted(sizes)), unique=True))),
         topic_regex=None if everything else draw(st.none() | names.map(lambda n: re.compile(n[:2] + ".*"))),
         exclude_regex=draw(st.none() | names.map(re.compile)),
         partitions=() if everything else tuple(explicit),

@@ -107,7 +107,8 @@ def _pattern(option: str, text: str | None) -> re.Pattern[str] | None:
         return re.compile(text)
     except re.error as exc:
         raise InputError(f"Invalid {option} '{shown(text)}': {exc}",
-                         hint="Use a Python regular expression matching whole topic names, e.g. 'orders\\..*'.")
+                         hint="Use a Python regular expression matching whole topic names, "
+                              "e.g. 'orders\\..*'.") from None
 
 
 def is_internal(topic: str, state: ClusterState) -> bool:
