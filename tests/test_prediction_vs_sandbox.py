@@ -54,7 +54,7 @@ def build(state: ClusterState) -> Sandbox:
 
 
 @pytest.mark.parametrize("mode", list(ControllerMode))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_prediction_matches_the_sandbox(mode: ControllerMode, data: st.DataObject) -> None:
     state = data.draw(cluster_states(modes=(mode,)), label="cluster")
