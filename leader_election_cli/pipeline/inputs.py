@@ -38,7 +38,11 @@ def required_columns() -> list[str]:
 
 
 def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files: Sequence[str]) -> DataFrame:
-    """Every input row, with its source file and, for a bad row, the reason (null for a valid row)."""
+    """Every input row, with its source file and, for a bad row, the reason (null for a valid row).
+
+    Duplicates are found afterwards (`duplicate_keys`, `mark_duplicates`), from the cached rows, so
+    that the files are read only once.
+    """
     schema = row_schema()
     frames = []
     if json_files:
@@ -58,11 +62,18 @@ def _classify(rows: DataFrame) -> DataFrame:
     checks += [(F.col("partition") < 0, "negative partition"), (F.col("min_insync_replicas") < 1,
                                                                   "min_insync_replicas below 1")]
     checks += [(F.exists(c, lambda b: b.isNull()), f"null broker id in {c}") for c in BROKER_LISTS]
-    classified = rows.withColumn(REASON, F.coalesce(*(F.when(problem, reason) for problem, reason in checks)))
-    # A partition listed twice in one snapshot is ambiguous: every copy is bad.
-    duplicates = (classified.where(F.col(REASON).isNull()).groupBy(*PARTITION_KEY).count()
-                  .where(F.col("count") > 1).select(*PARTITION_KEY, F.lit(True).alias("_duplicate")))
-    return (classified.join(F.broadcast(duplicates), list(PARTITION_KEY), "left")
+    return rows.withColumn(REASON, F.coalesce(*(F.when(problem, reason) for problem, reason in checks)))
+
+
+def duplicate_keys(rows: DataFrame) -> DataFrame:
+    """The partition keys that more than one valid row of one snapshot has (read `rows` from a cache)."""
+    return (rows.where(F.col(REASON).isNull()).groupBy(*PARTITION_KEY).count().where(F.col("count") > 1)
+            .select(*PARTITION_KEY, F.lit(True).alias("_duplicate")))
+
+
+def mark_duplicates(rows: DataFrame, duplicates: DataFrame) -> DataFrame:
+    """A partition listed twice in one snapshot is ambiguous: every copy becomes a bad row."""
+    return (rows.join(F.broadcast(duplicates), list(PARTITION_KEY), "left")
             .withColumn(REASON, F.when(F.col(REASON).isNull() & F.col("_duplicate"),
                                        "partition listed twice in one snapshot").otherwise(F.col(REASON)))
             .drop("_duplicate"))

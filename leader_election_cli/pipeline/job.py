@@ -111,10 +111,13 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
         out = files.qualified(spark, out.rstrip("/") or "/")
         json_files, parquet_files = files.find_snapshots(spark, snapshots)
         rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
-        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # the files are read and the rules run once
+        duplicates = inputs.duplicate_keys(rows).cache()
         try:
-            result = _run(spark, rows, out, len(json_files) + len(parquet_files), batch_size, threshold_pct, plot)
+            result = _run(spark, inputs.mark_duplicates(rows, duplicates), out, len(json_files) + len(parquet_files),
+                          batch_size, threshold_pct, plot)
         finally:
+            duplicates.unpersist()
             rows.unpersist()
         result = replace(result, elapsed_seconds=time.monotonic() - started)
         files.write_bytes(spark, f"{out}/summary.json", json.dumps(result.to_json(), indent=2).encode())
