@@ -25,7 +25,7 @@ def imbalance_png(points: Iterable[tuple[str, datetime, float]], threshold_pct: 
     axes.set_xlabel("snapshot time (UTC)")
     axes.set_ylabel("imbalance ratio (%)")
     axes.set_ylim(bottom=0)
-    axes.legend(loc="upper left", fontsize="small")
+    axes.legend(loc="best", fontsize="small")
     figure.autofmt_xdate()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
