@@ -50,7 +50,10 @@ def rows(state: ClusterState, cluster: str, taken_at: datetime) -> list[Snapshot
 
 
 def states(snapshot_rows: Iterable[SnapshotRow]) -> dict[tuple[str, datetime], ClusterState]:
-    """The rows back as one `ClusterState` per (cluster, taken_at): what the planner reads."""
+    """The rows back as one `ClusterState` per (cluster, taken_at): what the planner reads.
+
+    A snapshot keeps no broker addresses (each live broker gets an empty one), no controller and no mode.
+    """
     grouped: dict[tuple[str, datetime], list[SnapshotRow]] = defaultdict(list)
     for row in snapshot_rows:
         grouped[(row["cluster"], row["taken_at"])].append(row)
@@ -176,7 +179,7 @@ def format_time(moment: datetime) -> str:
 
 
 def _parse_time(text: str) -> datetime:
-    moment = datetime.fromisoformat(text)
+    moment = datetime.fromisoformat(text.removesuffix("Z") + "+00:00" if text.endswith("Z") else text)  # 3.10
     if moment.tzinfo is None:
         raise ValueError(f"taken_at {text!r} has no time zone")
     return moment.astimezone(timezone.utc)

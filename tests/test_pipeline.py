@@ -183,7 +183,7 @@ def test_the_command_prints_a_summary_draws_a_plot_and_removes_stale_plans(spark
                                       "--plot", "--batch-size", "1"], catch_exceptions=False)
 
     assert result.exit_code == 0, result.output
-    assert "Read 4 rows from 1 file(s): 2 snapshot(s) of 1 cluster(s)" in result.stdout
+    assert "Read 4 row(s) from 1 file(s): 2 snapshot(s) of 1 cluster(s)" in result.stdout
     assert "No bad rows." in result.stdout and "prod/eu" in result.stdout
     assert not stale.exists()
     (plan_dir,) = (tmp_path / "out" / "plans").iterdir()

@@ -9,12 +9,13 @@ from leader_election_cli.pipeline.summary import Summary
 
 
 def render(summary: Summary, console: Console) -> None:
-    console.print(f"[bold]Read[/bold] {summary.rows:,} rows from {summary.input_files} file(s): "
+    console.print(f"[bold]Read[/bold] {summary.rows:,} row(s) from {summary.input_files} file(s): "
                   f"{summary.snapshots:,} snapshot(s) of {len(summary.clusters)} cluster(s) "
                   f"in {summary.elapsed_seconds:.1f} s.")
     if summary.bad_rows:
-        bad = Table(title=f"Bad rows: {summary.bad_row_count:,} (left out, kept in {summary.tables['bad_rows']})",
-                    title_justify="left")
+        console.print(f"Bad rows: {summary.bad_row_count:,}, left out of the analysis and kept in "
+                      f"{summary.tables['bad_rows']}", highlight=False)
+        bad = Table()
         bad.add_column("reason")
         bad.add_column("rows", justify="right")
         for reason, count in sorted(summary.bad_rows.items(), key=lambda item: (-item[1], item[0])):
