@@ -19,8 +19,8 @@ def analyze(*args: str) -> tuple[int, str]:
 def test_without_pyspark_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "pyspark", None)  # what an environment without the extra looks like
     assert analyze("snapshots.jsonl", "--out", str(tmp_path)) == (
-        2, "kafka-leaders analyze needs PySpark, which is not installed\n"
-           "Hint: Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).\n")
+        2, ("kafka-leaders analyze needs PySpark, which is not installed\n"
+            "Hint: Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).\n"))
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import cluster_states
 
 from leader_election_cli import snapshot
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState
 from leader_election_cli.sandbox import Sandbox
-from strategies import cluster_states
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
 
@@ -75,7 +75,7 @@ def test_cluster_name_override_and_append(sb: Sandbox, tmp_path: Path) -> None:
     rows = snapshot.read(output)
     times = sorted({r["taken_at"] for r in rows})
     assert len(rows) == 8 and len(times) == 2 and {r["cluster"] for r in rows} == {"prod-eu"}
-    assert [r["live_brokers"] for r in rows if r["taken_at"] == times[1]][0] == [1, 2]
+    assert next(r["live_brokers"] for r in rows if r["taken_at"] == times[1]) == [1, 2]
 
 
 @pytest.mark.parametrize(("output", "message"), [

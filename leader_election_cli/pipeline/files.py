@@ -20,7 +20,8 @@ PARQUET_SUFFIXES = (".parquet",)
 
 def _path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
     """A Hadoop Path and its FileSystem (the local one without its .crc checksum files)."""
-    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+    jvm: Any = spark._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
     if is_instance_of(spark.sparkContext._gateway, fs, "org.apache.hadoop.fs.ChecksumFileSystem"):
         fs = fs.getRawFileSystem()
