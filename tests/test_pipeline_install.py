@@ -16,11 +16,20 @@ def analyze(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+HINT = "Hint: Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).\n"
+
+
 def test_without_pyspark_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "pyspark", None)  # what an environment without the extra looks like
     assert analyze("snapshots.jsonl", "--out", str(tmp_path)) == (
-        2, ("kafka-leaders analyze needs PySpark, which is not installed\n"
-            "Hint: Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).\n"))
+        2, "kafka-leaders analyze needs PySpark, which is not installed\n" + HINT)
+
+
+def test_every_missing_part_of_the_extra_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert analyze("snapshots.jsonl", "--out", str(tmp_path), "--plot") == (
+        2, "kafka-leaders analyze needs pyarrow and matplotlib, which are not installed\n" + HINT)
 
 
 @pytest.mark.parametrize(("args", "message"), [

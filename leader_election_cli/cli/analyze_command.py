@@ -57,8 +57,11 @@ def analyze(**options: Any) -> None:
 def _analyze(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     conf = _conf(o["conf"])
-    if importlib.util.find_spec("pyspark") is None:
-        raise InputError("kafka-leaders analyze needs PySpark, which is not installed",
+    needed = {"pyspark": "PySpark", "pyarrow": "pyarrow", **({"matplotlib": "matplotlib"} if o["plot"] else {})}
+    missing = [name for module, name in needed.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise InputError(f"kafka-leaders analyze needs {' and '.join(missing)}, which "
+                         f"{'is' if len(missing) == 1 else 'are'} not installed",
                          hint="Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).")
     from pyspark.sql import SparkSession
     from rich.console import Console

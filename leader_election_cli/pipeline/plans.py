@@ -39,6 +39,7 @@ def election_file(partitions: Iterable[dict[str, Any]]) -> bytes:
 
 
 def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of at most `size` items, taken from `items` as they come."""
     return iter(lambda: list(itertools.islice(items, size)), [])
 
 
