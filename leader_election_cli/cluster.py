@@ -194,7 +194,7 @@ class Cluster:
         self._controller_id: int | None = None
 
     @classmethod
-    def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> "Cluster":
+    def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> Cluster:
         """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
         kwargs = _kafka_kwargs(bootstrap_servers, settings)
         _hide_in_logs(settings)
@@ -221,7 +221,7 @@ class Cluster:
     def close(self) -> None:
         self._admin.close()
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc: object) -> None:

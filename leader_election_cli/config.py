@@ -296,11 +296,11 @@ class ClientSettings:
     warnings: tuple[str, ...] = ()
 
     @classmethod
-    def default(cls) -> "ClientSettings":
+    def default(cls) -> ClientSettings:
         """No config file: PLAINTEXT and the tool's timeouts."""
         return cls()
 
-    def bounded_by(self, timeout_ms: int | None) -> "ClientSettings":
+    def bounded_by(self, timeout_ms: int | None) -> ClientSettings:
         """Our --timeout bounds the whole operation, and so every request within it."""
         if timeout_ms is None:
             return self

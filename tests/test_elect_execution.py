@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from leader_election_cli import execution, kafka_errors
-from leader_election_cli.cli import elect_command
+from leader_election_cli.cli.common import progress_bar
 from leader_election_cli.cli.elect_command import elect
 from leader_election_cli.cluster import Cluster
 from leader_election_cli.config import load_client_settings
@@ -129,12 +129,12 @@ def test_a_progress_bar_only_on_a_terminal_when_several_batches_go_out_and_never
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", Terminal())
     for output, total in (("json", 10), ("text", 2)):
-        with elect_command._progress(output, total, 2) as advance:
+        with progress_bar(output, total, 2) as advance:
             assert advance is None
-    with elect_command._progress("table", 10, 2) as advance:
+    with progress_bar("table", 10, 2) as advance:
         assert advance is not None
         advance(2)
     assert "Electing leaders" in sys.stderr.getvalue()
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    with elect_command._progress("text", 10, 2) as advance:
+    with progress_bar("text", 10, 2) as advance:
         assert advance is None

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import sys
 import traceback
-from collections.abc import Callable, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from leader_election_cli.errors import CliError, ExitCode, InputError
+
+if TYPE_CHECKING:
+    from leader_election_cli.model import ElectionReport
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
@@ -75,6 +80,48 @@ def resolve_output(output: str, stream: IO[str]) -> str:
     if output != "auto":
         return output
     return "table" if stream.isatty() else "text"
+
+
+def without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
+    """Run `body` with the cyclic garbage collector paused.
+
+    A large election makes hundreds of thousands of acyclic objects (partition states, predictions,
+    results) that reference counting frees; the collector would only walk them again and again (a
+    quarter of the run's CPU time at 100,000 partitions).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return body(*args, **kwargs)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on a terminal when several batches go out; never with --output json."""
+    if output == "json" or not batch_size or total <= batch_size or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("Electing leaders", total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def render_report(report: ElectionReport, output: str) -> None:
+    """An election report in the chosen output: json, table, or Kafka's text lines."""
+    from leader_election_cli import render
+
+    if output == "json":
+        render.render_json(report, sys.stdout)
+    elif output == "table":
+        render.render_table(report, sys.stdout, sys.stderr)
+    else:
+        render.render_text(report, sys.stdout, sys.stderr)
 
 
 def fail(message: str, hint: str | None = None) -> None:

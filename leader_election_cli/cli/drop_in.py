@@ -8,8 +8,6 @@ that never change those rules: --output, --timeout, --dry-run, --batch-size, --b
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -21,9 +19,12 @@ from leader_election_cli.cli.common import (
     TIMEOUT_SECONDS,
     Command,
     configure_logging,
+    progress_bar,
+    render_report,
     resolve_output,
     run,
     verbatim,
+    without_cyclic_gc,
 )
 from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import (
@@ -93,7 +94,7 @@ Examples:
 @click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
 @click.version_option(__version__, prog_name="kafka-leader-election")
 def command(**options: Any) -> None:
-    sys.exit(run(lambda: _elect(options), options["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_elect, options), options["debug"]))
 
 
 def _elect(o: dict[str, Any]) -> int:
@@ -133,7 +134,7 @@ def _elect(o: dict[str, Any]) -> int:
         if output == "text" and exc.message == NOT_AUTHORIZED_LINE:
             click.echo(NOT_AUTHORIZED_LINE)
         raise
-    _render(report, output)
+    render_report(report, output)
     return int(report.exit_code)
 
 
@@ -153,7 +154,7 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
         else:
             before = cluster.describe()
         total = len(before.partitions) if partitions is None else len(partitions)
-        with _progress(output, total, o["batch_size"]) as advance:
+        with progress_bar(output, total, o["batch_size"]) as advance:
             return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
                                    batch_interval=o["batch_interval"], progress=advance)
 
@@ -174,7 +175,7 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     timeout = o["timeout"] or zookeeper.DEFAULT_TIMEOUT
     if not o["no_wait"]:
         report = zookeeper.elect_preferred(o["zookeeper"], partitions, timeout)
-        _render(report, output)
+        render_report(report, output)
         return int(report.exit_code)
     if output == "json":
         raise InputError("Option --no-wait has no per-partition results to print as JSON",
@@ -183,31 +184,6 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     for line in zookeeper.no_wait_lines(started) if started else ():
         click.echo(line)
     return 0
-
-
-@contextmanager
-def _progress(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on a terminal when several batches go out; nothing otherwise."""
-    if output == "json" or not batch_size or total <= batch_size or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("Electing leaders", total=total)
-        yield lambda n: bar.advance(task, n)
-
-
-def _render(report: Any, output: str) -> None:
-    from leader_election_cli import render
-
-    if output == "json":
-        render.render_json(report, sys.stdout)
-    elif output == "table":
-        render.render_table(report, sys.stdout, sys.stderr)
-    else:
-        render.render_text(report, sys.stdout, sys.stderr)
 
 
 def main() -> None:

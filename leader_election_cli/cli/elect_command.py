@@ -7,13 +7,8 @@ unknown topic or partition is an error before anything is sent.
 
 from __future__ import annotations
 
-import gc
-import re
 import sys
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -25,17 +20,19 @@ from leader_election_cli.cli.common import (
     bootstrap_servers,
     configure_logging,
     connection_options,
+    progress_bar,
+    render_report,
     resolve_output,
     run,
     verbatim,
+    without_cyclic_gc,
 )
 from leader_election_cli.completion import complete_topics
-from leader_election_cli.errors import EXIT_CODE_HELP, InputError
-from leader_election_cli.model import ClusterState, ControllerMode, ElectionReport, ElectionType, TopicPartition
-from leader_election_cli.selection import load_election_file, parse_partition_specs, shown, topic_problem
+from leader_election_cli.errors import EXIT_CODE_HELP
+from leader_election_cli.model import ControllerMode, ElectionType
+from leader_election_cli.topic_selection import parse_selection, resolve
 
 DEFAULT_BATCH_SIZE = 1000
-_LISTED = 10  # names listed in an error message; the rest are counted
 
 EXAMPLES = """\
 Examples:
@@ -57,115 +54,6 @@ Selection: --topic, --topic-regex, --partition and --path-to-json-file add up;
 Regular expressions match whole topic names. Internal topics (Kafka's own, and names
 starting with "__") are only taken with --include-internal. A preferred election leaves
 out partitions already led by their preferred replica and reports them as already elected."""
-
-
-# -- selection ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Selection:
-    """The selection flags, checked without the cluster."""
-
-    topics: tuple[str, ...] = ()
-    topic_regex: re.Pattern[str] | None = None
-    exclude_regex: re.Pattern[str] | None = None
-    partitions: tuple[TopicPartition, ...] = ()  # --partition and the election file, in order
-    all_partitions: bool = False
-    include_internal: bool = False
-    file: str | None = None
-
-
-def parse_selection(topics: tuple[str, ...] = (), topic_regex: str | None = None,
-                    exclude_topic_regex: str | None = None, partitions: tuple[str, ...] = (),
-                    path_to_json_file: str | None = None, all_topic_partitions: bool = False,
-                    include_internal: bool = False) -> Selection:
-    """Check the selection flags (names, patterns, specs, the file) before anything is sent."""
-    sources = bool(topics) or topic_regex is not None or bool(partitions) or path_to_json_file is not None
-    if not sources and not all_topic_partitions:
-        raise InputError("No partitions selected: give --topic, --topic-regex, --partition, --path-to-json-file "
-                         "or --all-topic-partitions", hint="For example --topic orders, or -p orders:0,1.")
-    if sources and all_topic_partitions:
-        raise InputError("Option --all-topic-partitions can't be used with --topic, --topic-regex, --partition "
-                         "or --path-to-json-file", hint="It already takes every topic; narrow it with "
-                                                        "--exclude-topic-regex, or drop it.")
-    for topic in topics:
-        problem = topic_problem(topic)
-        if problem:
-            raise InputError(f"Invalid --topic '{shown(topic)}': {problem}",
-                             hint="Topic names use only ASCII letters, digits, '.', '_' and '-'.")
-    explicit = parse_partition_specs(partitions)
-    if path_to_json_file is not None:
-        explicit = tuple(dict.fromkeys(explicit + load_election_file(path_to_json_file)))
-    return Selection(tuple(dict.fromkeys(topics)), _pattern("--topic-regex", topic_regex),
-                     _pattern("--exclude-topic-regex", exclude_topic_regex), explicit, all_topic_partitions,
-                     include_internal, path_to_json_file)
-
-
-def _pattern(option: str, text: str | None) -> re.Pattern[str] | None:
-    if text is None:
-        return None
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(f"Invalid {option} '{shown(text)}': {exc}",
-                         hint="Use a Python regular expression matching whole topic names, "
-                              "e.g. 'orders\\..*'.") from None
-
-
-def is_internal(topic: str, state: ClusterState) -> bool:
-    """Kafka's internal topics (as Metadata says), and by convention any name starting with "__"."""
-    return topic in state.internal_topics or topic.startswith("__")
-
-
-def resolve(selection: Selection, state: ClusterState) -> list[TopicPartition]:
-    """The selected partitions of `state`, sorted; unknown names and an empty result are errors."""
-    s = selection
-    sizes = Counter(tp.topic for tp in state.partitions)
-    named = dict.fromkeys([*s.topics, *(tp.topic for tp in s.partitions)])
-    _check_known(named, s.partitions, state, sizes)
-    internal = [t for t in named if is_internal(t, state)]
-    if internal and not s.include_internal:
-        raise InputError(f"Topic(s) {_listed(internal)} are internal: add --include-internal to elect their leaders",
-                         hint="Internal topics are Kafka's own (consumer offsets, transactions).")
-    pattern = s.topic_regex
-    matched = [t for t in sizes if s.all_partitions or (pattern is not None and pattern.fullmatch(t))]
-    topics = set(s.topics).union(t for t in matched if s.include_internal or not is_internal(t, state))
-    explicit = set(s.partitions)
-    chosen = [tp for tp in state.partitions if tp.topic in topics or tp in explicit]
-    selected_any, exclude = bool(chosen), s.exclude_regex
-    if exclude is not None:
-        kept = {t for t in sizes if not exclude.fullmatch(t)}
-        chosen = [tp for tp in chosen if tp.topic in kept]
-    if not chosen:
-        if selected_any and exclude is not None:
-            why = f"--exclude-topic-regex '{shown(exclude.pattern)}' leaves every selected topic out"
-        elif matched:
-            why = "only internal topics match (add --include-internal)"
-        elif pattern is not None:
-            why = f"--topic-regex '{shown(pattern.pattern)}' matches no topic"
-        else:
-            why = "the cluster has no topics" if s.all_partitions else \
-                f"the election file {shown(s.file or '')} lists no partitions"
-        raise InputError(f"The selection matches no partition: {why}",
-                         hint="Check the names and patterns against the cluster's topics (kafka-topics --list).")
-    return sorted(chosen)
-
-
-def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...], state: ClusterState,
-                 sizes: Counter[str]) -> None:
-    unknown = [t for t in named if t not in sizes]
-    if unknown:
-        raise InputError(f"Unknown topic(s): {_listed(unknown)}: nothing was sent",
-                         hint="Check the names given to --topic, --partition and --path-to-json-file.")
-    missing = [tp for tp in partitions if tp not in state.partitions]
-    if missing:
-        counts = ", ".join(f"{t} has {sizes[t]}" for t in dict.fromkeys(tp.topic for tp in missing[:_LISTED]))
-        raise InputError(f"Unknown partition(s): {_listed([str(tp) for tp in missing])} ({counts}): nothing was sent",
-                         hint="Partitions are numbered from 0.")
-
-
-def _listed(names: list[str]) -> str:
-    more = len(names) - _LISTED
-    return ", ".join(shown(n) for n in names[:_LISTED]) + (f" ... ({more} more)" if more > 0 else "")
 
 
 # -- the commands ------------------------------------------------------------------------------------
@@ -216,7 +104,7 @@ def elect(**options: Any) -> None:
     and asks; without a terminal it refuses (exit 5) unless --yes is given. Each batch gets the whole
     --timeout; Ctrl-C stops after the batch in flight and reports every partition (exit 130).
     """
-    sys.exit(run(lambda: _without_cyclic_gc(_run, options, dry_run=options["dry_run"]), options["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_run, options, dry_run=options["dry_run"]), options["debug"]))
 
 
 @click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, PLAN_EXAMPLES, EXIT_CODE_HELP),
@@ -228,23 +116,7 @@ def plan(**options: Any) -> None:
     Takes every flag of `elect`. Unclean plans flag partitions that would elect outside the ISR (data
     loss possible) or end up below min.insync.replicas.
     """
-    sys.exit(run(lambda: _without_cyclic_gc(_run, options, dry_run=True), options["debug"]))
-
-
-def _without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
-    """Run `body` with the cyclic garbage collector paused.
-
-    A large election makes hundreds of thousands of acyclic objects (partition states, predictions,
-    results) that reference counting frees; the collector would only walk them again and again (a
-    quarter of the run's CPU time at 100,000 partitions).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return body(*args, **kwargs)
-    finally:
-        if was_enabled:
-            gc.enable()
+    sys.exit(run(lambda: without_cyclic_gc(_run, options, dry_run=True), options["debug"]))
 
 
 def _interactive() -> bool:
@@ -285,34 +157,9 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
             if already and output != "json":
                 click.echo(f"{len(already)} partition(s) already led by their preferred replica: "
                            "left out of the request.", err=True)
-            with _progress(output, len(selected) - len(already), o["batch_size"]) as advance:
+            with progress_bar(output, len(selected) - len(already), o["batch_size"]) as advance:
                 report = execution.elect(cluster, election_type, selected, state, batch_size=o["batch_size"],
                                          batch_interval=o["batch_interval"], progress=advance,
                                          already_elected=already)
-    _render(report, output)
+    render_report(report, output)
     return int(report.exit_code)
-
-
-@contextmanager
-def _progress(output: str, total: int, batch_size: int) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on a terminal when several batches go out; never with --output json."""
-    if output == "json" or total <= batch_size or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("Electing leaders", total=total)
-        yield lambda n: bar.advance(task, n)
-
-
-def _render(report: ElectionReport, output: str) -> None:
-    from leader_election_cli import render
-
-    if output == "json":
-        render.render_json(report, sys.stdout)
-    elif output == "table":
-        render.render_table(report, sys.stdout, sys.stderr)
-    else:
-        render.render_text(report, sys.stdout, sys.stderr)

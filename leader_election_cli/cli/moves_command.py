@@ -49,7 +49,7 @@ def resolved_output(output: str) -> str:
     return "table" if sys.stdout.isatty() else "json"
 
 
-def client_settings(o: dict[str, Any]) -> "ClientSettings":
+def client_settings(o: dict[str, Any]) -> ClientSettings:
     """The --command-config file bounded by --timeout; its warnings go to stderr."""
     from leader_election_cli.config import load_client_settings
 
@@ -60,7 +60,7 @@ def client_settings(o: dict[str, Any]) -> "ClientSettings":
 
 
 @contextmanager
-def connected(servers: str, settings: "ClientSettings") -> Iterator["Cluster"]:
+def connected(servers: str, settings: ClientSettings) -> Iterator[Cluster]:
     from leader_election_cli.cluster import Cluster
 
     with Cluster.connect(servers, settings) as cluster:
@@ -187,7 +187,7 @@ def _demote(o: dict[str, Any]) -> int:
     matcher = moves.topic_matcher(o["topic_regex"])
     broker = o["broker"]
 
-    def plan(state: "ClusterState") -> "MovePlan":
+    def plan(state: ClusterState) -> MovePlan:
         known = broker in state.live_brokers or any(broker in p.replicas for p in state.partitions.values())
         if not known:
             brokers = ",".join(map(str, sorted(state.live_brokers)))
@@ -230,7 +230,7 @@ def _restore(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     saved = moves.load_restore_file(o["restore_file"])
 
-    def plan(state: "ClusterState") -> "MovePlan":
+    def plan(state: ClusterState) -> MovePlan:
         if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
             raise RefusedError(f"Restore file {shown(o['restore_file'])} was written for cluster "
                                f"{shown(saved.cluster_id)}, not this one ({shown(state.cluster_id)}); nothing "
@@ -242,7 +242,7 @@ def _restore(o: dict[str, Any]) -> int:
 
 # -- running a plan -----------------------------------------------------------------------------------
 
-def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[["ClusterState"], "MovePlan"]) -> int:
+def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState], MovePlan]) -> int:
     """Read the cluster, plan, then predict (--dry-run) or run the moves; render; the report's exit code."""
     from leader_election_cli import moves
 
@@ -264,7 +264,7 @@ def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[["ClusterStat
     return int(report.exit_code)
 
 
-def _render(report: "MoveReport", output: str) -> None:
+def _render(report: MoveReport, output: str) -> None:
     from leader_election_cli import render_balance
 
     if output == "json":

@@ -8,8 +8,8 @@ and read what the brokers received.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
@@ -66,7 +66,7 @@ class Sandbox:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> "Sandbox":
+    def start(self) -> Sandbox:
         if not self._running:
             self._server.start({})
             try:
@@ -91,7 +91,7 @@ class Sandbox:
             self._certificates.cleanup()
             self._certificates = None
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -21,7 +21,13 @@ from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.handlers import (
-    APIS, INTER_BROKER_APIS, Api, Context, Encoded, Settings, unimplemented,
+    APIS,
+    INTER_BROKER_APIS,
+    Api,
+    Context,
+    Encoded,
+    Settings,
+    unimplemented,
 )
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.state import Cluster

@@ -51,9 +51,10 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterable, NamedTuple
+from typing import NamedTuple
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER, PartitionState
