@@ -52,7 +52,8 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--command-config", metavar="FILE",
                      help="Properties file with configs for the admin client (security, timeouts, client.id)."),
         click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
-                     help="Bound the whole operation (default: default.api.timeout.ms, 30 s)."),
+                     help="Time limit for connecting and for each request batch "
+                          "(default: default.api.timeout.ms, 30 s)."),
         click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
     )):
         command = option(command)

@@ -85,7 +85,8 @@ Examples:
 @click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
               help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
 @click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
-              help="Bound the whole operation (default: default.api.timeout.ms, 30 s).")
+              help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
+                   "30 s); with --zookeeper, for the whole election.")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Send at most N partitions per request (default: one request, as Kafka does).")
 @click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
@@ -107,23 +108,25 @@ def _elect(o: dict[str, Any]) -> int:
         topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
         command_config=o["command_config"]))
-    for warning in validated.warnings:
-        click.echo(warning, err=True)
     if validated.zookeeper is not None:
+        for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr
+            click.echo(warning, err=True)
         return _elect_through_zookeeper(o, validated.request().partitions)
     if o["no_wait"]:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
+    output = resolve_output(o["output"], sys.stdout)
+    partitions = validated.partitions
+    if validated.json_file is not None:
+        partitions = load_election_file(validated.json_file)
+    for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
+        click.echo(warning, err=output != "text")
     timeout_ms = int(o["timeout"] * 1000) if o["timeout"] else None
     settings = load_client_settings(validated.config_path, timeout_ms)
     for warning in settings.warnings:
         click.echo(f"Warning: {warning}", err=True)
-    partitions = validated.partitions
-    if validated.json_file is not None:
-        partitions = load_election_file(validated.json_file)
-        if not partitions:  # Kafka prints nothing and exits 0 for an empty list
-            return 0
-    output = resolve_output(o["output"], sys.stdout)
+    if partitions == ():  # Kafka prints nothing more and exits 0 for an empty election file
+        return 0
     try:
         report = _send(o, validated.election_type, partitions, settings, output)
     except UnreachableError:
@@ -144,15 +147,20 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
     from leader_election_cli.model import ElectionType
 
     with Cluster.connect(o["bootstrap_server"], settings) as cluster:
-        if o["dry_run"] or election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr
+        if o["dry_run"]:
             before = execution.read_for_prediction(cluster, election_type, cluster.mode())
             predictions = planning.predict(before, election_type, partitions, cluster.mode())
-            if o["dry_run"]:
-                return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
-            for line in safety.warning_lines(safety.assess(predictions), before):
-                click.echo(line, err=True)
-        else:
-            before = cluster.describe()
+            return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
+        before = cluster.describe()
+        if election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr, as best we can
+            try:
+                assessed = execution.read_for_prediction(cluster, election_type, cluster.mode())
+            except (InputError, UnreachableError, AuthError) as exc:
+                click.echo(f"Warning: could not assess the unclean election's data-loss risk: {exc.message}", err=True)
+            else:
+                predictions = planning.predict(assessed, election_type, partitions, cluster.mode())
+                for line in safety.warning_lines(safety.assess(predictions), assessed):
+                    click.echo(line, err=True)
         total = len(before.partitions) if partitions is None else len(partitions)
         with progress_bar(output, total, o["batch_size"]) as advance:
             return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
