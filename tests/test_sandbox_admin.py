@@ -112,3 +112,15 @@ def test_describe_topic_partitions_reports_elr_and_pages() -> None:
             assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in rest["topics"]] == [
                 ("b", [1, 2]), ("nosuch", [])]
             assert rest["topics"][1]["error_code"] == 3 and rest["next_cursor"] is None
+
+
+def test_kafkas_internal_topics_are_reported_internal() -> None:
+    with Sandbox(brokers=1) as sb:
+        sb.create_topic("__consumer_offsets", assignment={0: [1]})
+        sb.create_topic("orders", assignment={0: [1]})
+        admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers)
+        try:
+            internal = {t["name"]: t["is_internal"] for t in admin.describe_topics()}
+        finally:
+            admin.close()
+        assert internal == {"__consumer_offsets": True, "orders": False}

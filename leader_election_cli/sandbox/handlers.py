@@ -192,6 +192,14 @@ def metadata(ctx: Context, req: Any) -> Any:
         return Encoded(ctx.settings.encoded[key])
 
 
+# org.apache.kafka.common.internals.Topic.INTERNAL_TOPICS: what brokers report with IsInternal = true.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+
+def is_internal(topic: str) -> bool:
+    return topic in INTERNAL_TOPICS
+
+
 def _metadata(ctx: Context, req: Any) -> Any:
     R = MetadataResponse
     c = ctx.cluster
@@ -226,7 +234,7 @@ def _metadata(ctx: Context, req: Any) -> Any:
                     leader_epoch=p.leader_epoch, replica_nodes=list(replicas), isr_nodes=list(isr),
                     offline_replicas=[r for r in p.replicas if r not in c.live]))
             topics.append(R.MetadataResponseTopic(error_code=0, name=topic.name, topic_id=topic.topic_id,
-                                                  is_internal=False, partitions=partitions,
+                                                  is_internal=is_internal(topic.name), partitions=partitions,
                                                   authorized_operations=topic_ops))
         cluster_ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
         return R(version=v, throttle_time_ms=0, brokers=brokers, cluster_id=c.cluster_id,
@@ -542,8 +550,8 @@ def _describe_topic(ctx: Context, topic: Topic, pids: range) -> Any:
             leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
             eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
             offline_replicas=[r for r in p.replicas if r not in live]))
-    return R(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=False, partitions=partitions,
-             topic_authorized_operations=UNSET_OPERATIONS)
+    return R(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=is_internal(topic.name),
+             partitions=partitions, topic_authorized_operations=UNSET_OPERATIONS)
 
 
 def describe_topic_partitions_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
