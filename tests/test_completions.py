@@ -6,7 +6,6 @@ command is started with click's `_<PROG>_COMPLETE` variable, against a sandbox o
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -14,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from generated_docs import REGENERATE, generator
 
 from leader_election_cli.completion import CACHE_SECONDS, cache_file
 from leader_election_cli.sandbox import Sandbox
@@ -21,16 +21,6 @@ from leader_election_cli.sandbox import Sandbox
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 METADATA = 3
-REGENERATE = ".venv/bin/python scripts/generate_docs.py"
-
-
-def _generator():
-    """scripts/generate_docs.py, imported by path (scripts/ is not a package)."""
-    if "generate_docs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
-        sys.modules["generate_docs"] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules["generate_docs"]
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +51,7 @@ def complete(words: str, env: dict[str, str]) -> tuple[list[str], str]:
 
 
 def test_the_committed_scripts_are_what_click_generates() -> None:
-    scripts = _generator().completion_scripts()
+    scripts = generator().completion_scripts()
     assert sorted(map(str, scripts)) == [
         "completions/bash/kafka-leader-election", "completions/bash/kafka-leaders",
         "completions/fish/kafka-leader-election.fish", "completions/fish/kafka-leaders.fish",

@@ -16,7 +16,6 @@ project's commands first on PATH.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from generated_docs import REGENERATE, generator
 
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
 from leader_election_cli.sandbox import Sandbox
@@ -39,16 +39,6 @@ SANDBOX_LINE = "# with a sandbox running: kafka-leaders sandbox "
 ADDRESS = re.compile(r"(?<![\d.])127\.0\.0\.1:(\d+)(?!\d)")
 PORT_BASE = re.compile(r"\s--port-base[ =](\d+)")
 STEP_END = "::end of docs example step::"
-REGENERATE = ".venv/bin/python scripts/generate_docs.py"
-
-
-def _generator():
-    """scripts/generate_docs.py, imported by path (scripts/ is not a package)."""
-    if "generate_docs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
-        sys.modules["generate_docs"] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules["generate_docs"]
 
 
 @dataclass(frozen=True)
@@ -186,14 +176,14 @@ def test_the_example_prints_what_the_page_shows(example: Example, tmp_path: Path
 
 
 def test_every_command_has_a_page_with_examples() -> None:
-    slugs = {page.slug for page in _generator().pages()}
+    slugs = {page.slug for page in generator().pages()}
     assert {path.stem for path in DOCS.glob("*.md")} == slugs
     without = sorted(slugs - {example.page[:-3] for example in ALL if example.steps})
     assert not without, f"pages without a console example: {without}"
 
 
 def test_the_reference_blocks_are_current() -> None:
-    stale = [str(path) for path, text in _generator().command_pages().items()
+    stale = [str(path) for path, text in generator().command_pages().items()
              if not (ROOT / path).exists() or (ROOT / path).read_text() != text]
     assert not stale, f"stale reference in {stale}: run {REGENERATE}"
 

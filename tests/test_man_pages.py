@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import click
 import pytest
+from generated_docs import REGENERATE, generator
 
 from leader_election_cli.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parent.parent
-REGENERATE = ".venv/bin/python scripts/generate_docs.py"
 
 
-def _generator():
-    """scripts/generate_docs.py, imported by path (scripts/ is not a package)."""
-    if "generate_docs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
-        sys.modules["generate_docs"] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules["generate_docs"]
-
-
-generate_docs = _generator()
+generate_docs = generator()
 PAGES = {page.slug: page for page in generate_docs.pages()}
 GENERATED = generate_docs.man_pages()
 

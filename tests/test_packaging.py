@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 import pytest
+from generated_docs import generator
 
 from leader_election_cli import __version__
 from leader_election_cli.cli.common import BOOTSTRAP_ENV
@@ -25,16 +26,7 @@ HEAVY = ("kafka", "jsonschema", "pyspark", "pyarrow", "kazoo", "cryptography",
          "rich.console", "rich.table", "rich.progress", "rich.markdown", "rich.syntax")
 
 
-def _generator():
-    """scripts/generate_docs.py, imported by path (scripts/ is not a package)."""
-    if "generate_docs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
-        sys.modules["generate_docs"] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules["generate_docs"]
-
-
-PAGES = list(_generator().pages())
+PAGES = list(generator().pages())
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +55,7 @@ def test_the_wheel_declares_both_commands(wheel: zipfile.ZipFile) -> None:
     declared = dict(line.split(" = ") for line in scripts.strip().splitlines())
     assert declared == {"kafka-leader-election": "leader_election_cli.cli.drop_in:main",
                         "kafka-leaders": "leader_election_cli.cli.toolkit:main"}
-    assert set(declared) == set(_generator().PROGRAMS)  # what the completions and man pages are made for
+    assert set(declared) == set(generator().PROGRAMS)  # what the completions and man pages are made for
 
 
 def test_the_wheel_carries_the_schemas_and_the_man_pages(wheel: zipfile.ZipFile) -> None:
