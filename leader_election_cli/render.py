@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+
+if TYPE_CHECKING:
+    from leader_election_cli.moves import MoveReport
 
 SCHEMA_VERSION = 1
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
@@ -103,12 +106,18 @@ def _short_error(r: PartitionResult) -> str:
     return err.name if not r.error or r.error == err.message else f"{err.name}: {r.error}"
 
 
-def report_document(report: ElectionReport) -> dict[str, Any]:
-    """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
+def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
+    """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
     summary: dict[str, Any] = {o.value: report.count(o) for o in Outcome}
     summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
     if report.aborted_reason:
         summary["stopped"] = report.aborted_reason
+    return summary
+
+
+def report_document(report: ElectionReport) -> dict[str, Any]:
+    """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
+    summary = summary_document(report)
     return {
         "schema_version": SCHEMA_VERSION,
         "election_type": report.election_type.name,

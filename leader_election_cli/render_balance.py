@@ -61,10 +61,7 @@ def _pct(ratio: float) -> str:
 # -- prefer / demote / restore ------------------------------------------------------------------------
 
 def moves_document(report: MoveReport) -> dict[str, Any]:
-    summary: dict[str, Any] = {o.value: report.count(o) for o in Outcome}
-    summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
-    if report.aborted_reason:
-        summary["stopped"] = report.aborted_reason
+    summary = render.summary_document(report)
     return {
         "schema_version": SCHEMA_VERSION,
         "command": report.command,
