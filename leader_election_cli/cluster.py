@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 # ControlledShutdown): how a client tells the controller modes apart from ApiVersions alone.
 _ZK_ONLY_API_KEYS = {4, 5, 6, 7}
 _NOT_CONTROLLER_RETRIES = 3
+_RECONNECT_ATTEMPTS = 3  # a dead broker may be asked first; each failure marks one down
 _RESOURCE_TYPE_TOPIC = 2
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
 _HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
@@ -232,9 +233,19 @@ class Cluster:
         self._deadline = time.monotonic() + self._settings.api_timeout_ms / 1000
 
     def reconnect(self) -> None:
-        """After a lost connection: find the controller again (kafka-python reopens the connections)."""
+        """After a lost connection: find the controller again (kafka-python reopens the connections).
+
+        The broker that was lost may be asked first and fail: kafka-python then marks it down, and the
+        next attempt asks another broker.
+        """
         self._controller_id = None
-        self._controller()
+        for attempt in range(_RECONNECT_ATTEMPTS):
+            try:
+                self._controller()
+                return
+            except UnreachableError:
+                if attempt == _RECONNECT_ATTEMPTS - 1:
+                    raise
 
     # -- low level -------------------------------------------------------------------------------
 
