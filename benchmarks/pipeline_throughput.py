@@ -87,7 +87,8 @@ def main() -> None:
     python_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     spark.stop()
     fixable = sum(c.fixable for c in summary.clusters)
-    print(f"generated {summary.rows:,} rows ({args.clusters} clusters x {args.snapshots} snapshots) in {generated:.1f} s")
+    print(f"generated {summary.rows:,} rows ({args.clusters} clusters x {args.snapshots} snapshots) "
+          f"in {generated:.1f} s")
     print(f"analyze on {args.master}: {elapsed:.1f} s = {rows_per_second:,.0f} rows/s "
           f"(target >= {TARGET_ROWS_PER_SECOND:,}); {summary.bad_row_count} bad rows; "
           f"{fixable:,} fixable partitions in {plan_files} plan files")

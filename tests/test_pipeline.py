@@ -17,18 +17,19 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# The pipeline's modules import PySpark: skip (not fail) where the [spark] extra is not installed.
 pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from strategies import cluster_states
+from strategies import cluster_states  # noqa: E402
 
-from leader_election_cli import planning, snapshot
-from leader_election_cli.cli.drop_in import command as drop_in
-from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.errors import InputError
-from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
-from leader_election_cli.pipeline import files, job
-from leader_election_cli.sandbox import Sandbox
+from leader_election_cli import planning, snapshot  # noqa: E402
+from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
+from leader_election_cli.cli.toolkit import cli  # noqa: E402
+from leader_election_cli.errors import InputError  # noqa: E402
+from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+from leader_election_cli.pipeline import files, job  # noqa: E402
+from leader_election_cli.sandbox import Sandbox  # noqa: E402
 
 pytestmark = pytest.mark.spark
 

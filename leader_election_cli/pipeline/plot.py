@@ -18,7 +18,7 @@ def imbalance_png(points: Iterable[tuple[str, datetime, float]], threshold_pct: 
     figure = Figure(figsize=(10, 5), layout="constrained")
     axes = figure.subplots()
     for cluster, values in series.items():
-        times, percents = zip(*values)
+        times, percents = zip(*values, strict=True)
         axes.plot(times, percents, marker="o", label=cluster)
     axes.axhline(threshold_pct, color="red", linestyle="--", label=f"threshold ({threshold_pct:g}%)")
     axes.set_title("Leadership imbalance over time (highest broker ratio per snapshot)")
