@@ -124,3 +124,18 @@ def test_kafkas_internal_topics_are_reported_internal() -> None:
         finally:
             admin.close()
         assert internal == {"__consumer_offsets": True, "orders": False}
+
+
+def test_create_topics_refuses_bad_partition_counts_and_replication_factors() -> None:
+    from kafka.admin import NewTopic
+    from kafka.errors import InvalidPartitionsError, InvalidReplicationFactorError
+
+    with Sandbox(brokers=2) as sb:
+        admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers)
+        try:
+            with pytest.raises(InvalidPartitionsError):
+                admin.create_topics([NewTopic("none", num_partitions=0, replication_factor=1)])
+            with pytest.raises(InvalidReplicationFactorError):
+                admin.create_topics([NewTopic("wide", num_partitions=1, replication_factor=3)])
+        finally:
+            admin.close()

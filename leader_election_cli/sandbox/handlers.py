@@ -363,7 +363,7 @@ def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | Non
                        f"{rf} cannot be reached because only {len(live)} broker(s) are registered."
                        if c.mode is Mode.KRAFT else
                        f"Replication factor: {rf} larger than available brokers: {len(live)}.")
-            return 38, message, -1, -1  # INVALID_REPLICATION_FACTOR
+            return ke.INVALID_REPLICATION_FACTOR, message, -1, -1
         assignment = round_robin_assignment(live, count, rf)
     if validate_only:
         return ke.NONE, None, len(assignment), len(assignment[0])
