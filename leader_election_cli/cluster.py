@@ -122,7 +122,9 @@ class _BootstrapWatch:
     kafka-python retries a rejected SASL login or an untrusted certificate against every bootstrap
     server until its bootstrap timeout passes, then reports only a timeout. Kafka's AdminClient fails
     at once; so do we: this factory (kafka-python's `kafka_client` setting) sees each connection's
-    handshake fail, records why, and closes the client, which ends the bootstrap loop.
+    handshake fail, records why, and closes the client, which ends the bootstrap loop. The `Cluster`
+    keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
+    is then an authentication error, not a timeout.
     """
 
     def __init__(self) -> None:
@@ -188,9 +190,10 @@ def _translate(exc: BaseException, what: str) -> CliError:
 class Cluster:
     """A live connection to one Kafka cluster."""
 
-    def __init__(self, admin: KafkaAdminClient, settings: ClientSettings):
+    def __init__(self, admin: KafkaAdminClient, settings: ClientSettings, watch: _BootstrapWatch | None = None):
         self._admin = admin
         self._settings = settings
+        self._watch = watch  # keeps watching logins after the bootstrap: a broker may stop accepting ours
         self._deadline = time.monotonic() + settings.api_timeout_ms / 1000
         self._controller_id: int | None = None
 
@@ -217,7 +220,7 @@ class Cluster:
                     hint="Check --bootstrap-server, the network, and security.protocol in the config file.",
                 ) from exc
             raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
-        return cls(admin, settings)
+        return cls(admin, settings, watch)
 
     def close(self) -> None:
         self._admin.close()
@@ -254,6 +257,9 @@ class Cluster:
 
     def _send(self, request: Any, node_id: int | None = None, what: str = "talking to the cluster") -> Any:
         manager = self._admin._manager  # kafka-python keeps raw sends on its connection manager
+        rejected = self._watch.auth_failure if self._watch is not None else None
+        if rejected is not None:  # a broker refused our login: the client is closed, nothing can be sent
+            raise _translate(rejected, what)
 
         async def send() -> Any:
             timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
@@ -263,7 +269,8 @@ class Cluster:
         try:
             return manager.run(send)
         except Exception as exc:
-            raise _translate(exc, what) from exc
+            rejected = self._watch.auth_failure if self._watch is not None else None
+            raise _translate(rejected or exc, what) from exc
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """The bootstrap broker's ApiVersions: api key -> (min, max)."""
