@@ -377,20 +377,24 @@ class Cluster:
 
     # -- writes ----------------------------------------------------------------------------------
 
+    def check_can_elect(self, election_type: ElectionType) -> None:
+        """Refuse, before anything is sent, an election the brokers' ElectLeaders versions cannot carry."""
+        max_version = self.max_version(ElectLeadersRequest.API_KEY)
+        if max_version is None:
+            raise CliError("The cluster does not support leader elections (no ElectLeaders API): "
+                           "it needs Kafka 2.2 or newer", exit_code=UnreachableError.exit_code)
+        if election_type is ElectionType.UNCLEAN and max_version < 1:
+            raise InputError("Unclean election is not supported by this cluster: its brokers only speak "
+                             "ElectLeaders v0 (Kafka 2.2/2.3)",
+                             hint="Upgrade to Kafka 2.4+ or enable unclean.leader.election.enable on the topic.")
+
     def elect(self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None) -> ElectionResponse:
         """Send one ElectLeaders request (None = all partitions) to the controller.
 
         A ZooKeeper-mode broker that is not the controller answers NOT_CONTROLLER: refresh the
         controller and retry those partitions, a bounded number of times.
         """
-        max_version = self.max_version(ElectLeadersRequest.API_KEY)
-        if max_version is None:
-            raise UnreachableError("The cluster does not support leader elections (no ElectLeaders API): "
-                                   "it needs Kafka 2.2 or newer")
-        if election_type is ElectionType.UNCLEAN and max_version < 1:
-            raise InputError("Unclean election is not supported by this cluster: its brokers only speak "
-                             "ElectLeaders v0 (Kafka 2.2/2.3)",
-                             hint="Upgrade to Kafka 2.4+ or enable unclean.leader.election.enable on the topic.")
+        self.check_can_elect(election_type)
         pending = None if partitions is None else list(partitions)
         results: dict[TopicPartition, tuple[int, str | None]] = {}
         top_error = kafka_errors.NONE

@@ -19,6 +19,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import Cluster, ElectionResponse
 from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, UnreachableError
 from leader_election_cli.model import (
+    NO_LEADER,
     ClusterState,
     ControllerMode,
     ElectionReport,
@@ -131,9 +132,13 @@ class _Sender:
                                     "The controller did not answer for this partition.")
 
 
+class _Refused(AuthError):
+    """The controller refused a whole request: not authorized (ALTER on CLUSTER)."""
+
+
 def _check_top_level(response: ElectionResponse) -> None:
     if response.error_code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
-        raise AuthError(NOT_AUTHORIZED_LINE, hint="The principal needs ALTER on the CLUSTER resource.")
+        raise _Refused(NOT_AUTHORIZED_LINE, hint="The principal needs ALTER on the CLUSTER resource.")
 
 
 def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[TopicPartition] | None,
@@ -146,27 +151,33 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     is asked for or the controller refuses the size, in which case the partitions are listed.
     `already_elected` partitions are reported as already elected without being sent.
     """
+    cluster.check_can_elect(election_type)
     answers: Answers = {tp: (kafka_errors.ELECTION_NOT_NEEDED, LEFT_OUT) for tp in already_elected}
     known = len(answers)
     aborted: CliError | None = None
+    in_doubt: list[TopicPartition] = []  # sent, but the answer never came
     all_partitions = selected is None
     if all_partitions and batch_size is None:
-        response = cluster.elect(election_type, None)
-        if response.error_code == kafka_errors.POLICY_VIOLATION:
-            selected = sorted(before.partitions)
+        try:
+            response = cluster.elect(election_type, None)
+        except UnreachableError as exc:
+            aborted, in_doubt = exc, sorted(before.partitions)  # what the cluster did is read back below
         else:
-            _check_top_level(response)
-            answers.update(response.results)
-            selected = sorted(set(before.partitions) | set(answers))
-            # The controller leaves partitions that need no election out of an all-partitions answer;
-            # a top-level error (UNSUPPORTED_VERSION, ...) is every partition's answer.
-            for tp in selected:
-                answers.setdefault(tp, (response.error_code or kafka_errors.ELECTION_NOT_NEEDED, None))
-            if progress:
-                progress(len(selected))
+            if response.error_code == kafka_errors.POLICY_VIOLATION:
+                selected = sorted(before.partitions)
+            else:
+                _check_top_level(response)
+                answers.update(response.results)
+                selected = sorted(set(before.partitions) | set(answers))
+                # The controller leaves partitions that need no election out of an all-partitions answer;
+                # a top-level error (UNSUPPORTED_VERSION, ...) is every partition's answer.
+                for tp in selected:
+                    answers.setdefault(tp, (response.error_code or kafka_errors.ELECTION_NOT_NEEDED, None))
+                if progress:
+                    progress(len(selected))
     if selected is None:
         selected = sorted(before.partitions)
-    todo = [tp for tp in dict.fromkeys(selected) if tp not in answers]
+    todo = [tp for tp in dict.fromkeys(selected) if tp not in answers] if aborted is None else []
     sender = _Sender(cluster, election_type, answers)
     interrupted = False
     with _stop_on_signals() as stop:
@@ -178,14 +189,24 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
                 break
             try:
                 sender.send(batch)
+            except UnreachableError as exc:
+                in_doubt = [tp for tp in batch if tp not in answers]
+                aborted = exc  # what the cluster did is read back below; later batches not attempted
+                break
             except CliError as exc:
                 if len(answers) == known:
-                    raise  # nothing was done: a plain failure
+                    raise  # refused before anything changed (e.g. not authorized): a plain failure
+                if isinstance(exc, _Refused):  # this batch was answered: refused as a whole
+                    answers.update({tp: (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, None)
+                                    for tp in batch if tp not in answers})
                 aborted = exc  # earlier batches were applied: report them, the rest not attempted
                 break
             if progress:
                 progress(len(batch))
-        after = _settled_leaders(cluster, before, {tp.topic for tp in answers}, answers, stop)
+        after = _settled_leaders(cluster, before, {tp.topic for tp in [*answers, *in_doubt]}, answers, stop,
+                                 force=bool(in_doubt))
+    if aborted is not None:
+        answers.update(_judged_from_leaders(in_doubt, election_type, before, after, aborted))
     results = [_result(tp, answers.get(tp), before, after) for tp in dict.fromkeys(selected)]
     report = ElectionReport(election_type, results, interrupted=interrupted, all_partitions=all_partitions)
     if aborted is not None:
@@ -200,12 +221,13 @@ def _sleep_unless_stopped(seconds: float, stop: _StopFlag) -> None:
 
 
 def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], answers: Answers,
-                     stop: _StopFlag) -> dict[TopicPartition, int] | None:
+                     stop: _StopFlag, force: bool = False) -> dict[TopicPartition, int] | None:
     """Leaders after the election (None if they could not be read); metadata can lag an election
-    briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before.
+    briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before,
+    unless `force` (an answer was lost: only the cluster can say what happened).
     """
     elected = [tp for tp, (code, _) in answers.items() if code == kafka_errors.NONE]
-    if not elected:
+    if not elected and not force:
         return {tp: p.leader for tp, p in before.partitions.items()}
     after = None
     for attempt in range(_LEADER_SETTLE_READS):
@@ -219,6 +241,31 @@ def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], a
             break
         time.sleep(0.1 * (attempt + 1))
     return after
+
+
+def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: ElectionType, before: ClusterState,
+                         after: dict[TopicPartition, int] | None, lost: CliError) -> Answers:
+    """Outcomes of partitions whose answer was lost, as the leaders read afterwards show them.
+
+    Never claims an election that the cluster does not show: elected only when the leader is now the
+    one the election would pick (the preferred replica; any leader for a leaderless partition).
+    """
+    judged: Answers = {}
+    for tp in in_doubt:
+        p = before.partitions.get(tp)
+        now = None if after is None else after.get(tp)
+        preferred = election_type is ElectionType.PREFERRED
+        if p is not None and (p.leader == p.preferred if preferred else p.leader != NO_LEADER):
+            judged[tp] = (kafka_errors.ELECTION_NOT_NEEDED, None)  # it had the leader asked for already
+        elif p is not None and now is not None and now != p.leader and (now == p.preferred or not preferred):
+            judged[tp] = (kafka_errors.NONE, None)
+        elif after is None:
+            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No answer to the election request ({lost.message}), "
+                                                          "and the leaders could not be read: check this partition")
+        else:
+            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No answer to the election request ({lost.message}); "
+                                                          "its leader did not change")
+    return judged
 
 
 def _error(code: int, message: str | None) -> str | None:

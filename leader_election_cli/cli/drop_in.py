@@ -32,6 +32,7 @@ from leader_election_cli.errors import (
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
     AuthError,
+    ExitCode,
     InputError,
     UnreachableError,
 )
@@ -137,6 +138,8 @@ def _elect(o: dict[str, Any]) -> int:
         if output == "text" and exc.message == NOT_AUTHORIZED_LINE:
             click.echo(NOT_AUTHORIZED_LINE)
         raise
+    if output == "text" and report.aborted_exit is ExitCode.UNREACHABLE:
+        click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
     render_report(report, output)
     return int(report.exit_code)
 
