@@ -344,14 +344,6 @@ def test_authentication_fails_halfway(tool: str, mode: str, tmp_path: Path) -> N
 
 # -- a batch sent without an answer ------------------------------------------------------------------
 
-LOST_ANSWER = pytest.mark.xfail(strict=True, reason=(
-    "execution.elect: a batch that was sent but got no answer (timed out twice, reset twice, truncated "
-    "twice, refused as a whole) is reported not_attempted, which model.Outcome defines as 'stopped before "
-    "its batch was sent'; and when it is the first batch there is no report at all, even when the "
-    "controller applied it. See docs/RELIABILITY.md, 'Known gaps'."))
-
-
-@LOST_ANSWER
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("fault", ["late twice", "reset twice", "truncated twice"])
 def test_a_first_batch_without_an_answer_is_still_reported(sb: Sandbox, tool: str, fault: str) -> None:
@@ -371,7 +363,6 @@ def test_a_first_batch_without_an_answer_is_still_reported(sb: Sandbox, tool: st
     assert "not_attempted" not in got.values()  # the request was sent
 
 
-@LOST_ANSWER
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("fault", ["truncated twice", "refused"])
 def test_a_later_batch_without_an_answer_is_not_reported_as_not_attempted(tool: str, fault: str) -> None:
