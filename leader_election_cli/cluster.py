@@ -171,7 +171,8 @@ def _translate(exc: BaseException, what: str) -> CliError:
         return exc
     if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
                         Errors.IllegalSaslStateError)):
-        return AuthError(f"Authentication failed while {what}: {getattr(exc, 'description', None) or type(exc).__name__}",
+        reason = getattr(exc, "description", None) or type(exc).__name__
+        return AuthError(f"Authentication failed while {what}: {reason}",
                          hint="Check sasl.mechanism and the credentials in the --command-config file.")
     if isinstance(exc, Errors.AuthorizationError):
         return AuthError(f"Not authorized while {what}: {type(exc).__name__}")
@@ -417,7 +418,8 @@ class Cluster:
             top_error = kafka_errors.NONE
         return ElectionResponse(top_error, results)
 
-    def alter_replica_order(self, orders: dict[TopicPartition, tuple[int, ...]]) -> dict[TopicPartition, tuple[int, str | None]]:
+    def alter_replica_order(self, orders: dict[TopicPartition, tuple[int, ...]]
+                            ) -> dict[TopicPartition, tuple[int, str | None]]:
         """Ask the controller to reassign partitions to the given replica lists (a reorder moves no data)."""
         by_topic: dict[str, list[Any]] = defaultdict(list)
         topic_cls = AlterPartitionReassignmentsRequest.ReassignableTopic

@@ -27,8 +27,9 @@ Examples:
 Otherwise, in another terminal:
   kafka-leader-election --bootstrap-server 127.0.0.1:PORT --election-type preferred --all-topic-partitions"""
 
-SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: a third of the leaders "
-                 "moved off their preferred replica (a preferred election fixes them); broker-down: the "
+SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: the leaders of a fixed "
+                 "pseudo-random pick of partitions (each with odds of one in three) moved off their preferred "
+                 "replica (a preferred election fixes them); broker-down: the "
                  "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
                  "partitions it prefers (only an unclean election brings them back).")
 
@@ -128,7 +129,8 @@ def run_against(sb: Any, command: str) -> int:
     """Run one command against the running sandbox and return its exit code."""
     argv = shlex.split(command.replace("{bootstrap}", sb.bootstrap_servers))
     if not argv:
-        raise InputError("--run needs a command", "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
+        raise InputError("--run needs a command",
+                         "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     try:
         return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode

@@ -13,19 +13,26 @@ from leader_election_cli.errors import EXIT_CODE_HELP
 # name -> ("module:attribute", one-line help). A subcommand's module is imported only when that
 # subcommand runs, so `kafka-leaders --help` stays fast.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "elect": ("leader_election_cli.cli.elect_command:elect", "Elect leaders: precise selection, batches, unclean safety."),
-    "plan": ("leader_election_cli.cli.elect_command:plan", "Predict an election's outcome per partition; send nothing."),
-    "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
-                "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
+    "elect": ("leader_election_cli.cli.elect_command:elect",
+              "Elect leaders: precise selection, batches, unclean safety."),
+    "plan": ("leader_election_cli.cli.elect_command:plan",
+             "Predict an election's outcome per partition; send nothing."),
+    "prefer": ("leader_election_cli.cli.moves_command:prefer",
+               "Make a chosen replica the leader of a partition."),
+    "demote": ("leader_election_cli.cli.moves_command:demote",
+               "Move leadership off a broker (before maintenance)."),
+    "restore": ("leader_election_cli.cli.moves_command:restore",
+                "Put back replica orders saved by prefer or demote."),
+    "status": ("leader_election_cli.cli.balance_command:status",
+               "Show leadership balance per broker and partition health."),
+    "rebalance": ("leader_election_cli.cli.balance_command:rebalance",
+                  "Elect preferred leaders where a broker is unbalanced (cron)."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",
                 "Analyze leadership over many snapshots on Spark; write election plans."),
-    "prefer": ("leader_election_cli.cli.moves_command:prefer", "Make a chosen replica the leader of a partition."),
-    "demote": ("leader_election_cli.cli.moves_command:demote", "Move leadership off a broker (before maintenance)."),
-    "restore": ("leader_election_cli.cli.moves_command:restore", "Put back replica orders saved by prefer or demote."),
-    "status": ("leader_election_cli.cli.balance_command:status", "Show leadership balance per broker and partition health."),
-    "rebalance": ("leader_election_cli.cli.balance_command:rebalance", "Elect preferred leaders where a broker is unbalanced (cron)."),
+    "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
+                "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
 }
 
 

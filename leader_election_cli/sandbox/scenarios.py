@@ -1,7 +1,7 @@
 """Ready-made cluster situations for rehearsals, and a summary of what a sandbox looks like now.
 
 - balanced: every partition led by its preferred replica.
-- imbalanced: about a third of the partitions (a fixed pseudo-random pick) led by another in-sync
+- imbalanced: a fixed pseudo-random pick of partitions (each with odds of one in three) led by another in-sync
   replica while their preferred replica stays live and in the ISR, so a preferred election puts
   them back.
 - broker-down: the highest-numbered broker stopped; its partitions moved to other replicas and a
@@ -87,6 +87,6 @@ def summarize(sb: Sandbox) -> Summary:
                         off.append(name)
                 if len(p.isr) < topic.min_isr:
                     under.append(name)
-        brokers = [BrokerSummary(b, "%s:%d" % cluster.addresses[b], b in cluster.live, leaders[b], preferred[b])
+        brokers = [BrokerSummary(b, "{}:{}".format(*cluster.addresses[b]), b in cluster.live, leaders[b], preferred[b])
                    for b in cluster.broker_ids]
     return Summary(brokers, total, off, leaderless, under)
