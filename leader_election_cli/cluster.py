@@ -95,9 +95,12 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
 class _RedactSecrets(logging.Filter):
     """kafka-python logs its whole configuration and PLAIN's auth bytes at DEBUG: hide the secrets."""
 
-    def __init__(self, secrets: Iterable[str]):
+    def __init__(self) -> None:
         super().__init__()
-        self.secrets = {s for secret in secrets if secret for s in (secret, repr(secret.encode())[2:-1])}
+        self.secrets: set[str] = set()
+
+    def hide(self, secret: str) -> None:
+        self.secrets.update((secret, repr(secret.encode())[2:-1]))
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -108,12 +111,15 @@ class _RedactSecrets(logging.Filter):
         return True
 
 
+_REDACT = _RedactSecrets()  # one filter, however many connections a process makes (addFilter keeps one copy)
+
+
 def _hide_in_logs(settings: ClientSettings) -> None:
     """Install the redaction on every handler of the root logger (where --debug output goes)."""
     if settings.sasl_password:
-        redact = _RedactSecrets([settings.sasl_password])
+        _REDACT.hide(settings.sasl_password)
         for handler in logging.getLogger().handlers:
-            handler.addFilter(redact)
+            handler.addFilter(_REDACT)
 
 
 class _BootstrapWatch:
