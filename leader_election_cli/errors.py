@@ -37,10 +37,20 @@ NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
 
 def shown(text: str, limit: int = 256) -> str:
-    """User text made safe for a one-line message: control characters escaped, very long text cut."""
-    if len(text) > limit:
-        text = f"{text[:limit // 2]}...({len(text)} characters)"
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    """User text made safe for a one-line message: control characters escaped, very long text cut.
+
+    The limit counts the escaped characters (an escape is up to ten of them), so the result stays short.
+    """
+    escaped = [c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text]
+    if sum(map(len, escaped)) <= limit:
+        return "".join(escaped)
+    kept, size = [], 0
+    for part in escaped:
+        size += len(part)
+        if size > limit // 2:
+            break
+        kept.append(part)
+    return f"{''.join(kept)}...({len(text)} characters)"
 
 
 class CliError(Exception):
