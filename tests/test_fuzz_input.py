@@ -286,6 +286,8 @@ def test_mutated_election_files(sb: Sandbox, files: Path, data: bytes, through: 
     ("a lone surrogate", '{"partitions": [{"topic": "\\ud800", "partition": 0}]}', "Invalid replica election data in"),
     ("a 100,000-character topic", json.dumps({"partitions": [{"topic": "é" * 100_000, "partition": 0}]}),
      "Invalid replica election data in"),
+    ("a 300-character topic of escapes", json.dumps({"partitions": [{"topic": "\x1b" * 300, "partition": 0}]}),
+     "Invalid replica election data in"),
     ("not UTF-8", b'{"partitions": [{"topic": "\xff\xfe", "partition": 0}]}', "Replica election data in"),
     ("empty", "", "Replica election data is empty"),
 ])
@@ -547,6 +549,18 @@ def test_malformed_bootstrap_servers(sb: Sandbox, server: str) -> None:
                                                "--all-topic-partitions"])).startswith(
         ("Invalid url in bootstrap.servers", "Invalid port in bootstrap.servers", "No resolvable bootstrap urls"))
     assert_refused(invoke(sb, toolkit, ["elect", "--bootstrap-server", server, "--all-topic-partitions"]))
+
+
+@pytest.mark.parametrize("args", [
+    ["--bootstrap-server", "SB", "--election-type", "preferred", "--topic", "\x1b" * 300, "--partition", "0"],
+    ["--bootstrap-server", "SB", "--election-type", "\udcef" * 300, "--all-topic-partitions"],
+    ["elect", "--bootstrap-server", "SB", "-p", "\udcef" * 300 + ":1"],
+    ["elect", "--bootstrap-server", "SB", "--topic-regex", "(" + "\x00" * 300],
+])
+def test_hostile_values_still_make_short_lines(sb: Sandbox, args: list[str]) -> None:
+    """Each escaped character is several characters long: an error line once grew to 1,500 of them."""
+    args = [sb.bootstrap_servers if a == "SB" else a for a in args]
+    assert_refused(invoke(sb, toolkit if args[0] == "elect" else drop_in, args))
 
 
 @pytest.mark.parametrize("flag, value", BAD_NUMBERS)
