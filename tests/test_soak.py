@@ -69,7 +69,8 @@ class Usage:
 def usage() -> Usage:
     """This process's resources, the sandbox's own objects (its request log grows by design) left out."""
     gc.collect()
-    objects = sum(1 for o in gc.get_objects() if not type(o).__module__.startswith("leader_election_cli.sandbox"))
+    objects = sum(1 for o in gc.get_objects()  # a metaclass's __module__ may be a descriptor, not a str
+                  if not str(getattr(type(o), "__module__", "")).startswith("leader_election_cli.sandbox"))
     with open("/proc/self/statm") as statm:
         rss = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     return Usage(len(os.listdir("/proc/self/fd")), threading.active_count(), objects, rss)
