@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from election_file_oracle import LEGAL_TOPIC, is_valid_election_file
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -127,32 +128,6 @@ def elect_file(sb: Sandbox, path: Path) -> Run:
 
 # -- election files ----------------------------------------------------------------------------------
 
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
-
-
-def is_valid_election_file(data: bytes) -> bool:
-    """An independent oracle for Kafka's election file: strict JSON, {"partitions": [...]}, legal topic
-    names, partition ids 0..2^31-1 as JSON integers, no partition twice."""
-    def no_constants(name: str) -> None:
-        raise ValueError(name)
-
-    try:
-        document = json.loads(data.decode("utf-8").removeprefix("\ufeff"), parse_constant=no_constants)
-    except (ValueError, RecursionError):
-        return False
-    if not isinstance(document, dict) or not isinstance(document.get("partitions"), list):
-        return False
-    seen = set()
-    for entry in document["partitions"]:
-        if not isinstance(entry, dict):
-            return False
-        topic, partition = entry.get("topic"), entry.get("partition")
-        if type(topic) is not str or not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
-            return False
-        if type(partition) is not int or not 0 <= partition < 2**31 or (topic, partition) in seen:
-            return False
-        seen.add((topic, partition))
-    return True
 
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False) | st.text(max_size=8)
@@ -162,7 +137,7 @@ legal_topics = st.text(string.ascii_letters + string.digits + "._-", min_size=1,
     lambda t: t not in (".", ".."))
 illegal_topics = st.one_of(
     st.just(""), st.just("."), st.just(".."), st.just("a" * 250),
-    st.text(min_size=1, max_size=12).filter(lambda t: not _LEGAL_TOPIC.fullmatch(t) or t in (".", "..")),
+    st.text(min_size=1, max_size=12).filter(lambda t: not LEGAL_TOPIC.fullmatch(t) or t in (".", "..")),
     st.text(st.characters(codec="utf-8", categories=("Cc", "Cf", "Zs", "Zl", "Zp")), min_size=1, max_size=6),
     st.builds(lambda a, b: a + b, legal_topics, st.sampled_from(["\x00", "\n", "\x1b[31m", "\u202e", "é", " ", "/"])),
 )
