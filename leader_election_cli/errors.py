@@ -36,12 +36,21 @@ TIMEOUT_LINE = "Timeout waiting for election results"
 NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
 
+def _escaped(text: str) -> list[str]:
+    return [c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text]
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters (newlines included) escaped, so it prints as one line."""
+    return text if text.isprintable() else "".join(_escaped(text))
+
+
 def shown(text: str, limit: int = 256) -> str:
     """User text made safe for a one-line message: control characters escaped, very long text cut.
 
     The limit counts the escaped characters (an escape is up to ten of them), so the result stays short.
     """
-    escaped = [c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text]
+    escaped = _escaped(text)
     if sum(map(len, escaped)) <= limit:
         return "".join(escaped)
     kept, size = [], 0

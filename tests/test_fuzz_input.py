@@ -531,6 +531,8 @@ def test_malformed_bootstrap_servers(sb: Sandbox, server: str) -> None:
     ["--bootstrap-server", "SB", "--election-type", "\udcef" * 300, "--all-topic-partitions"],
     ["elect", "--bootstrap-server", "SB", "-p", "\udcef" * 300 + ":1"],
     ["elect", "--bootstrap-server", "SB", "--topic-regex", "(" + "\x00" * 300],
+    ["elect", "--bootstrap-server", "SB", "--topic", "--exclude-topic-regex", "\r"],  # click's usage error quotes it
+    ["--bootstrap-server", "SB", "--election-type", "preferred", "--all-topic-partitions", "a\nb" * 400],
 ])
 def test_hostile_values_still_make_short_lines(sb: Sandbox, args: list[str]) -> None:
     """Each escaped character is several characters long: an error line once grew to 1,500 of them."""

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from leader_election_cli.errors import CliError, ExitCode, InputError
+from leader_election_cli.errors import CliError, ExitCode, InputError, one_line, shown
 
 if TYPE_CHECKING:
     from leader_election_cli.model import ElectionReport
@@ -126,10 +126,11 @@ def render_report(report: ElectionReport, output: str) -> None:
 
 
 def fail(message: str, hint: str | None = None) -> None:
-    """The one-line error format of both commands (plus an optional hint line)."""
-    click.echo(message, err=True)
+    """The one-line error format of both commands (plus an optional hint line); user values in the
+    message (click quotes them in its usage errors) cannot break it into several lines."""
+    click.echo(one_line(message), err=True)
     if hint:
-        click.echo(f"Hint: {hint}", err=True)
+        click.echo(f"Hint: {one_line(hint)}", err=True)
 
 
 def run(body: Callable[[], int], debug: bool) -> int:
@@ -165,7 +166,7 @@ class OneLineUsageErrors:
             code = int(ExitCode.USAGE)
         except click.UsageError as exc:
             name = exc.ctx.command_path if exc.ctx else prog_name
-            fail(exc.format_message(), f"Run '{name} --help' for usage.")
+            fail(shown(exc.format_message(), limit=600), f"Run '{name} --help' for usage.")
             code = int(ExitCode.USAGE)
         except click.exceptions.Abort:
             fail("Aborted.")
