@@ -91,6 +91,7 @@ class DropInOptions:
     path_to_json_file: str | None = None
     admin_config: str | None = None
     command_config: str | None = None
+    repeated: frozenset[str] = frozenset()  # options given more than once (Kafka's names), the last value above
 
 
 @dataclass(frozen=True)
@@ -153,15 +154,18 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
         raise InputError("Option partition is only allowed if topic is used",
                          hint="Add --topic NAME, or drop --partition.")
     election_type = _parse_election_type(o.election_type)
+    _refuse_repeated(o.repeated, ("election-type", "path-to-json-file", "topic"))
     if o.zookeeper is not None and election_type is ElectionType.UNCLEAN:
         raise InputError("Unclean elections cannot be made through ZooKeeper: only preferred ones can",
                          hint="Use --bootstrap-server for an unclean election.")
     partitions = None
     if o.topic is not None:
         partitions = (TopicPartition(o.topic, _parse_partition(o.partition)),)
+        _refuse_repeated(o.repeated, ("partition",))
         problem = topic_problem(o.topic)
         if problem:
             raise InputError(problem, hint="Topic names use only ASCII letters, digits, '.', '_' and '-'.")
+    _refuse_repeated(o.repeated, ("admin.config", "command-config", "bootstrap-server", "zookeeper"))
     warnings = ((ADMIN_CONFIG_DEPRECATED,) if o.admin_config is not None else ()) + \
         (ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ())
     return ValidatedDropIn(election_type=election_type, partitions=partitions, json_file=o.path_to_json_file,
@@ -171,6 +175,14 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
 
 _MISSING_HINTS = {"bootstrap-server": "--bootstrap-server HOST:PORT",
                   "election-type": "--election-type preferred|unclean"}
+
+
+def _refuse_repeated(repeated: frozenset[str], names: Sequence[str]) -> None:
+    """joptsimple's valueOf on an option given twice (Kafka reads the options in `names`' order)."""
+    for name in names:
+        if name in repeated:
+            raise InputError(f"Found multiple arguments for option {name}, but you asked for only one",
+                             hint=f"Give --{name} once.")
 
 
 def _parse_election_type(text: str | None) -> ElectionType:
@@ -187,6 +199,9 @@ def _parse_partition(text: str | None) -> int:
         value = int(text)
         if 0 <= value <= MAX_PARTITION:
             return value
+        if -MAX_PARTITION - 1 <= value < 0:  # Kafka would send it and get UNKNOWN_TOPIC_OR_PARTITION
+            raise InputError(f"Invalid partition {value} of option partition: partition ids start at 0",
+                             hint=f"--partition takes a partition id from 0 to {MAX_PARTITION}.")
     raise InputError(f"Cannot parse argument '{shown(text or '')}' of option partition",
                      hint=f"--partition takes a partition id from 0 to {MAX_PARTITION}.")
 

@@ -141,6 +141,17 @@ def test_invalid_input_sends_nothing(sb: Sandbox) -> None:
     assert sb.request_count() == before
 
 
+@pytest.mark.parametrize("repeat, name", [(["--election-type", "unclean"], "election-type"),
+                                          (["--topic", "t2"], "topic"), (["--partition", "1"], "partition")])
+def test_an_option_given_twice_is_refused_as_kafka_does(sb: Sandbox, repeat: list[str], name: str) -> None:
+    """joptsimple's valueOf refuses a repeated option; click would silently take the last value."""
+    before = sb.request_count()
+    code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", *repeat)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == f"Found multiple arguments for option {name}, but you asked for only one"
+    assert sb.request_count() == before
+
+
 def test_unreachable_server_times_out_quickly() -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

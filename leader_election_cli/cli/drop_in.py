@@ -58,30 +58,30 @@ Examples:
 
 @click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODE_HELP), no_args_is_help=True,
                context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--bootstrap-server", metavar="HOST:PORT",
+@click.option("--bootstrap-server", metavar="HOST:PORT", multiple=True,
               help="A host name and port for the broker to connect to, in the form host:port. Multiple "
                    "comma-separated URLs can be given. REQUIRED.")
-@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]", multiple=True,
               help="DEPRECATED (KIP-183), use --bootstrap-server. The ZooKeeper connect string of a ZooKeeper-mode "
                    "cluster, host:port[,host:port...][/chroot]: a preferred election through the "
                    "/admin/preferred_replica_election znode, then the outcome of every partition.")
 @click.option("--no-wait", is_flag=True,
               help="With --zookeeper: only start the election and return, as the old tool did.")
-@click.option("--command-config", metavar="FILE",
+@click.option("--command-config", metavar="FILE", multiple=True,
               help="Properties file with configs for the admin client (security, timeouts, client.id).")
-@click.option("--admin.config", "admin_config", metavar="FILE",
+@click.option("--admin.config", "admin_config", metavar="FILE", multiple=True,
               help="DEPRECATED: use --command-config. Admin client config properties file.")
-@click.option("--election-type", metavar="preferred|unclean",
+@click.option("--election-type", metavar="preferred|unclean", multiple=True,
               shell_complete=lambda ctx, param, incomplete: [t for t in ("preferred", "unclean")
                                                               if t.startswith(incomplete.lower())],
               help='Type of election to attempt: "preferred" or "unclean". REQUIRED.')
-@click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
+@click.option("--topic", metavar="TOPIC", multiple=True, shell_complete=complete_topics,
               help="Name of topic for which to perform an election. REQUIRED if --partition is given.")
-@click.option("--partition", metavar="ID", help="Partition id for which to perform an election. "
+@click.option("--partition", metavar="ID", multiple=True, help="Partition id for which to perform an election. "
                                                 "REQUIRED if --topic is given.")
 @click.option("--all-topic-partitions", is_flag=True, default=None,
               help="Perform election on all of the topic partitions.")
-@click.option("--path-to-json-file", metavar="FILE",
+@click.option("--path-to-json-file", metavar="FILE", multiple=True,
               help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
 @click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
               help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
@@ -99,16 +99,25 @@ def command(**options: Any) -> None:
     sys.exit(run(lambda: without_cyclic_gc(_elect, options), options["debug"]))
 
 
+# Options that take one value, by their Kafka names.
+_SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeeper", "command_config": "command-config",
+                  "admin_config": "admin.config", "election_type": "election-type", "topic": "topic",
+                  "partition": "partition", "path_to_json_file": "path-to-json-file"}
+
+
 def _elect(o: dict[str, Any]) -> int:
     from leader_election_cli.config import load_client_settings
     from leader_election_cli.selection import DropInOptions, load_election_file, validate_drop_in
 
     configure_logging(o["debug"])
+    given = {key: o[key] for key in _SINGLE_VALUED}  # each a tuple: click collects repeats, Kafka refuses them
+    o.update({key: values[-1] if values else None for key, values in given.items()})
     validated = validate_drop_in(DropInOptions(
         bootstrap_server=o["bootstrap_server"], zookeeper=o["zookeeper"], election_type=o["election_type"],
         topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
-        command_config=o["command_config"]))
+        command_config=o["command_config"],
+        repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
     if validated.zookeeper is not None:
         for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr
             click.echo(warning, err=True)
