@@ -404,25 +404,26 @@ class Cluster:
         self.check_can_elect(election_type)
         pending = None if partitions is None else list(partitions)
         results: dict[TopicPartition, tuple[int, str | None]] = {}
-        top_error = kafka_errors.NONE
-        for attempt in range(_NOT_CONTROLLER_RETRIES + 1):
+        retries_left = _NOT_CONTROLLER_RETRIES
+        while True:
             response = self._send(self._elect_request(election_type, pending), node_id=self._controller(),
                                   what="waiting for election results")
             top_error = getattr(response, "error_code", kafka_errors.NONE)
             answered = {TopicPartition(r.topic, p.partition_id): (p.error_code, p.error_message)
                         for r in response.replica_election_results for p in r.partition_result}
-            retry = [tp for tp, (code, _) in answered.items() if code == kafka_errors.NOT_CONTROLLER]
-            if top_error == kafka_errors.NOT_CONTROLLER and pending is not None:
-                retry = pending
-            results.update({tp: v for tp, v in answered.items() if tp not in retry})
-            if not retry or attempt == _NOT_CONTROLLER_RETRIES:
-                results.update({tp: v for tp, v in answered.items() if tp in retry})
-                break
-            log.info("Not the controller; refreshing and retrying %d partition(s)", len(retry))
+            if top_error == kafka_errors.NOT_CONTROLLER:  # the whole request again (None: all partitions)
+                retry, again = pending, True
+            else:
+                retry = [tp for tp, (code, _) in answered.items() if code == kafka_errors.NOT_CONTROLLER]
+                again = bool(retry)
+            if not again or not retries_left:
+                results.update(answered)
+                return ElectionResponse(top_error, results)
+            results.update({tp: v for tp, v in answered.items() if v[0] != kafka_errors.NOT_CONTROLLER})
+            log.info("Not the controller; refreshing and retrying %s", "every partition" if retry is None
+                     else f"{len(retry)} partition(s)")
             self._controller_id = None
-            pending = retry
-            top_error = kafka_errors.NONE
-        return ElectionResponse(top_error, results)
+            pending, retries_left = retry, retries_left - 1
 
     def alter_replica_order(self, orders: dict[TopicPartition, tuple[int, ...]]
                             ) -> dict[TopicPartition, tuple[int, str | None]]:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import Cluster, ElectionResponse
-from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, UnreachableError
+from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, ExitCode, UnreachableError
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -107,8 +107,8 @@ class _Sender:
         self.cluster.restart_timeout()
         try:
             self._send_with_split(batch)
-        except UnreachableError:
-            if self.reconnected:
+        except UnreachableError as exc:
+            if self.reconnected or isinstance(exc, _RequestFailed):  # the controller answered: no resend
                 raise
             self.reconnected = True
             self.cluster.restart_timeout()
@@ -123,22 +123,39 @@ class _Sender:
             return
         _check_top_level(response)
         for tp in batch:
-            if tp in response.results:
-                self.answers[tp] = response.results[tp]
-            elif response.error_code:
-                self.answers[tp] = (response.error_code, None)
-            else:
-                self.answers[tp] = (kafka_errors.UNKNOWN_SERVER_ERROR,
-                                    "The controller did not answer for this partition.")
+            self.answers[tp] = response.results.get(tp) or (
+                kafka_errors.UNKNOWN_SERVER_ERROR, "The controller did not answer for this partition.")
 
 
 class _Refused(AuthError):
     """The controller refused a whole request: not authorized (ALTER on CLUSTER)."""
 
 
+class _RequestFailed(CliError):
+    """The controller answered a whole request with an error (the top-level ErrorCode): as Kafka's
+    AdminClient does, no partition's own answer counts; what happened is read back from the leaders."""
+
+    def __init__(self, code: int):
+        self.code = code
+        timed_out = code == kafka_errors.REQUEST_TIMED_OUT  # Kafka's tool: "Timeout waiting for election results"
+        error = kafka_errors.lookup(code)
+        super().__init__(f"The controller failed the whole election request with {error.name}: {error.message}",
+                         exit_code=UnreachableError.exit_code if timed_out else ExitCode.PARTITION_FAILED)
+
+
+class _TimedOut(_RequestFailed, UnreachableError):
+    """A top-level REQUEST_TIMED_OUT: the elections may still complete, the leaders tell."""
+
+
 def _check_top_level(response: ElectionResponse) -> None:
-    if response.error_code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
+    """Raise for a request answered as a whole with an error (POLICY_VIOLATION is split before this)."""
+    code = response.error_code
+    if code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
         raise _Refused(NOT_AUTHORIZED_LINE, hint="The principal needs ALTER on the CLUSTER resource.")
+    if code == kafka_errors.REQUEST_TIMED_OUT:
+        raise _TimedOut(code)
+    if code != kafka_errors.NONE:
+        raise _RequestFailed(code)
 
 
 def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[TopicPartition] | None,
@@ -157,30 +174,30 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     aborted: CliError | None = None
     in_doubt: list[TopicPartition] = []  # sent, but the answer never came
     all_partitions = selected is None
-    if all_partitions and batch_size is None:
-        try:
-            response = cluster.elect(election_type, None)
-        except UnreachableError as exc:
-            aborted, in_doubt = exc, sorted(before.partitions)  # what the cluster did is read back below
-        else:
-            if response.error_code == kafka_errors.POLICY_VIOLATION:
-                selected = sorted(before.partitions)
-            else:
-                _check_top_level(response)
-                answers.update(response.results)
-                selected = sorted(set(before.partitions) | set(answers))
-                # The controller leaves partitions that need no election out of an all-partitions answer;
-                # a top-level error (UNSUPPORTED_VERSION, ...) is every partition's answer.
-                for tp in selected:
-                    answers.setdefault(tp, (response.error_code or kafka_errors.ELECTION_NOT_NEEDED, None))
-                if progress:
-                    progress(len(selected))
-    if selected is None:
-        selected = sorted(before.partitions)
-    todo = [tp for tp in dict.fromkeys(selected) if tp not in answers] if aborted is None else []
-    sender = _Sender(cluster, election_type, answers)
     interrupted = False
-    with _stop_on_signals() as stop:
+    with _stop_on_signals() as stop:  # from the first request on: Ctrl-C lets the request in flight finish
+        if all_partitions and batch_size is None:
+            try:
+                response = cluster.elect(election_type, None)
+                if response.error_code != kafka_errors.POLICY_VIOLATION:
+                    _check_top_level(response)
+            except (UnreachableError, _RequestFailed) as exc:
+                aborted, in_doubt = exc, sorted(before.partitions)  # what the cluster did is read back below
+            else:
+                if response.error_code == kafka_errors.POLICY_VIOLATION:
+                    selected = sorted(before.partitions)
+                else:
+                    answers.update(response.results)
+                    selected = sorted(set(before.partitions) | set(answers))
+                    # The controller leaves partitions that need no election out of an all-partitions answer.
+                    for tp in selected:
+                        answers.setdefault(tp, (kafka_errors.ELECTION_NOT_NEEDED, None))
+                    if progress:
+                        progress(len(selected))
+        if selected is None:
+            selected = sorted(before.partitions)
+        todo = [tp for tp in dict.fromkeys(selected) if tp not in answers] if aborted is None else []
+        sender = _Sender(cluster, election_type, answers)
         for number, batch in enumerate(batches(todo, batch_size or max(1, len(todo)))):
             if number and batch_interval > 0:
                 _sleep_unless_stopped(batch_interval, stop)
@@ -189,7 +206,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
                 break
             try:
                 sender.send(batch)
-            except UnreachableError as exc:
+            except (UnreachableError, _RequestFailed) as exc:
                 in_doubt = [tp for tp in batch if tp not in answers]
                 aborted = exc  # what the cluster did is read back below; later batches not attempted
                 break
@@ -251,6 +268,7 @@ def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: Election
     one the election would pick (the preferred replica; any leader for a leaderless partition).
     """
     judged: Answers = {}
+    refused = lost.code if isinstance(lost, _RequestFailed) and not isinstance(lost, _TimedOut) else None
     for tp in in_doubt:
         p = before.partitions.get(tp)
         now = None if after is None else after.get(tp)
@@ -259,11 +277,13 @@ def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: Election
             judged[tp] = (kafka_errors.ELECTION_NOT_NEEDED, None)  # it had the leader asked for already
         elif p is not None and now is not None and now != p.leader and (now == p.preferred or not preferred):
             judged[tp] = (kafka_errors.NONE, None)
+        elif refused is not None:
+            judged[tp] = (refused, None)  # the whole request failed: the error is every partition's answer
         elif after is None:
-            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No answer to the election request ({lost.message}), "
+            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No result for this partition ({lost.message}), "
                                                           "and the leaders could not be read: check this partition")
         else:
-            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No answer to the election request ({lost.message}); "
+            judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No result for this partition ({lost.message}); "
                                                           "its leader did not change")
     return judged
 

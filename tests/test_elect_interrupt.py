@@ -45,3 +45,31 @@ def test_ctrl_c_stops_after_the_batch_in_flight_and_reports_every_partition_once
     outcomes = [p["outcome"] for p in document["partitions"]]
     assert outcomes.count("elected") == 2 * sent and outcomes.count("not_attempted") == PARTITIONS - 2 * sent > 0
     assert document["summary"]["interrupted"] is True and document["summary"]["exit_code"] == 130
+
+
+def test_ctrl_c_during_an_all_partitions_request_lets_it_finish_and_reports_it() -> None:
+    """Kafka's single all-partitions request was sent before Ctrl-C was caught: the run said
+    'Interrupted before anything was sent.' while the controller applied the election."""
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", partitions=PARTITIONS, replication_factor=3)
+        for p in range(PARTITIONS):
+            sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
+        sb.delay_next(ELECT_LEADERS, 1.0)
+        process = subprocess.Popen([*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while sb.request_count(ELECT_LEADERS) == 0 and time.monotonic() < deadline:
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+        leaders = [sb.partition_state("t", p).leader for p in range(PARTITIONS)]
+        preferred = [sb.partition_state("t", p).replicas[0] for p in range(PARTITIONS)]
+    assert "Interrupted" not in err
+    assert process.returncode == ExitCode.OK, err
+    assert leaders == preferred
+    document = json.loads(out)
+    assert [p["outcome"] for p in document["partitions"]] == ["elected"] * PARTITIONS

@@ -252,6 +252,45 @@ def test_unsupported_version_fails_each_partition_it_answers_for(sb: Sandbox, to
 
 
 @pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("batch_size", [None, 2], ids=["one-request", "batches"])
+def test_a_whole_request_answered_not_controller_is_resent_to_the_new_controller(zk: Sandbox, tool: str,
+                                                                                 batch_size: int | None) -> None:
+    """A top-level NOT_CONTROLLER: the whole request again, Kafka's null all-partitions request included
+    (that one once came back as a failure of every partition)."""
+    before = state(zk)
+    zk.fail_next(ELECT_LEADERS, kafka_errors.NOT_CONTROLLER)
+    result = run(tool, zk, batch_size=batch_size)
+    assert result.code == 0, result.err
+    assert set(check_report(result, zk, before).values()) == {"elected"}
+    assert zk.request_count(ELECT_LEADERS) == (2 if batch_size is None else 4)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("batch_size", [None, 2], ids=["one-request", "batches"])
+def test_a_whole_request_that_timed_out_at_the_controller_is_a_timeout(sb: Sandbox, tool: str,
+                                                                        batch_size: int | None) -> None:
+    """A top-level REQUEST_TIMED_OUT fails Kafka's call with a TimeoutException: exit 3, the partitions judged
+    from the leaders read afterwards, nothing resent, later batches not attempted."""
+    before = state(sb)
+    sb.fail_next(ELECT_LEADERS, kafka_errors.REQUEST_TIMED_OUT)
+    result = run(tool, sb, batch_size=batch_size)
+    assert result.code == 3, result.err
+    got = check_report(result, sb, before)
+    first = set(before) if batch_size is None else {(TOPIC, 0), (TOPIC, 1)}
+    assert {tp for tp, o in got.items() if o == "failed"} == first
+    assert sb.request_count(ELECT_LEADERS) == 1
+
+
+def test_a_whole_request_timed_out_prints_kafkas_timeout_line(sb: Sandbox) -> None:
+    sb.fail_next(ELECT_LEADERS, kafka_errors.REQUEST_TIMED_OUT)
+    text = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "preferred",
+                                        "--all-topic-partitions", "--output", "text"], catch_exceptions=False)
+    assert text.exit_code == 3
+    assert text.stdout.splitlines()[0] == "Timeout waiting for election results"
+    assert "Traceback" not in text.stdout + text.stderr
+
+
+@pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("version", [0, 1])
 def test_older_elect_leaders_versions(sb: Sandbox, tool: str, version: int) -> None:
     """A cluster that speaks ElectLeaders only up to v0 (Kafka 2.2) or v1 gets requests it can read."""
