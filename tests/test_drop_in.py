@@ -199,3 +199,29 @@ def test_admin_config_is_deprecated_like_kafka_says_it(sb: Sandbox, tmp_path: Pa
     code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", "--admin.config", str(config),
                                output="json")
     assert json.loads(out)["summary"]["already_elected"] == 1 and deprecated in err  # stdout stays JSON
+
+
+@pytest.mark.parametrize("extra", [[], ["--dry-run"]], ids=["elect", "dry-run"])
+def test_an_empty_election_file_prints_nothing_as_kafka_but_json_and_table_still_answer(
+        sb: Sandbox, tmp_path: Path, extra: list[str]) -> None:
+    file = tmp_path / "none.json"
+    file.write_text('{"partitions": []}')
+    before = sb.request_count()
+    assert preferred(sb, "--path-to-json-file", str(file), *extra) == (0, "", "")
+    code, out, _ = preferred(sb, "--path-to-json-file", str(file), *extra, output="json")
+    document = json.loads(out)
+    jsonschema.validate(document, REPORT_SCHEMA)
+    assert (code, document["partitions"], document["dry_run"]) == (0, [], bool(extra))
+    code, out, _ = preferred(sb, "--path-to-json-file", str(file), *extra, output="table")
+    assert code == 0 and "nothing selected" in out
+    assert sb.request_count() == before
+
+
+def test_a_dry_run_that_cannot_reach_the_cluster_does_not_print_kafkas_timeout_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+                           "--all-topic-partitions", "--timeout", "1", "--output", "text", "--dry-run")
+    assert (code, out) == (3, "")  # no election was asked for, so none timed out
+    assert err.startswith("Could not reach any broker of 127.0.0.1:")

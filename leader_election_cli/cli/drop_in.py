@@ -135,12 +135,12 @@ def _elect(o: dict[str, Any]) -> int:
     settings = load_client_settings(validated.config_path, timeout_ms)
     for warning in settings.warnings:
         click.echo(f"Warning: {warning}", err=True)
-    if partitions == ():  # Kafka prints nothing more and exits 0 for an empty election file
-        return 0
+    if partitions == ():
+        return _nothing_to_elect(validated.election_type, output, o["dry_run"])
     try:
         report = _send(o, validated.election_type, partitions, settings, output)
     except UnreachableError:
-        if output == "text":  # Kafka's own stdout line, which scripts grep for
+        if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
             click.echo(TIMEOUT_LINE)
         raise
     except AuthError as exc:
@@ -151,6 +151,15 @@ def _elect(o: dict[str, Any]) -> int:
         click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
     render_report(report, output)
     return int(report.exit_code)
+
+
+def _nothing_to_elect(election_type: Any, output: str, dry_run: bool) -> int:
+    """An empty election file: Kafka prints nothing and exits 0; a table or JSON still says so."""
+    from leader_election_cli.model import ElectionReport
+
+    if output != "text":
+        render_report(ElectionReport(election_type, [], dry_run=dry_run), output)
+    return 0
 
 
 def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any, output: str) -> Any:
@@ -182,6 +191,7 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
 def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     """The deprecated --zookeeper path: write the election znode, then (unless --no-wait) report the outcome."""
     from leader_election_cli import zookeeper
+    from leader_election_cli.model import ElectionType
 
     if o["dry_run"]:
         raise InputError("Option --dry-run can't be used with --zookeeper",
@@ -189,9 +199,9 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     if o["batch_size"] is not None:
         raise InputError("Option --batch-size can't be used with --zookeeper: ZooKeeper takes one election at a time",
                          hint="Drop --batch-size, or use --bootstrap-server.")
-    if partitions == ():  # an empty election file: Kafka prints nothing and exits 0
-        return 0
     output = resolve_output(o["output"], sys.stdout)
+    if partitions == ():
+        return _nothing_to_elect(ElectionType.PREFERRED, output, dry_run=False)
     timeout = o["timeout"] or zookeeper.DEFAULT_TIMEOUT
     if not o["no_wait"]:
         report = zookeeper.elect_preferred(o["zookeeper"], partitions, timeout)
