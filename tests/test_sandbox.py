@@ -9,8 +9,14 @@ import time
 import pytest
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaTimeoutError, UnsupportedVersionError
-from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+)
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 from leader_election_cli.sandbox import Sandbox
 
@@ -251,6 +257,16 @@ def test_cluster_authorization(mode: str) -> None:
         everything = elect_raw(sb.brokers[sb.controller_id], PREFERRED, None)
         assert (everything.error_code, everything.replica_election_results) == (31, [])
         assert sb.partition_state("t", 0).leader == 2
+        # AlterPartitionReassignments: authorizeClusterOperation throws in both modes, with its text
+        topic = AlterPartitionReassignmentsRequest.ReassignableTopic
+        reorder = AlterPartitionReassignmentsRequest(version=0, timeout_ms=5000, topics=[topic(
+            name="t", partitions=[topic.ReassignablePartition(partition_index=0, replicas=[2, 1])])])
+        refused = call(sb.brokers[sb.controller_id], reorder, AlterPartitionReassignmentsResponse, 0)
+        ((partition,),) = [t.partitions for t in refused.responses]
+        assert (refused.error_code, partition.error_code) == (31, 31)
+        for message in (refused.error_message, partition.error_message):
+            assert message.startswith("Request Request(") and message.endswith(" is not authorized.")
+        assert sb.partition_state("t", 0).replicas == (1, 2)
 
 
 def test_policy_violation_limits_kraft_batches() -> None:
@@ -370,6 +386,14 @@ def test_fault_injection(sb: Sandbox, admin: KafkaAdminClient) -> None:
     assert codes(elect_raw(sb.brokers[sb.controller_id], PREFERRED, {"t1": [0]}))[("t1", 0)][0] == 84
     assert sb.request_count(43) == 4
     assert [r.partitions for r in sb.request_log if r.api_key == 43] == [2, 1, 1, 1]
+
+
+def test_sasl_authenticate_outside_a_sasl_exchange(sb: Sandbox) -> None:
+    """KafkaApis.handleSaslAuthenticateRequest: ILLEGAL_SASL_STATE (34), and the connection stays open."""
+    request = SaslAuthenticateRequest(version=1, auth_bytes=b"\x00u\x00p")
+    response = call(sb.brokers[1], request, SaslAuthenticateResponse, 1)
+    assert (response.error_code, response.error_message) == (
+        34, "SaslAuthenticate request received after successful authentication")
 
 
 def test_admin_client_cannot_reach_a_stopped_cluster() -> None:

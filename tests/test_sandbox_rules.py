@@ -7,7 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leader_election_cli.sandbox.state import (
-    PREFERRED, UNCLEAN, Cluster, ElectionKind, Partition, kraft_partition_change, round_robin_assignment,
+    PREFERRED,
+    UNCLEAN,
+    Cluster,
+    ElectionKind,
+    Partition,
+    kraft_partition_change,
+    round_robin_assignment,
 )
 
 LIVE = {1, 2, 3}.__contains__
@@ -98,6 +104,55 @@ def test_unknown_election_type() -> None:
     answer = cluster.elect_leaders(7, [("t", [0])], broker=1)
     assert answer.error_code == 42 and answer.results[0][1][0].message == "Unknown election type 7"
     assert Cluster([1], "zk").elect_leaders(7, None, broker=1).error_code == -1
+
+
+def test_kraft_an_empty_partition_list_is_nothing_to_do_whatever_the_election_type() -> None:
+    """QuorumController.electLeaders answers an empty (not null) list before reading the election type."""
+    answer = Cluster([1], "kraft").elect_leaders(7, [], broker=1)
+    assert (answer.error_code, answer.results) == (0, [])
+
+
+def epoch(cluster: Cluster, partition: int = 0) -> int:
+    return cluster.topics["t"].partitions[partition].leader_epoch
+
+
+def test_zk_a_follower_leaving_the_isr_bumps_the_leader_epoch() -> None:
+    """doRemoveReplicasFromIsr writes leaderAndIsr.newLeaderAndIsr: epoch + 1 even when the leader stays."""
+    cluster = Cluster([1, 2, 3], "zk")
+    cluster.create_topic("t", {0: [1, 2, 3], 1: [1, 2]})
+    cluster.stop_broker(3)
+    assert [(cluster.partition_state("t", p).isr, epoch(cluster, p)) for p in (0, 1)] == [((1, 2), 1), ((1, 2), 0)]
+    kraft = Cluster([1, 2, 3], "kraft")  # a KRaft ISR shrink without a leader change keeps the epoch
+    kraft.create_topic("t", {0: [1, 2, 3]})
+    kraft.stop_broker(3)
+    assert (kraft.partition_state("t", 0).isr, epoch(kraft)) == ((1, 2), 0)
+
+
+def test_kraft_a_partition_named_twice_is_two_records_and_two_epoch_bumps() -> None:
+    cluster = Cluster([1, 2], "kraft")
+    cluster.create_topic("t", {0: [1, 2]})
+    cluster.edit("t", 0, leader=2)
+    before = epoch(cluster)
+    answer = cluster.elect_leaders(PREFERRED, [("t", [0, 0])], broker=1)
+    assert [i.error_code for i in answer.results[0][1]] == [0, 0]
+    assert (cluster.partition_state("t", 0).leader, epoch(cluster)) == (1, before + 2)
+
+
+@pytest.mark.parametrize("mode, target, leader, bumps", [
+    ("kraft", [2, 1, 3], 1, 0),  # a reorder: no replica leaves, the leader stays
+    ("kraft", [1, 2], 1, 1),     # a follower leaves: triggerLeaderEpochBumpForReplicaReassignmentIfNeeded
+    ("kraft", [2, 3], 2, 1),     # the leader leaves: one bump, the leader change's
+    ("zk", [2, 1, 3], 1, 1),     # B3: the leader stays, with a new epoch
+    ("zk", [1, 2], 1, 2),        # B3, then B4 removes 3 from the ISR
+    ("zk", [2, 3], 2, 2),        # B3 elects 2, then B4 removes 1 from the ISR
+])
+def test_leader_epochs_across_a_reassignment(mode: str, target: list[int], leader: int, bumps: int) -> None:
+    cluster = Cluster([1, 2, 3], mode)
+    cluster.create_topic("t", {0: [1, 2, 3]})
+    assert cluster.alter_reassignment("t", 0, target) == (0, None)
+    state = cluster.partition_state("t", 0)
+    assert (state.replicas, state.isr, state.leader, epoch(cluster)) == (
+        tuple(target), tuple(r for r in (1, 2, 3) if r in target), leader, bumps)
 
 
 operations = st.lists(st.tuples(st.sampled_from(["stop", "start", "start-out", "preferred", "unclean"]),

@@ -11,6 +11,7 @@ from kafka.errors import KafkaError
 from kafka.protocol.metadata import MetadataRequest
 
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 
 USERS = {"admin": "admin-secret", "bob": "bob-secret"}
 PREFERRED = 0
@@ -120,3 +121,32 @@ def test_sasl_over_tls() -> None:
         with admin_for(sb, "admin", "admin-secret", "SCRAM-SHA-256") as admin:
             response = admin.elect_leaders(PREFERRED, {"t": [0]}, raise_errors=False)
             assert codes(response) == {84}
+
+
+@pytest.mark.parametrize("token, message", [
+    (b"\x00admin", "Invalid SASL/PLAIN response: expected 3 tokens, got 2"),
+    (b"\x00admin\x00admin-secret\x00x\x00y", "Invalid SASL/PLAIN response: expected 3 tokens, got 4"),
+    (b"\x00\x00admin-secret", "Authentication failed: username not specified"),
+    (b"\x00admin\x00", "Authentication failed: password not specified"),
+    (b"\x00admin\x00wrong", "Authentication failed: Invalid username or password"),
+    (b"bob\x00admin\x00admin-secret",
+     "Authentication failed: Client requested an authorization id that is different from username"),
+])
+def test_plain_refusals_carry_kafkas_messages(token: bytes, message: str) -> None:
+    """PlainSaslServer.evaluateResponse: its checks in its order."""
+    with pytest.raises(AuthenticationFailed) as refused:
+        SaslExchange("PLAIN", USERS, raw=False).step(token)
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("first, message", [
+    ("y,,n=admin,r=abc", "Authentication failed during authentication due to invalid credentials with SASL "
+                         "mechanism SCRAM-SHA-256"),  # no channel binding in Kafka's ClientFirstMessage
+    ("n,a=bob,n=admin,r=abc",
+     "Authentication failed: Client requested an authorization id that is different from username"),
+])
+def test_scram_client_first_refusals(first: str, message: str) -> None:
+    with pytest.raises(AuthenticationFailed) as refused:
+        SaslExchange("SCRAM-SHA-256", USERS, raw=False).step(first.encode())
+    assert str(refused.value) == message
+    assert SaslExchange("SCRAM-SHA-256", USERS, raw=False).step(b"n,a=admin,n=admin,r=abc").startswith(b"r=abc")

@@ -450,8 +450,9 @@ def describe_configs_error(ctx: Context, req: Any, code: int, message: str | Non
 def alter_reassignments(ctx: Context, req: Any) -> Any:
     c = ctx.cluster
     if not ctx.may(ALTER):
-        message = None if c.mode is Mode.ZK else f"Request {_request_text(ctx)} is not authorized."
-        return alter_reassignments_error(ctx, req, ke.CLUSTER_AUTHORIZATION_FAILED, message)
+        # both modes: authHelper.authorizeClusterOperation throws ClusterAuthorizationException with this text
+        return alter_reassignments_error(ctx, req, ke.CLUSTER_AUTHORIZATION_FAILED,
+                                         f"Request {_request_text(ctx)} is not authorized.")
     if c.mode is Mode.ZK and ctx.broker_id != c.controller_id:
         return alter_reassignments_error(ctx, req, ke.NOT_CONTROLLER, ke.lookup(ke.NOT_CONTROLLER).message,
                                          per_partition=False)
@@ -572,8 +573,8 @@ def sasl_handshake_error(ctx: Context, req: Any, code: int, message: str | None)
 
 
 def sasl_authenticate(ctx: Context, req: Any) -> Any:
-    return sasl_authenticate_error(ctx, req, ILLEGAL_SASL_STATE,
-                                   "Unexpected SASL authentication request: the connection is not in a SASL exchange")
+    return sasl_authenticate_error(ctx, req, ILLEGAL_SASL_STATE,  # KafkaApis.handleSaslAuthenticateRequest
+                                   "SaslAuthenticate request received after successful authentication")
 
 
 def sasl_authenticate_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:

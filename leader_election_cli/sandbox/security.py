@@ -49,15 +49,18 @@ class SaslExchange:
         return self._scram(token)
 
     def _plain(self, token: bytes) -> bytes:
-        parts = token.split(b"\x00")
+        """`PlainSaslServer.evaluateResponse`, its checks and messages in its order."""
+        parts = token.decode("utf-8", "replace").split("\x00", 3)  # extractTokens reads at most four
         if len(parts) != 3:
-            raise AuthenticationFailed("Authentication failed: Invalid SASL/PLAIN request")
-        authzid, user, password = (p.decode("utf-8", "replace") for p in parts)
+            raise AuthenticationFailed(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+        authzid, user, password = parts
+        if not user:
+            raise AuthenticationFailed("Authentication failed: username not specified")
+        if not password:
+            raise AuthenticationFailed("Authentication failed: password not specified")
         if self.users.get(user) is None or not hmac.compare_digest(self.users[user], password):
             raise AuthenticationFailed("Authentication failed: Invalid username or password")
-        if authzid and authzid != user:
-            raise AuthenticationFailed(
-                "Authentication failed: Client requested an authorization id that is different from username")
+        _check_authorization_id(authzid, user)
         self.user = user
         return b""
 
@@ -70,14 +73,15 @@ class SaslExchange:
         text = token.decode("utf-8", "replace")
         if self._scram_state is None:  # client-first: gs2 header, then n=user,r=nonce
             try:
-                gs2, _authzid, bare = text.split(",", 2)
+                gs2, authzid, bare = text.split(",", 2)
                 attributes = dict(a.split("=", 1) for a in bare.split(","))
                 user = attributes["n"].replace("=2C", ",").replace("=3D", "=")
                 client_nonce = attributes["r"]
             except (IndexError, KeyError, ValueError):
                 raise self._scram_failure() from None
-            if gs2 not in ("n", "y") or user not in self.users:
-                raise self._scram_failure()
+            if gs2 != "n" or (authzid and not authzid.startswith("a=")) or user not in self.users:
+                raise self._scram_failure()  # ClientFirstMessage takes no channel binding
+            _check_authorization_id(authzid.removeprefix("a="), user)
             salt = os.urandom(16)
             nonce = client_nonce + base64.b64encode(os.urandom(18)).decode()
             server_first = f"r={nonce},s={base64.b64encode(salt).decode()},i={SCRAM_ITERATIONS}"
@@ -102,6 +106,12 @@ class SaslExchange:
         server_key = hmac.new(salted, b"Server Key", digest).digest()
         self.user = user
         return b"v=" + base64.b64encode(hmac.new(server_key, auth_message, digest).digest())
+
+
+def _check_authorization_id(authzid: str, user: str) -> None:
+    if authzid and authzid != user:  # PlainSaslServer and ScramSaslServer
+        raise AuthenticationFailed(
+            "Authentication failed: Client requested an authorization id that is different from username")
 
 
 def make_certificates(directory: Path) -> tuple[Path, Path, Path]:

@@ -40,7 +40,12 @@ live), then, unless `rejoin_isr=False`, its replicas rejoin the ISR of every par
 Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
 replica to add it completes at once (a reorder), else it waits for `finish_reassignment`. A
 cancelled one keeps `replicas - adding`, in that order, as Kafka rebuilds it. A leader that leaves
-the replica set is replaced by the online rule.
+the replica set is replaced: kraft by the online rule, zk by the first of the new replicas alive and in
+the ISR.
+
+Leader epochs go up as Kafka writes them: kraft with every record that sets a leader (a new one, or
+the same one when a reassignment removes a replica); zk with every LeaderAndIsr write (an election, a
+replica leaving the ISR, each step of a reassignment).
 
 The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
 that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
@@ -375,8 +380,9 @@ class Cluster:
             for p in topic.partitions:
                 yield topic, p
 
-    def _apply(self, p: Partition, change: Change) -> None:
-        if change.leader != p.leader:
+    def _apply(self, p: Partition, change: Change, sets_leader: bool | None = None) -> None:
+        """Replay a change; the leader epoch goes up when the record sets a leader (by default: a new one)."""
+        if change.leader != p.leader if sets_leader is None else sets_leader:
             p.leader_epoch += 1
         p.leader, p.isr, p.elr, p.last_known_elr = change
 
@@ -397,11 +403,12 @@ class Cluster:
             if p.leader == broker:
                 self._offline_election(topic, p)
         for _, p in self._all_partitions():
-            if broker in p.isr:
+            if broker in p.isr:  # doRemoveReplicasFromIsr: one newLeaderAndIsr write, leader epoch + 1
                 if len(p.isr) > 1:
                     p.isr = [r for r in p.isr if r != broker]
                 if p.leader == broker:
-                    p.leader, p.leader_epoch = NO_LEADER, p.leader_epoch + 1
+                    p.leader = NO_LEADER
+                p.leader_epoch += 1
 
     def _offline_election(self, topic: Topic, p: Partition) -> None:
         """Elect a leader for a partition without a live one (controller-triggered, not admin)."""
@@ -441,9 +448,11 @@ class Cluster:
 
     def _kraft_elect(self, election_type: int, requested: list[tuple[str, list[int]]] | None
                      ) -> ElectionAnswer:
+        if requested is not None and not requested:  # QuorumController: "if it's empty, there is nothing to do"
+            return ElectionAnswer(ke.NONE, [])
         if election_type not in (PREFERRED, UNCLEAN):
             return error_answer(requested, ke.INVALID_REQUEST, f"Unknown election type {election_type}")
-        records: list[tuple[Partition, Change]] = []
+        records: list[tuple[Partition, Change, bool]] = []
         results: list[tuple[str, list[ItemResult]]] = []
         if requested is None:
             for topic in self.topics.values():
@@ -456,12 +465,12 @@ class Cluster:
                                        for pid in pids]))
         if len(records) > self.max_records:
             return error_answer(requested, ke.POLICY_VIOLATION, POLICY_VIOLATION_MESSAGE)
-        for p, change in records:
-            self._apply(p, change)
+        for p, change, sets_leader in records:  # built from the state before the request: a partition
+            self._apply(p, change, sets_leader)   # named twice is two records, two epoch bumps
         return ElectionAnswer(ke.NONE, results)
 
     def _kraft_elect_one(self, name: str, pid: int, election_type: int,
-                         records: list[tuple[Partition, Change]]) -> ItemResult:
+                         records: list[tuple[Partition, Change, bool]]) -> ItemResult:
         topic = self.topics.get(name)
         if topic is None:
             return ItemResult(pid, ke.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}")
@@ -478,7 +487,7 @@ class Cluster:
             code = ke.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED \
                 else ke.ELIGIBLE_LEADERS_NOT_AVAILABLE
             return _default(pid, code)
-        records.append((p, change))
+        records.append((p, change, change.leader != p.leader))
         return ItemResult(pid, ke.NONE, None)
 
     def _zk_elect(self, election_type: int, requested: list[tuple[str, list[int]]] | None,
@@ -556,6 +565,8 @@ class Cluster:
                 p.removing = [r for r in current if r not in target]
                 p.adding = adding
                 p.replicas = list(target) + p.removing
+                if self.mode is Mode.ZK:  # phase A2: a new leader epoch for RS = ORS + TRS
+                    p.leader_epoch += 1
             self.version += 1
             return ke.NONE, None
 
@@ -599,24 +610,36 @@ class Cluster:
             self.version += 1
 
     def _complete(self, topic: Topic, p: Partition, replicas: list[int]) -> None:
-        """Make `replicas` the assignment; a leader no longer in it is replaced by the online rule."""
+        """Make `replicas` the assignment; a leader no longer in it is replaced."""
         removed = [r for r in p.replicas if r not in replicas]
         p.replicas, p.adding, p.removing = replicas, [], []
-        isr = [r for r in p.isr if r in replicas]
         if self.mode is Mode.KRAFT:
+            # PartitionChangeBuilder: the online rule; one record, whose leader epoch goes up when the leader
+            # changes or a replica leaves (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)
             acceptable = lambda r: r in self.live and r in replicas  # noqa: E731
             change = kraft_partition_change(p, ElectionKind.ONLINE, acceptable, elr_enabled=self.elr_enabled,
-                                            min_isr=topic.min_isr, target_isr=isr)
+                                            min_isr=topic.min_isr, target_isr=[r for r in p.isr if r in replicas])
             if change:
-                self._apply(p, change)
+                self._apply(p, change, sets_leader=change.leader != p.leader or bool(removed))
+            elif removed:
+                p.leader_epoch += 1
+            return
+        # KafkaController.onPartitionReassignment, B3 (moveReassignedPartitionLeaderIfRequired): a leader
+        # outside the new replicas, or dead, gives way to the first of them alive and in the ISR (the
+        # election fails without one); a leader that stays gets a new epoch all the same.
+        if p.leader not in replicas or p.leader not in self.live:
+            leader = next((r for r in replicas if r in self.live and r in p.isr), None)
+            if leader is not None:
+                p.leader, p.leader_epoch = leader, p.leader_epoch + 1
         else:
-            p.isr = isr or p.isr
-            if p.leader not in replicas:
-                chosen = zk_offline_leader(p, self.live, allow_unclean=False)
-                self._apply(p, Change(chosen[0], chosen[1], [], []) if chosen else
-                            Change(NO_LEADER, p.isr, [], []))
-        if removed and p.leader != NO_LEADER:
             p.leader_epoch += 1
+        for replica in removed:  # B4: each removed replica goes offline (doRemoveReplicasFromIsr, one write each)
+            if replica in p.isr:
+                if len(p.isr) > 1:
+                    p.isr = [r for r in p.isr if r != replica]
+                if p.leader == replica:
+                    p.leader = NO_LEADER
+                p.leader_epoch += 1
 
     def reassignments(self, wanted: list[tuple[str, list[int]]] | None) -> list[tuple[str, int, Partition]]:
         """Pending reassignments, of every partition or of those asked for (unknown ones left out)."""
