@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
@@ -139,3 +141,45 @@ def test_create_topics_refuses_bad_partition_counts_and_replication_factors() ->
                 admin.create_topics([NewTopic("wide", num_partitions=1, replication_factor=3)])
         finally:
             admin.close()
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_the_controller_moves_leaders_back_on_its_own_as_kafka_does(mode: str) -> None:
+    """auto.leader.rebalance.enable (on by default): the check every leader.imbalance.check.interval.seconds
+    elects the preferred replicas; the broker's DescribeConfigs shows the settings."""
+    configs = {"leader.imbalance.check.interval.seconds": "0.2"}
+    with Sandbox(brokers=3, mode=mode, broker_configs=configs) as sb, \
+            KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as admin:
+        sb.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1]})
+        sb.set_leader("t", 0, 3)
+        sb.set_leader("t", 1, 3)
+        for _ in range(100):  # bounded: 10 s
+            if [sb.partition_state("t", p).leader for p in (0, 1)] == [1, 2]:
+                break
+            time.sleep(0.1)
+        assert [sb.partition_state("t", p).leader for p in (0, 1)] == [1, 2]
+        broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
+        shown = {k: (v["value"], v["config_source"]) for k, v in broker["broker"]["1"].items()}
+        assert shown["auto.leader.rebalance.enable"] == ("true", "DEFAULT_CONFIG")
+        assert shown["leader.imbalance.check.interval.seconds"] == ("0.2", "STATIC_BROKER_CONFIG")
+        assert shown["leader.imbalance.per.broker.percentage"] == ("10", "DEFAULT_CONFIG")
+
+
+def test_without_auto_rebalance_leaders_stay_off_their_preferred_replicas() -> None:
+    configs = {"auto.leader.rebalance.enable": "false", "leader.imbalance.check.interval.seconds": "0.1"}
+    with Sandbox(brokers=3, broker_configs=configs) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        sb.set_leader("t", 0, 3)
+        time.sleep(0.5)
+        assert sb.partition_state("t", 0).leader == 3
+        assert sb.rebalance_leaders() == 1  # the check, run by hand
+        assert sb.partition_state("t", 0).leader == 1
+
+
+@pytest.mark.parametrize("configs", [{"auto.leader.rebalance.enable": "yes"},
+                                     {"leader.imbalance.check.interval.seconds": "0"},
+                                     {"leader.imbalance.per.broker.percentage": "ten"},
+                                     {"num.partitions": "3"}])
+def test_bad_broker_configs_are_refused(configs: dict[str, str]) -> None:
+    with pytest.raises(ValueError):
+        Sandbox(brokers=1, broker_configs=configs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import socket
 import subprocess
@@ -120,3 +121,17 @@ def test_run_elects_against_the_sandbox_and_passes_the_exit_code_on() -> None:
     failing = subprocess.run([*RUN, "--scenario", "broker-down", "--run", drop_in.replace("json", "text")],
                              capture_output=True, text=True, timeout=120)
     assert failing.returncode == 1 and "replica(s) could not be elected" in failing.stderr
+
+
+@pytest.mark.parametrize("flags, fixed", [(["--leader-imbalance-check-interval", "0.2"], True),
+                                          (["--leader-imbalance-check-interval", "0.2", "--no-auto-leader-rebalance"],
+                                           False)])
+def test_the_controller_rebalances_leaders_unless_told_not_to(flags: list[str], fixed: bool) -> None:
+    """As a real cluster with auto.leader.rebalance.enable: the imbalance is gone after a check."""
+    check = ("import sys, time; time.sleep(1.5); sys.argv = ['kafka-leaders', 'status', '--fail-above', '0']; "
+             "from leader_election_cli.cli.toolkit import main; main()")
+    done = subprocess.run([*RUN, "--scenario", "imbalanced", *flags, "--run", shlex.join([sys.executable, "-c", check])],
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == (0 if fixed else 1), done.stdout + done.stderr
+    assert ("auto.leader.rebalance.enable=true" in done.stdout) is fixed

@@ -155,6 +155,53 @@ def test_leader_epochs_across_a_reassignment(mode: str, target: list[int], leade
         tuple(target), tuple(r for r in (1, 2, 3) if r in target), leader, bumps)
 
 
+def off_preferred(cluster: Cluster, partitions: int, off: int, topic: str = "t") -> None:
+    """A topic whose partitions all prefer broker 1; the first `off` of them led by broker 2."""
+    cluster.create_topic(topic, {p: [1, 2, 3] for p in range(partitions)})
+    for p in range(off):
+        cluster.edit(topic, p, leader=2)
+
+
+@pytest.mark.parametrize("off, moved", [(1, 0), (2, 2)])
+def test_zk_auto_rebalance_acts_only_above_the_per_broker_percentage(off: int, moved: int) -> None:
+    """checkAndTriggerAutoLeaderRebalance: 1 of 10 is not above 10%; 2 of 10 is, and both move."""
+    cluster = Cluster([1, 2, 3], "zk")
+    off_preferred(cluster, 10, off)
+    assert cluster.rebalance_leaders() == moved
+    assert sum(cluster.partition_state("t", p).leader == 1 for p in range(10)) == 10 - off + moved
+
+
+def test_zk_auto_rebalance_skips_a_preferred_replica_out_of_the_isr_and_waits_for_reassignments() -> None:
+    cluster = Cluster([1, 2, 3], "zk", broker_configs={"leader.imbalance.per.broker.percentage": "0"})
+    off_preferred(cluster, 4, 2)
+    cluster.edit("t", 0, isr=[2, 3])
+    cluster.create_topic("moving", {0: [2, 3]})
+    assert cluster.alter_reassignment("moving", 0, [1, 2, 3]) == (0, None)  # pending: it adds broker 1
+    assert cluster.rebalance_leaders() == 0  # partitionsBeingReassigned is not empty
+    cluster.finish_reassignment("moving", 0)  # replicas [1, 2, 3], still led by 2
+    assert cluster.rebalance_leaders() == 2
+    assert [cluster.partition_state(t, p).leader for t, p in (("t", 0), ("t", 1), ("moving", 0))] == [2, 1, 1]
+
+
+def test_kraft_auto_rebalance_has_no_threshold_and_no_batch_limit_in_effect() -> None:
+    """maybeBalancePartitionLeaders: every imbalanced partition, 1000 records a pass, passes at once."""
+    cluster = Cluster([1, 2, 3], "kraft")
+    off_preferred(cluster, 10, 1)
+    off_preferred(cluster, 2500, 2500, topic="wide")
+    cluster.stop_broker(1)
+    cluster.start_broker(1)  # every leader is now off broker 1
+    assert cluster.rebalance_leaders() == 2510
+    assert all(cluster.partition_state(t, p).leader == 1 for t, n in (("t", 10), ("wide", 2500)) for p in range(n))
+
+
+def test_kraft_auto_rebalance_leaves_a_partition_whose_preferred_replica_cannot_lead() -> None:
+    cluster = Cluster([1, 2, 3], "kraft")
+    off_preferred(cluster, 2, 2)
+    cluster.edit("t", 0, isr=[2, 3])
+    assert cluster.rebalance_leaders() == 1
+    assert [cluster.partition_state("t", p).leader for p in range(2)] == [2, 1]
+
+
 operations = st.lists(st.tuples(st.sampled_from(["stop", "start", "start-out", "preferred", "unclean"]),
                                 st.integers(1, 4)), max_size=25)
 

@@ -55,6 +55,12 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
 @click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
 @click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
+@click.option("--auto-leader-rebalance/--no-auto-leader-rebalance", default=True, show_default=True,
+              help="Kafka's auto.leader.rebalance.enable: the controller moves leaders back to their preferred "
+                   "replicas at every check, as a real cluster does (zk mode: only for brokers above "
+                   "leader.imbalance.per.broker.percentage, 10).")
+@click.option("--leader-imbalance-check-interval", type=click.FloatRange(min=0.1, max=86_400), default=300,
+              show_default=True, metavar="SECONDS", help="Kafka's leader.imbalance.check.interval.seconds.")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")
@@ -96,7 +102,9 @@ def _sandbox(o: dict[str, Any]) -> int:
     if o["zookeeper"] and o["mode"] != "zk":
         raise InputError("--zookeeper needs --mode zk", "Only ZooKeeper-mode clusters keep their state in ZooKeeper.")
     sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
-                 zookeeper=o["zookeeper"])
+                 zookeeper=o["zookeeper"], broker_configs={
+                     "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
+                     "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     ready = Path(o["ready_file"]) if o["ready_file"] else None
@@ -182,6 +190,10 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
         table.add_row(str(b.broker), b.address, "up" if b.live else "[red]down[/red]", str(b.leaders),
                       str(b.preferred))
     console.print(table)
+    if o["auto_leader_rebalance"]:
+        console.print(f"auto.leader.rebalance.enable=true: the controller elects preferred leaders every "
+                      f"{o['leader_imbalance_check_interval']:g} s, as Kafka does (--no-auto-leader-rebalance "
+                      "keeps leaders where they are).", soft_wrap=True)
     for label, names in (("led off their preferred replica", summary.off_preferred),
                          ("without a leader", summary.leaderless),
                          ("under min.insync.replicas", summary.under_min_isr)):

@@ -8,6 +8,7 @@ and read what the brokers received.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
 from leader_election_cli.sandbox.security import MECHANISMS, make_certificates, server_context
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
-from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, Cluster, Mode
+from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 
 
 class Sandbox:
@@ -29,20 +30,32 @@ class Sandbox:
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
-                 zookeeper: str | None = None):
+                 zookeeper: str | None = None, broker_configs: dict[str, str] | None = None):
         """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
         SSL, with certificates made now (`ca_file`). `zookeeper` ("host:port[/chroot]", zk mode only)
         mirrors the cluster into a real ZooKeeper.
+
+        `broker_configs` override Kafka's broker defaults of the automatic leader rebalance, as in
+        server.properties: `auto.leader.rebalance.enable` (true), `leader.imbalance.check.interval.seconds`
+        (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
+        leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
+        runs a check at once.
         """
         if brokers < 1:
             raise ValueError("a sandbox needs at least one broker")
         unknown = set(sasl_mechanisms) - set(MECHANISMS)
         if unknown:
             raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)}; use {', '.join(MECHANISMS)}")
+        unknown = set(broker_configs or {}) - set(REBALANCE_DEFAULTS)
+        if unknown:
+            raise ValueError(f"unsupported broker configs {sorted(unknown)}; use {', '.join(REBALANCE_DEFAULTS)}")
         self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
-                               max_records_per_request=max_records_per_request)
+                               max_records_per_request=max_records_per_request, broker_configs=broker_configs)
+        _check_rebalance_configs(self.cluster.broker_configs)
+        self._rebalancer: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
@@ -79,10 +92,25 @@ class Sandbox:
                 self._server.stop()
                 raise
             self._running = True
+            if self.cluster.broker_configs["auto.leader.rebalance.enable"].strip().lower() == "true":
+                self._stopping.clear()
+                self._rebalancer = threading.Thread(target=self._rebalance_periodically, daemon=True,
+                                                    name="sandbox-leader-rebalance")
+                self._rebalancer.start()
         return self
+
+    def _rebalance_periodically(self) -> None:
+        """The controller's scheduled check, every leader.imbalance.check.interval.seconds until stop()."""
+        interval = float(self.cluster.broker_configs["leader.imbalance.check.interval.seconds"])
+        while not self._stopping.wait(interval):
+            self.cluster.rebalance_leaders()
 
     def stop(self) -> None:
         if self._running:
+            self._stopping.set()
+            if self._rebalancer is not None:
+                self._rebalancer.join(timeout=10)
+                self._rebalancer = None
             if self._zookeeper is not None:
                 self._zookeeper.stop()
             self._server.stop()
@@ -172,6 +200,10 @@ class Sandbox:
     def move_controller(self, broker: int) -> None:
         self.cluster.move_controller(broker)
 
+    def rebalance_leaders(self) -> int:
+        """Run the controller's automatic leader-rebalance check now; returns how many leaders moved."""
+        return self.cluster.rebalance_leaders()
+
     def _check_broker(self, broker: int) -> None:
         if broker not in self.cluster.broker_ids:
             raise KeyError(f"no such broker: {broker}")
@@ -207,3 +239,18 @@ class Sandbox:
     def set_max_version(self, api_key: int, version: int) -> None:
         """Emulate an older broker: advertise (and accept) `api_key` only up to `version`."""
         self.settings.max_versions[api_key] = version
+
+
+def _check_rebalance_configs(configs: dict[str, str]) -> None:
+    """Kafka's ConfigDef checks, loosened to let tests check more often than once a second."""
+    if configs["auto.leader.rebalance.enable"].strip().lower() not in ("true", "false"):
+        raise ValueError("auto.leader.rebalance.enable must be true or false")
+    try:
+        interval = float(configs["leader.imbalance.check.interval.seconds"])
+        percentage = int(configs["leader.imbalance.per.broker.percentage"])
+    except ValueError:
+        raise ValueError("leader.imbalance.check.interval.seconds and leader.imbalance.per.broker.percentage "
+                         "must be numbers") from None
+    if not 0 < interval < 1e9 or not 0 <= percentage <= 100:
+        raise ValueError("leader.imbalance.check.interval.seconds must be above 0 and "
+                         "leader.imbalance.per.broker.percentage from 0 to 100")

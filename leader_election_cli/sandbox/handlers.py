@@ -42,6 +42,7 @@ from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.state import (
     DEFAULT_CONFIGS,
+    REBALANCE_DEFAULTS,
     Cluster,
     ElectionAnswer,
     ItemResult,
@@ -65,8 +66,10 @@ UNSUPPORTED_ENDPOINT_TYPE = 119
 ALTER = 7
 DESCRIBE_TOPIC_PARTITIONS_LIMIT = 2000  # the broker's max.request.partition.size.limit
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
-DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5  # ConfigSource
-CONFIG_TYPES = {"min.insync.replicas": 3, "unclean.leader.election.enable": 1}  # INT, BOOLEAN
+DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5  # ConfigSource
+CONFIG_TYPES = {"min.insync.replicas": 3, "unclean.leader.election.enable": 1,  # ConfigType: INT, BOOLEAN,
+                "auto.leader.rebalance.enable": 1, "leader.imbalance.check.interval.seconds": 5,  # LONG
+                "leader.imbalance.per.broker.percentage": 3}
 ILLEGAL_SASL_STATE = 34
 UNSET_OPERATIONS = -2147483648  # authorized operations not asked for
 CLUSTER_OPERATIONS = {5, 7, 8, 9, 10, 11, 12}  # CREATE ALTER DESCRIBE CLUSTER_ACTION ... IDEMPOTENT_WRITE
@@ -418,7 +421,10 @@ def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int
         if name not in ("", str(ctx.broker_id)):
             return (ke.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker_id} or empty string, "
                     f"but received {name}", [])
-        values = {key: (value, DEFAULT_CONFIG) for key, value in sorted(DEFAULT_CONFIGS.items())}
+        values = {key: (value, DEFAULT_CONFIG) for key, value in DEFAULT_CONFIGS.items()}
+        values.update({key: (value, DEFAULT_CONFIG if value == REBALANCE_DEFAULTS[key] else STATIC_BROKER_CONFIG)
+                       for key, value in ctx.cluster.broker_configs.items()})
+        values = dict(sorted(values.items()))
     else:
         return ke.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}", []
     wanted = resource.configuration_keys
@@ -429,7 +435,7 @@ def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int
             continue
         chain = [(key, value, source)]
         if source != DEFAULT_CONFIG:
-            chain.append((key, DEFAULT_CONFIGS.get(key), DEFAULT_CONFIG))
+            chain.append((key, {**DEFAULT_CONFIGS, **REBALANCE_DEFAULTS}.get(key), DEFAULT_CONFIG))
         configs.append(Entry(
             name=key, value=value, read_only=False, config_source=source, is_default=source == DEFAULT_CONFIG,
             is_sensitive=False, config_type=CONFIG_TYPES.get(key, 2), documentation=None,

@@ -47,6 +47,12 @@ Leader epochs go up as Kafka writes them: kraft with every record that sets a le
 the same one when a reassignment removes a replica); zk with every LeaderAndIsr write (an election, a
 replica leaving the ISR, each step of a reassignment).
 
+The automatic leader rebalance (`auto.leader.rebalance.enable`, on by default as in Kafka; the Sandbox
+runs `rebalance_leaders` every `leader.imbalance.check.interval.seconds`): zk mode elects the preferred
+replicas of a broker whose share of partitions led elsewhere is above
+`leader.imbalance.per.broker.percentage`, while no reassignment is in progress; kraft mode has no
+threshold and takes every partition led off its preferred replica.
+
 The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
 that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
 live broker that Metadata and DescribeCluster report, as a KRaft broker reports some live broker.
@@ -68,6 +74,10 @@ MAX_RECORDS_PER_USER_OP = 10_000
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 PREFERRED, UNCLEAN = 0, 1
 DEFAULT_CONFIGS = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
+# The controller's automatic preferred-leader elections, Kafka's broker defaults.
+REBALANCE_DEFAULTS = {"auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "300",
+                      "leader.imbalance.per.broker.percentage": "10"}
+MAX_ELECTIONS_PER_IMBALANCE = 1000  # QuorumController: one pass of maybeBalancePartitionLeaders
 
 
 class Mode(str, Enum):
@@ -245,7 +255,8 @@ class Cluster:
     """The controller's view of the cluster: brokers, topics, partitions; thread-safe (one lock)."""
 
     def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
-                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP):
+                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
+                 broker_configs: dict[str, str] | None = None):
         self.lock = threading.RLock()
         self.mode = Mode(mode)
         self.broker_ids = sorted(broker_ids)
@@ -256,6 +267,7 @@ class Cluster:
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
         self.topics: dict[str, Topic] = {}
+        self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
         self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
         self.version = 0  # bumped on every change (lets readers cache encoded answers)
 
@@ -534,6 +546,65 @@ class Cluster:
         self._apply(p, Change(chosen[0], chosen[1], [], []))
         return ItemResult(pid, ke.NONE, None)
 
+
+    # -- the automatic preferred-leader election (auto.leader.rebalance.enable) -------------------
+
+    def rebalance_leaders(self) -> int:
+        """One run of the controller's automatic leader rebalance; returns how many leaders moved.
+
+        zk (`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B, the partitions whose
+        preferred replica is B but whose leader is not (leaderless included); when they are more than
+        `leader.imbalance.per.broker.percentage` percent of B's, and no partition is being reassigned,
+        those whose preferred replica is alive and in the ISR elect it.
+        kraft (`ReplicationControlManager.maybeBalancePartitionLeaders`): no threshold; every partition
+        with a leader other than its preferred replica gets a preferred election, at most 1000 records
+        a pass, passes repeated at once while a pass is full.
+        """
+        with self.lock:
+            moved = self._kraft_rebalance() if self.mode is Mode.KRAFT else self._zk_rebalance()
+            if moved:
+                self.version += 1
+            return moved
+
+    def _zk_rebalance(self) -> int:
+        if self.controller_id == NO_LEADER:
+            return 0
+        threshold = float(self.broker_configs["leader.imbalance.per.broker.percentage"]) / 100
+        reassigning = any(p.adding or p.removing for _, p in self._all_partitions())
+        by_preferred: dict[int, list[Partition]] = {}
+        for _, p in self._all_partitions():
+            by_preferred.setdefault(p.replicas[0], []).append(p)
+        moved = 0
+        for broker, partitions in by_preferred.items():
+            off = [p for p in partitions if p.leader != broker]
+            if reassigning or len(off) / len(partitions) <= threshold:
+                continue
+            for p in off:
+                if broker in self.live and broker in p.isr:  # canPreferredReplicaBeLeader
+                    self._apply(p, Change(broker, p.isr, [], []))
+                    moved += 1
+        return moved
+
+    def _kraft_rebalance(self) -> int:
+        moved = 0
+        total = sum(len(t.partitions) for t in self.topics.values())
+        for _ in range(total // MAX_ELECTIONS_PER_IMBALANCE + 1):  # each full pass moves 1000 partitions on
+            records: list[tuple[Partition, Change]] = []
+            for topic, p in self._all_partitions():
+                if p.leader == NO_LEADER or p.leader == p.replicas[0]:  # not in imbalancedPartitions
+                    continue
+                if len(records) >= MAX_ELECTIONS_PER_IMBALANCE:
+                    break
+                change = kraft_partition_change(p, ElectionKind.PREFERRED, self.live.__contains__,
+                                                elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+                if change:
+                    records.append((p, change))
+            for p, change in records:
+                moved += change.leader != p.leader
+                self._apply(p, change)
+            if len(records) < MAX_ELECTIONS_PER_IMBALANCE:
+                break
+        return moved
 
     # -- reassignments -------------------------------------------------------------------------
 
