@@ -27,15 +27,23 @@ CACHE_SECONDS = 60.0
 
 def complete_topics(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """click's `shell_complete` callback: the cluster's topic names that start with `incomplete`."""
-    bootstrap = ctx.params.get("bootstrap_server") or os.environ.get(BOOTSTRAP_ENV)
+    bootstrap = _given(ctx, "bootstrap_server") or os.environ.get(BOOTSTRAP_ENV)
     if not bootstrap:
         return []
-    config = ctx.params.get("command_config") or ctx.params.get("admin_config")
+    config = _given(ctx, "command_config") or _given(ctx, "admin_config")
     try:
         names = topic_names(bootstrap, config)
     except Exception:  # a completion never complains: no suggestions is the only failure mode
         return []
     return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+def _given(ctx: click.Context, name: str) -> str | None:
+    """An option's value on the command line so far; the drop-in collects repeats in a tuple."""
+    value = ctx.params.get(name)
+    if isinstance(value, tuple):
+        return value[-1] if value else None
+    return value
 
 
 def topic_names(bootstrap: str, config: str | None) -> list[str]:
