@@ -8,7 +8,7 @@ same `ElectionReport` the broker path produces.
 
 The znodes (Kafka's `ZkData.scala`), all under the connect string's chroot:
   /brokers/ids/<id>                            one ephemeral znode per live broker
-  /brokers/topics/<topic>                      {"version":2,"partitions":{"0":[1,2,3],...},...}
+  /brokers/topics/<topic>                      {"version":3,"partitions":{"0":[1,2,3],...},...} (2 before Kafka 2.8)
   /brokers/topics/<t>/partitions/<p>/state     {"controller_epoch":..,"leader":..,"version":1,
                                                 "leader_epoch":..,"isr":[..]}
   /controller                                  {"version":1,"brokerid":..,"timestamp":".."}
@@ -60,6 +60,9 @@ CONTROLLER_PATH = "/controller"
 MAX_ELECTION_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and connection timeouts
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
+OUTCOME_READ_TIMEOUT = 5.0  # at least this long to read the outcome once the controller has finished
+MIN_START_SECONDS = 0.2  # with less of the timeout left, the election znode is not written at all
+DELETE_TOPICS_PATH = "/admin/delete_topics"
 _SERVER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?")  # host, [IPv6], optional port
 MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
@@ -183,12 +186,12 @@ class ZooKeeper:
                 contents[path] = None
         return contents
 
-    def children(self, path: str, doing: str) -> list[str] | None:
+    def children(self, path: str, doing: str, timeout: float | None = None) -> list[str] | None:
         """A znode's children, or None if it does not exist."""
         from kazoo.exceptions import NoNodeError
 
         try:
-            return sorted(self._await(self.client.get_children_async(path), doing))
+            return sorted(self._await(self.client.get_children_async(path), doing, timeout))
         except NoNodeError:
             return None
 
@@ -214,10 +217,7 @@ def read_assignments(zk: ZooKeeper, topics: Sequence[str] | None) -> dict[TopicP
     if topics is None:
         topics = zk.children(TOPICS_PATH, f"listing {TOPICS_PATH}")
         if topics is None:
-            chroot = zk.client.chroot or "/"
-            raise InputError(f"No Kafka cluster in ZooKeeper at {zk.connect}: {TOPICS_PATH} does not exist "
-                             f"under the chroot {chroot}",
-                             "Check the --zookeeper connect string, including the chroot the brokers use.")
+            raise _no_cluster(zk)
     paths = {f"{TOPICS_PATH}/{topic}": topic for topic in topics}
     assignments: dict[TopicPartition, tuple[int, ...]] = {}
     for path, data in zk.read(list(paths), "reading topic assignments").items():
@@ -227,6 +227,12 @@ def read_assignments(zk: ZooKeeper, topics: Sequence[str] | None) -> dict[TopicP
     return assignments
 
 
+def _no_cluster(zk: ZooKeeper) -> InputError:
+    return InputError(f"No Kafka cluster in ZooKeeper at {zk.connect}: {TOPICS_PATH} does not exist "
+                      f"under the chroot {zk.client.chroot or '/'}",
+                      "Check the --zookeeper connect string, including the chroot the brokers use.")
+
+
 def select(zk: ZooKeeper, requested: Sequence[TopicPartition] | None) -> dict[TopicPartition, tuple[int, ...]]:
     """The partitions to elect, with their replicas; an unknown topic or partition is refused."""
     if requested is None:
@@ -234,6 +240,8 @@ def select(zk: ZooKeeper, requested: Sequence[TopicPartition] | None) -> dict[To
     requested = list(dict.fromkeys(requested))
     assignments = read_assignments(zk, sorted({tp.topic for tp in requested}))
     unknown = [tp for tp in requested if tp not in assignments]
+    if unknown and not zk.exists(TOPICS_PATH, f"looking for {TOPICS_PATH}"):
+        raise _no_cluster(zk)
     if unknown:
         listed = ", ".join(map(str, unknown[:MAX_LISTED])) + (f", ... ({len(unknown)} in all)"
                                                               if len(unknown) > MAX_LISTED else "")
@@ -246,21 +254,43 @@ def state_path(tp: TopicPartition) -> str:
     return f"{TOPICS_PATH}/{tp.topic}/partitions/{tp.partition}/state"
 
 
-def read_states(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]],
+def read_states(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]], timeout: float | None = None,
                 ) -> dict[TopicPartition, PartitionState]:
-    """Each partition's leader and ISR from its state znode (no leader, empty ISR when it has none)."""
-    contents = zk.read([state_path(tp) for tp in assignments], "reading partition states")
+    """Each partition's leader and ISR from its state znode; a partition without one is left out."""
+    contents = zk.read([state_path(tp) for tp in assignments], "reading partition states", timeout)
     states = {}
     for tp, replicas in assignments.items():
         data = contents[state_path(tp)]
-        state = _parse(state_path(tp), data) if data is not None else {}
-        states[tp] = PartitionState(tp.topic, tp.partition, int(state.get("leader", NO_LEADER)), replicas,
-                                    tuple(state.get("isr", ())))
+        if data is not None:
+            state = _parse(state_path(tp), data)
+            states[tp] = PartitionState(tp.topic, tp.partition, int(state.get("leader", NO_LEADER)), replicas,
+                                        tuple(state.get("isr", ())))
     return states
 
 
-def live_brokers(zk: ZooKeeper) -> frozenset[int]:
-    return frozenset(int(b) for b in zk.children(BROKER_IDS_PATH, "listing live brokers") or ())
+def live_brokers(zk: ZooKeeper, timeout: float | None = None) -> frozenset[int]:
+    return frozenset(int(b) for b in zk.children(BROKER_IDS_PATH, "listing live brokers", timeout) or ())
+
+
+def topics_being_deleted(zk: ZooKeeper) -> frozenset[str]:
+    return frozenset(zk.children(DELETE_TOPICS_PATH, f"listing {DELETE_TOPICS_PATH}") or ())
+
+
+def left_out(assignments: dict[TopicPartition, tuple[int, ...]], states: dict[TopicPartition, PartitionState],
+             deleting: frozenset[str]) -> dict[TopicPartition, PartitionResult]:
+    """Partitions the election znode must not name, each with why: Kafka's controller skips a topic queued
+    for deletion, and fails its whole election event (and never deletes the znode) on a partition that
+    has no state znode yet."""
+    results = {}
+    for tp in assignments:
+        if tp.topic in deleting:
+            results[tp] = PartitionResult(tp, Outcome.FAILED, kafka_errors.INVALID_TOPIC_EXCEPTION,
+                                          "The topic is being deleted")
+        elif tp not in states:
+            results[tp] = PartitionResult(tp, Outcome.FAILED, kafka_errors.LEADER_NOT_AVAILABLE,
+                                          f"{state_path(tp)} does not exist yet (the partition is being created, "
+                                          "or its replicas never came up): left out of the election")
+    return results
 
 
 def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
@@ -272,11 +302,20 @@ def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
         raise InputError(f"The election of {len(partitions)} partitions needs {len(data)} bytes in {ELECTION_PATH}, "
                          f"more than ZooKeeper accepts in one znode ({MAX_ELECTION_BYTES} bytes)",
                          "Elect fewer partitions per run with --path-to-json-file, or use --bootstrap-server.")
+    if zk.deadline.remaining() < MIN_START_SECONDS:
+        raise UnreachableError(f"Less than {MIN_START_SECONDS:g} s of the {zk.deadline.seconds:g} s timeout was left "
+                               f"to start the election: nothing was written",
+                               "Run again with a longer --timeout.")
     try:
         zk.create(ELECTION_PATH, data, f"creating {ELECTION_PATH}")
     except NodeExistsError:
         in_progress = zk.read([ELECTION_PATH], f"reading {ELECTION_PATH}")[ELECTION_PATH]
-        names = ",".join(map(str, decode_election(in_progress))) if in_progress else "some partitions"
+        try:
+            names = ",".join(map(str, decode_election(in_progress))) if in_progress else "some partitions"
+        except (ValueError, KeyError, TypeError):  # Kafka's controller cannot read it either, and never deletes it
+            raise RefusedError(f"{ELECTION_PATH} exists but is not an election Kafka can read: Aborting operation",
+                               f"Nothing was written. Look at it (zkCli.sh get {ELECTION_PATH}) and delete it by "
+                               "hand: the controller will not.") from None
         raise RefusedError(f"Preferred replica leader election currently in progress for {names}. Aborting operation",
                            f"Nothing was written. The controller deletes {ELECTION_PATH} when it is done; "
                            "run again after that.") from None
@@ -353,23 +392,53 @@ def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
         if not assignments:
             return report
         before = read_states(zk, assignments)
-        start_election(zk, list(assignments))
-        try:
-            wait_for_controller(zk)
-        except KeyboardInterrupt:
-            raise CliError(f"Interrupted while waiting for the controller: the election was started ({ELECTION_PATH} "
-                           "written)", "Check the partitions' leaders once the controller has deleted the znode.",
-                           exit_code=ExitCode.INTERRUPTED) from None
-        after, live = read_states(zk, assignments), live_brokers(zk)
-    report.results = [outcome(before[tp], after[tp], live) for tp in assignments]
+        skipped = left_out(assignments, before, topics_being_deleted(zk))
+        electing = [tp for tp in assignments if tp not in skipped]
+        after: dict[TopicPartition, PartitionState] = {}
+        live: frozenset[int] = frozenset()
+        if electing:
+            with _interrupt_after_writing():
+                start_election(zk, electing)
+                wait_for_controller(zk)
+                after, live = _read_outcome(zk, {tp: assignments[tp] for tp in electing})
+        missing = [tp for tp in electing if tp not in after]
+        if missing:  # a state znode gone while the controller worked: the topic was deleted meanwhile
+            skipped.update(left_out({tp: assignments[tp] for tp in missing}, {}, frozenset(tp.topic for tp in missing)))
+    report.results = [skipped[tp] if tp in skipped else outcome(before[tp], after[tp], live) for tp in assignments]
     return report
 
 
+@contextmanager
+def _interrupt_after_writing() -> Iterator[None]:
+    """Ctrl-C from the election znode's creation on: say that the election may be under way."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise CliError(f"Interrupted after starting the election ({ELECTION_PATH} sent to ZooKeeper)",
+                       "Check the partitions' leaders once the controller has deleted the znode.",
+                       exit_code=ExitCode.INTERRUPTED) from None
+
+
+def _read_outcome(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]],
+                  ) -> tuple[dict[TopicPartition, PartitionState], frozenset[int]]:
+    """The states the controller left, with a time allowance of their own: the wait may have used the rest."""
+    allowance = max(zk.deadline.remaining(), OUTCOME_READ_TIMEOUT)
+    try:
+        return read_states(zk, assignments, allowance), live_brokers(zk, allowance)
+    except CliError as exc:
+        raise type(exc)(f"{exc.message}: the controller finished the election, but its outcome could not be read",
+                        "Check the partitions' leaders, for example with --bootstrap-server or this command again.",
+                        exc.exit_code) from None
+
+
 def start_preferred(connect: str, requested: Sequence[TopicPartition] | None, timeout: float = DEFAULT_TIMEOUT,
-                    ) -> list[TopicPartition]:
-    """The old fire-and-forget: write the election znode and return the partitions it names."""
+                    ) -> tuple[list[TopicPartition], list[PartitionResult]]:
+    """The old fire-and-forget: write the election znode; the partitions it names, and those left out."""
     with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
-        partitions = list(select(zk, requested))
+        assignments = select(zk, requested)
+        skipped = left_out(assignments, read_states(zk, assignments), topics_being_deleted(zk)) if assignments else {}
+        partitions = [tp for tp in assignments if tp not in skipped]
         if partitions:
-            start_election(zk, partitions)
-    return partitions
+            with _interrupt_after_writing():
+                start_election(zk, partitions)
+    return partitions, list(skipped.values())

@@ -130,7 +130,8 @@ def test_the_controller_rebalances_leaders_unless_told_not_to(flags: list[str], 
     """As a real cluster with auto.leader.rebalance.enable: the imbalance is gone after a check."""
     check = ("import sys, time; time.sleep(1.5); sys.argv = ['kafka-leaders', 'status', '--fail-above', '0']; "
              "from leader_election_cli.cli.toolkit import main; main()")
-    done = subprocess.run([*RUN, "--scenario", "imbalanced", *flags, "--run", shlex.join([sys.executable, "-c", check])],
+    command = shlex.join([sys.executable, "-c", check])
+    done = subprocess.run([*RUN, "--scenario", "imbalanced", *flags, "--run", command],
                           capture_output=True, text=True, timeout=60)
     assert "Traceback" not in done.stderr
     assert done.returncode == (0 if fixed else 1), done.stdout + done.stderr

@@ -179,6 +179,46 @@ def test_another_chroot_holds_no_cluster(sandbox: Sandbox, zookeeper_server: Zoo
     assert "No Kafka cluster in ZooKeeper" in result.stderr and "/brokers/topics does not exist" in result.stderr
 
 
+@pytest.mark.parametrize("selection", [["--topic", "t1", "--partition", "0"], ["--all-topic-partitions"]])
+def test_a_wrong_chroot_is_named_whatever_the_selection(sandbox: Sandbox, zookeeper_server: ZooKeeperServer,  # noqa: F811
+                                                        selection: list[str]) -> None:
+    result = elect(f"{zookeeper_server.address}/nothing-here-{uuid.uuid4().hex[:8]}", *selection)
+    assert result.exit_code == 2
+    assert "No Kafka cluster in ZooKeeper" in result.stderr
+
+
+def test_topics_being_deleted_and_partitions_without_state_are_left_out(sandbox: Sandbox, connect: str,
+                                                                         zk: KazooClient) -> None:
+    """Kafka's controller skips a topic queued for deletion, and a partition with no state znode would fail
+    its whole election event (the znode never deleted): neither goes into the znode, both are reported."""
+    zk.create("/admin/delete_topics/t2", makepath=True)
+    zk.create("/brokers/topics/fresh", b'{"version":3,"partitions":{"0":[1,2]},"adding_replicas":{},'
+                                       b'"removing_replicas":{}}')
+    seen = []
+    zk.DataWatch(ELECTION_PATH, lambda data, stat: seen.append(data) if data else None)
+    result = elect(connect, "--all-topic-partitions")
+    assert result.exit_code == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines, result.stderr
+    assert lines[0] == "Successfully completed leader election (PREFERRED) for partitions t1-0, t1-2"
+    assert any(line.startswith("Error completing leader election (PREFERRED) for partition: t2-0: "
+                               "org.apache.kafka.common.errors.InvalidTopicException: The topic is being deleted")
+               for line in lines)
+    assert any("fresh-0: org.apache.kafka.common.errors.LeaderNotAvailableException: "
+               "/brokers/topics/fresh/partitions/0/state does not exist yet" in line for line in lines)
+    assert seen and b"t2" not in seen[0] and b"fresh" not in seen[0]
+    assert zk.exists(ELECTION_PATH) is None
+
+
+def test_an_unreadable_election_znode_is_refused_and_left_alone(no_controller: Sandbox, connect: str,
+                                                                 zk: KazooClient) -> None:
+    zk.create(ELECTION_PATH, b'{"version":1}', makepath=True)
+    result = elect(connect, "--topic", "t1", "--partition", "0")
+    assert result.exit_code == 5
+    assert "is not an election Kafka can read" in result.stderr and "Internal error" not in result.stderr
+    assert zk.get(ELECTION_PATH)[0] == b'{"version":1}'
+
+
 # -- what is written, and what is not ---------------------------------------------------------------
 
 def test_no_wait_writes_the_znode_and_returns(no_controller: Sandbox, connect: str, zk: KazooClient) -> None:
@@ -299,6 +339,8 @@ def test_an_unreachable_ensemble() -> None:
      "Option --no-wait is only allowed with --zookeeper"),
     (["--zookeeper", "127.0.0.1:1", "--batch-size", "10", "--election-type", "preferred", "--all-topic-partitions"],
      "Option --batch-size can't be used with --zookeeper"),
+    (["--zookeeper", "127.0.0.1:1", "--batch-interval", "1", "--election-type", "preferred",
+      "--all-topic-partitions"], "Option --batch-interval can't be used with --zookeeper"),
     (["--zookeeper", "127.0.0.1:1", "--no-wait", "--output", "json", "--election-type", "preferred",
       "--all-topic-partitions"], "Option --no-wait has no per-partition results to print as JSON"),
     (["--zookeeper", "zk1:2181,:2181", "--election-type", "preferred", "--all-topic-partitions"],

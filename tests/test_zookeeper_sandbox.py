@@ -78,7 +78,8 @@ def test_the_cluster_is_registered_as_kafka_does(sandbox: Sandbox, zk: KazooClie
     assert zk.get("/controller_epoch")[0] == b"1"
     assert read(zk, "/cluster/id") == {"version": "1", "id": sandbox.cluster.cluster_id}
     topic = read(zk, "/brokers/topics/t1")
-    assert topic["version"] == 2 and topic["partitions"] == {"0": [1, 2, 3], "1": [2, 3, 1]}
+    assert topic["version"] == 3 and topic["partitions"] == {"0": [1, 2, 3], "1": [2, 3, 1]}  # Kafka 2.8+
+    assert (topic["adding_replicas"], topic["removing_replicas"]) == ({}, {})
     assert len(topic["topic_id"]) == 22
     assert read(zk, "/config/topics/t1") == {"version": 1, "config": {"min.insync.replicas": "2"}}
     assert state(zk, "t1", 1) == {"controller_epoch": 1, "leader": 2, "version": 1, "leader_epoch": 0,

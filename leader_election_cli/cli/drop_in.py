@@ -196,9 +196,10 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     if o["dry_run"]:
         raise InputError("Option --dry-run can't be used with --zookeeper",
                          hint="Use --bootstrap-server to plan an election.")
-    if o["batch_size"] is not None:
-        raise InputError("Option --batch-size can't be used with --zookeeper: ZooKeeper takes one election at a time",
-                         hint="Drop --batch-size, or use --bootstrap-server.")
+    if o["batch_size"] is not None or o["batch_interval"]:
+        option = "--batch-size" if o["batch_size"] is not None else "--batch-interval"
+        raise InputError(f"Option {option} can't be used with --zookeeper: ZooKeeper takes one election at a time",
+                         hint=f"Drop {option}, or use --bootstrap-server.")
     output = resolve_output(o["output"], sys.stdout)
     if partitions == ():
         return _nothing_to_elect(ElectionType.PREFERRED, output, dry_run=False)
@@ -210,10 +211,12 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     if output == "json":
         raise InputError("Option --no-wait has no per-partition results to print as JSON",
                          hint="Drop --no-wait to wait for the controller and get every partition's outcome.")
-    started = zookeeper.start_preferred(o["zookeeper"], partitions, timeout)
+    started, left_out = zookeeper.start_preferred(o["zookeeper"], partitions, timeout)
+    for result in left_out:
+        click.echo(f"Warning: {result.tp} left out of the election: {result.error}", err=True)
     for line in zookeeper.no_wait_lines(started) if started else ():
         click.echo(line)
-    return 0
+    return 1 if left_out else 0
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Kafka cluster registers (Kafka's `ZkData.scala`; the chroot is created if missin
   /controller                                  {"version":1,"brokerid":N,"timestamp":"<ms>"}  ephemeral
   /controller_epoch                            "<epoch>", bumped on every controller change
   /brokers/ids/<id>                            version-5 broker registration, ephemeral, live brokers only
-  /brokers/topics/<topic>                      {"version":2,"partitions":{"0":[1,2,3]},...,"topic_id":..}
+  /brokers/topics/<topic>                      {"version":3,"partitions":{"0":[1,2,3]},...,"topic_id":..}
   /brokers/topics/<t>/partitions/<p>/state     {"controller_epoch":..,"leader":..,"version":1,
                                                 "leader_epoch":..,"isr":[..]}
   /config/topics/<topic>                       {"version":1,"config":{...}}
@@ -75,7 +75,7 @@ def kafka_uuid(value: uuid.UUID) -> str:
 def topic_document(topic: Topic) -> dict[str, Any]:
     """`TopicZNode.encode`: each partition's replicas, any reassignment in flight, the topic id."""
     partitions = list(enumerate(topic.partitions))
-    return {"version": 2, "partitions": {str(i): list(p.replicas) for i, p in partitions},
+    return {"version": 3, "partitions": {str(i): list(p.replicas) for i, p in partitions},
             "adding_replicas": {str(i): list(p.adding) for i, p in partitions if p.adding},
             "removing_replicas": {str(i): list(p.removing) for i, p in partitions if p.removing},
             "topic_id": kafka_uuid(topic.topic_id)}
@@ -151,15 +151,16 @@ class ZooKeeperController:
 
     # -- mirroring -------------------------------------------------------------------------------
 
-    def sync(self) -> None:
-        """Write whatever changed in the cluster since the last sync (everything after a lost session)."""
+    def sync(self) -> bool:
+        """Write whatever changed in the cluster since the last sync (everything after a lost session);
+        True when ZooKeeper now holds the cluster's state."""
         with self.cluster.lock:
             if self._resync.is_set():
                 self._resync.clear()
                 self._written = {}
             if not self._client.connected:  # never stall the cluster on a dead ensemble
                 self._resync.set()
-                return
+                return False
             snapshot = self._snapshot()
             try:
                 self._write(snapshot)
@@ -167,10 +168,11 @@ class ZooKeeperController:
                 log.warning("ZooKeeper mirror update failed (%s: %s); will retry on reconnect",
                             type(exc).__name__, exc)
                 self._written = {}
-                return
+                return False
             if snapshot["controller"] != self._written.get("controller"):
                 self._wake.set()  # a new controller picks up a pending election, as on failover
             self._written = snapshot
+            return True
 
     def _snapshot(self) -> dict[str, Any]:
         c = self.cluster
@@ -307,7 +309,11 @@ class ZooKeeperController:
             if self.cluster.controller_id == NO_LEADER:
                 return  # no controller: the next one elects them on failover
             self.cluster.elect_leaders(PREFERRED, list(requested.items()), broker=self.cluster.controller_id)
-        self._await([self._client.delete_async(ELECTION_PATH)])
+            written = self.sync()
+        if written:  # Kafka's controller writes the new states before it deletes the znode
+            self._await([self._client.delete_async(ELECTION_PATH)])
+        else:  # retried on the next wake-up: those already elected then need no election
+            self._resync.set()
 
 
 @contextmanager
