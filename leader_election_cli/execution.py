@@ -102,6 +102,7 @@ class _Sender:
         self.election_type = election_type
         self.answers = answers
         self.reconnected = False
+        self.resent: list[TopicPartition] = []  # sent again after a lost answer: the first request may have acted
 
     def send(self, batch: list[TopicPartition]) -> None:
         self.cluster.restart_timeout()
@@ -113,7 +114,8 @@ class _Sender:
             self.reconnected = True
             self.cluster.restart_timeout()
             self.cluster.reconnect()
-            self._send_with_split([tp for tp in batch if tp not in self.answers])
+            self.resent = [tp for tp in batch if tp not in self.answers]
+            self._send_with_split(self.resent)
 
     def _send_with_split(self, batch: list[TopicPartition]) -> None:
         response = self.cluster.elect(self.election_type, batch)
@@ -221,7 +223,11 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
             if progress:
                 progress(len(batch))
         after = _settled_leaders(cluster, before, {tp.topic for tp in [*answers, *in_doubt]}, answers, stop,
-                                 force=bool(in_doubt))
+                                 force=bool(in_doubt or sender.resent))
+    for tp in sender.resent:  # "not needed" the second time may be this run's own first request at work
+        if answers.get(tp, (None,))[0] == kafka_errors.ELECTION_NOT_NEEDED and \
+                _elected_meanwhile(tp, election_type, before, after):
+            answers[tp] = (kafka_errors.NONE, None)
     if aborted is not None:
         answers.update(_judged_from_leaders(in_doubt, election_type, before, after, aborted))
     results = [_result(tp, answers.get(tp), before, after) for tp in dict.fromkeys(selected)]
@@ -271,11 +277,10 @@ def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: Election
     refused = lost.code if isinstance(lost, _RequestFailed) and not isinstance(lost, _TimedOut) else None
     for tp in in_doubt:
         p = before.partitions.get(tp)
-        now = None if after is None else after.get(tp)
         preferred = election_type is ElectionType.PREFERRED
         if p is not None and (p.leader == p.preferred if preferred else p.leader != NO_LEADER):
             judged[tp] = (kafka_errors.ELECTION_NOT_NEEDED, None)  # it had the leader asked for already
-        elif p is not None and now is not None and now != p.leader and (now == p.preferred or not preferred):
+        elif _elected_meanwhile(tp, election_type, before, after):
             judged[tp] = (kafka_errors.NONE, None)
         elif refused is not None:
             judged[tp] = (refused, None)  # the whole request failed: the error is every partition's answer
@@ -286,6 +291,16 @@ def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: Election
             judged[tp] = (kafka_errors.REQUEST_TIMED_OUT, f"No result for this partition ({lost.message}); "
                                                           "its leader did not change")
     return judged
+
+
+def _elected_meanwhile(tp: TopicPartition, election_type: ElectionType, before: ClusterState,
+                       after: dict[TopicPartition, int] | None) -> bool:
+    """The leader read afterwards is a new one, the one the election would pick (the preferred replica;
+    any leader for an unclean election)."""
+    p = before.partitions.get(tp)
+    now = None if after is None else after.get(tp)
+    return (p is not None and now is not None and now != p.leader
+            and (now == p.preferred or election_type is ElectionType.UNCLEAN))
 
 
 def _error(code: int, message: str | None) -> str | None:

@@ -225,14 +225,18 @@ def test_an_answer_after_the_timeout(sb: Sandbox, tool: str) -> None:
 @pytest.mark.parametrize("fault", ["reset", "truncated"])
 def test_a_lost_answer_is_resent_once(sb: Sandbox, tool: str, fault: str) -> None:
     """Batch 2's connection is reset before the answer (nothing applied), or its answer is cut in half
-    (applied): either way the tool resends it once and reports what the cluster did."""
+    (applied): either way the tool resends it once and reports what the cluster did. The resent request
+    of a truncated answer hears "not needed": the run's own first request elected them (it once said
+    already elected, with the old leader as leader_after)."""
     before = state(sb)
     sb.delay_next(ELECT_LEADERS, 0)
     (sb.drop_next if fault == "reset" else sb.corrupt_next)(ELECT_LEADERS)
     result = run(tool, sb)
     assert result.code == 0
     got = check_report(result, sb, before)
-    assert {got[tp] for tp in BATCH_2} == ({"elected"} if fault == "reset" else {"already_elected"})
+    assert {got[tp] for tp in BATCH_2} == {"elected"}
+    rows = {(p["topic"], p["partition"]): p for p in result.report["partitions"]}
+    assert [rows[tp]["leader_after"] for tp in BATCH_2] == [sb.partition_state(*tp).leader for tp in BATCH_2]
 
 
 @pytest.mark.parametrize("tool", TOOLS)
@@ -421,3 +425,22 @@ def test_a_later_batch_without_an_answer_is_not_reported_as_not_attempted(tool: 
         assert {got[tp] for tp in BATCH_2} == ({"failed"} if fault == "refused" else {"elected"})
     finally:
         sb.stop()
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_an_unclean_election_whose_answer_was_lost_is_reported_as_this_runs(mode: str) -> None:
+    """The controller applies the unclean election, the answer is cut, the resend hears "not needed":
+    the report must say elected (leader -1 -> 2), never "valid replica already elected"."""
+    with Sandbox(brokers=3, mode=mode) as sb:
+        sb.create_topic("u", assignment={0: [1, 2]})
+        sb.stop_broker(2)
+        sb.stop_broker(1)
+        sb.start_broker(2, rejoin_isr=False)  # alive, out of sync: only an unclean election elects it
+        assert sb.partition_state("u", 0).leader == -1
+        sb.corrupt_next(ELECT_LEADERS)
+        result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                              "unclean", "--topic", "u", "--yes", "--output", "json", "--timeout", "3"],
+                                    catch_exceptions=False)
+        ((row,),) = [json.loads(result.stdout)["partitions"]]
+        assert (result.exit_code, row["outcome"], row["leader_before"], row["leader_after"]) == (0, "elected", -1, 2)
+        assert sb.partition_state("u", 0).leader == 2
