@@ -169,11 +169,13 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
                             ("Leader", "left"), ("Error", "left")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     rows = report.results
-    hidden: dict[Outcome, int] = {}
-    if len(rows) > TABLE_ROW_LIMIT:
+    hidden: Counter[str] = Counter()
+    if len(rows) > TABLE_ROW_LIMIT:  # the partitions that went as asked first, then any beyond the limit
         quiet = (Outcome.ELECTED, Outcome.ALREADY_ELECTED)
-        hidden = {o: report.count(o) for o in quiet if report.count(o)}
-        rows = [r for r in rows if r.outcome not in quiet][:TABLE_ROW_LIMIT]
+        rows = [r for r in rows if r.outcome not in quiet]
+        hidden = Counter(_outcome_label(r) for r in report.results if r.outcome in quiet)
+        hidden.update(_outcome_label(r) for r in rows[TABLE_ROW_LIMIT:])
+        rows = rows[:TABLE_ROW_LIMIT]
     for r in rows:
         error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
         style = _OUTCOME_STYLE[r.outcome]
@@ -181,7 +183,7 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
                       _leaders(r), "; ".join(filter(None, (error, _risks(r)))))
     console.print(table)
     if hidden:
-        listed = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in hidden.items())
+        listed = ", ".join(f"{n} {label}" for label, n in hidden.items())
         console.print(f"[dim]Not listed: {listed} (use --output json for every partition)[/]")
     labels = Counter(_outcome_label(r) for r in report.results)
     order = [label for o in Outcome for label in (_PREDICTED_LABELS if o is Outcome.PREDICTED

@@ -95,6 +95,18 @@ def test_large_table_counts_quiet_rows_instead_of_listing_them() -> None:
     assert f"Not listed: {render.TABLE_ROW_LIMIT + 5} elected" in out.getvalue()
 
 
+def test_a_table_of_more_rows_than_it_shows_counts_every_hidden_one() -> None:
+    """A plan of 300 partitions showed 200 rows and never said 100 were left out."""
+    results = [PartitionResult(TopicPartition("plan", i), Outcome.PREDICTED, 0, leader_before=2, leader_after=1)
+               for i in range(render.TABLE_ROW_LIMIT + 100)]
+    results += [PartitionResult(TopicPartition("done", 0), Outcome.ALREADY_ELECTED, 84, leader_before=1)]
+    out = io.StringIO()
+    render.render_table(_report(*results), out, io.StringIO(), color=False)
+    shown = sum(1 for line in out.getvalue().splitlines() if " plan " in line)
+    assert shown == render.TABLE_ROW_LIMIT
+    assert "Not listed: 1 already elected, 100 would elect" in out.getvalue()
+
+
 _results = st.lists(
     st.builds(
         PartitionResult,

@@ -145,6 +145,9 @@ def run(body: Callable[[], int], debug: bool) -> int:
     except KeyboardInterrupt:
         fail("Interrupted before anything was sent." if not debug else "Interrupted.")
         return int(ExitCode.INTERRUPTED)
+    except click.exceptions.Abort:  # Ctrl-C or Ctrl-D at a confirmation prompt: not confirmed
+        fail("Not confirmed: nothing was sent.", "Answer y to go ahead, or give --yes.")
+        return int(ExitCode.REFUSED)
     except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
         if debug:
             traceback.print_exc()
