@@ -84,11 +84,14 @@ def write(snapshot_rows: Sequence[SnapshotRow], path: Path, append: bool = False
 
     Without `append` an existing file is refused rather than overwritten: snapshots are history.
     """
-    if check_output(path, append) == "jsonl":
-        with path.open("a" if append else "w", encoding="utf-8") as out:
-            out.writelines(json.dumps(_jsonable(r), separators=(",", ":")) + "\n" for r in snapshot_rows)
-    else:
-        _write_parquet(snapshot_rows, path, append)
+    try:
+        if check_output(path, append) == "jsonl":
+            with path.open("a" if append else "w", encoding="utf-8") as out:
+                out.writelines(json.dumps(_jsonable(r), separators=(",", ":")) + "\n" for r in snapshot_rows)
+        else:
+            _write_parquet(snapshot_rows, path, append)
+    except OSError as exc:  # checked before connecting, yet a disk can fill or a file system refuse
+        raise InputError(f"Cannot write {path}: {exc.strerror or exc}", hint="Choose another --output.") from None
 
 
 def check_output(path: Path, append: bool) -> str:
@@ -99,6 +102,8 @@ def check_output(path: Path, append: bool) -> str:
                          hint="Pass --append to add this snapshot to it, or choose another --output.")
     if not path.parent.is_dir():
         raise InputError(f"Cannot write {path}: directory {path.parent} does not exist")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise InputError(f"Cannot write {path}: permission denied", hint="Choose a writable --output.")
     if kind == "parquet":
         _pyarrow_parquet()
     return kind
