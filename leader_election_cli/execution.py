@@ -68,7 +68,7 @@ def dry_run_report(predictions: Sequence[Prediction], election_type: ElectionTyp
 
 # -- the election ----------------------------------------------------------------------------------
 
-class _StopFlag:
+class StopFlag:
     """Set by Ctrl-C (SIGINT) or SIGTERM while batches are being sent."""
 
     def __init__(self) -> None:
@@ -76,9 +76,9 @@ class _StopFlag:
 
 
 @contextmanager
-def _stop_on_signals() -> Iterator[_StopFlag]:
+def stop_on_signals() -> Iterator[StopFlag]:
     """Turn Ctrl-C into a flag checked between batches, so the batch in flight completes."""
-    flag = _StopFlag()
+    flag = StopFlag()
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
@@ -177,7 +177,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     in_doubt: list[TopicPartition] = []  # sent, but the answer never came
     all_partitions = selected is None
     interrupted = False
-    with _stop_on_signals() as stop:  # from the first request on: Ctrl-C lets the request in flight finish
+    with stop_on_signals() as stop:  # from the first request on: Ctrl-C lets the request in flight finish
         if all_partitions and batch_size is None:
             try:
                 response = cluster.elect(election_type, None)
@@ -237,14 +237,14 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     return report
 
 
-def _sleep_unless_stopped(seconds: float, stop: _StopFlag) -> None:
+def _sleep_unless_stopped(seconds: float, stop: StopFlag) -> None:
     deadline = time.monotonic() + seconds
     while not stop.stopped and time.monotonic() < deadline:
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], answers: Answers,
-                     stop: _StopFlag, force: bool = False) -> dict[TopicPartition, int] | None:
+                     stop: StopFlag, force: bool = False) -> dict[TopicPartition, int] | None:
     """Leaders after the election (None if they could not be read); metadata can lag an election
     briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before,
     unless `force` (an answer was lost: only the cluster can say what happened).

@@ -24,7 +24,7 @@ from typing import Any
 
 from leader_election_cli import execution, kafka_errors
 from leader_election_cli.cluster import Cluster
-from leader_election_cli.errors import CliError, ExitCode, InputError, shown
+from leader_election_cli.errors import CliError, ExitCode, InputError, UnreachableError, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -129,7 +129,7 @@ class MoveResult:
     tp: TopicPartition
     outcome: Outcome
     replicas_before: tuple[int, ...]
-    replicas_after: tuple[int, ...]  # the order asked for (= before when refused)
+    replicas_after: tuple[int, ...]  # the order asked for (= before when refused; read back after a stop)
     leader_before: int | None
     expected_leader: int | None  # None when refused
     leader_after: int | None = None
@@ -233,8 +233,12 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
     if reorders and restore_path is not None:
         write_restore_file(restore_path, plan.command, state, reorders)
         report.restore_file = str(restore_path)
+    sent: list[TopicPartition] = []  # reorders sent, answered or not
     try:
-        refused = _reorder(cluster, {m.tp: m.new_replicas for m in reorders}, batch_size)
+        with execution.stop_on_signals() as stop:  # Ctrl-C lets the reorder in flight finish, then stops
+            refused = _reorder(cluster, {m.tp: m.new_replicas for m in reorders}, batch_size, stop, sent)
+            if stop.stopped:
+                raise KeyboardInterrupt
         for tp, (code, message) in refused.items():
             results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=code,
                                   error=f"the reorder was refused: {_error_text(code, message)}",
@@ -256,19 +260,54 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
                 report.abort(election.aborted_exit, election.aborted_reason or "stopped")
     except KeyboardInterrupt:
         report.interrupted = True
+        _read_back(cluster, results, report.restore_file, in_doubt=set())
     except CliError as exc:
         if not reorders:  # execution.elect raises only when nothing was elected: nothing changed
             raise
         report.abort(exc.exit_code, exc.message)
+        _read_back(cluster, results, report.restore_file, in_doubt=set(sent) if isinstance(exc, UnreachableError)
+                   else set())
     report.results = list(results.values())
     return report
 
 
-def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]],
-             batch_size: int) -> dict[TopicPartition, tuple[int, str | None]]:
-    """Send the new orders in batches; the partitions the controller refused, with its (code, message)."""
+def _read_back(cluster: Cluster, results: dict[TopicPartition, MoveResult], restore_file: str | None,
+               in_doubt: set[TopicPartition]) -> None:
+    """After a stop, the order and leader the cluster holds for each partition the run did not finish.
+    `in_doubt`: reorders sent whose answer was lost, which the controller may still apply."""
+    pending = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
+    if not pending:
+        return
+    try:
+        cluster.restart_timeout()
+        now = cluster.describe().partitions
+    except (CliError, KeyboardInterrupt):
+        for tp in pending:
+            results[tp] = replace(results[tp], replicas_after=results[tp].replicas_before,
+                                  error="stopped before the outcome could be read: check its replica order")
+        return
+    undo = ": the restore file puts the order back" if restore_file else ""
+    for tp in pending:
+        r, p = results[tp], now.get(tp)
+        if p is None:
+            continue
+        note = None
+        if p.replicas != r.replicas_before:
+            note = f"reordered, but no election was run{undo}"
+        elif tp in in_doubt:
+            note = f"the answer to its reorder was lost: the controller may still apply it{undo}"
+        results[tp] = replace(r, replicas_after=p.replicas, leader_after=p.leader, error=note)
+
+
+def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
+             stop: execution.StopFlag, sent: list[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
+    """Send the new orders in batches until `stop`, noting each in `sent` first; the partitions the
+    controller refused, with its (code, message)."""
     refused: dict[TopicPartition, tuple[int, str | None]] = {}
     for batch in batches(list(orders), batch_size):
+        if stop.stopped:
+            break
+        sent.extend(batch)
         cluster.restart_timeout()
         answers = cluster.alter_replica_order({tp: orders[tp] for tp in batch})
         for tp in batch:

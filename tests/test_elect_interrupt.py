@@ -73,3 +73,34 @@ def test_ctrl_c_during_an_all_partitions_request_lets_it_finish_and_reports_it()
     assert leaders == preferred
     document = json.loads(out)
     assert [p["outcome"] for p in document["partitions"]] == ["elected"] * PARTITIONS
+
+
+def test_ctrl_c_during_a_demotions_reorder_finishes_that_reorder_and_reports_it(tmp_path) -> None:
+    """The reorder in flight is finished, not abandoned: its partitions show their new order (reordered,
+    not elected), the rest are untouched."""
+    alter_reassignments = 45
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+        sb.create_topic("a", assignment={p: [1, 2, 3] for p in range(4)})
+        sb.delay_next(alter_reassignments, 1.5)
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "demote", "--broker",
+             "1", "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--output", "json",
+             "--restore-file", str(tmp_path / "restore.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while sb.request_count(alter_reassignments) == 0 and time.monotonic() < deadline:
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+        orders = [sb.partition_state("a", p).replicas for p in range(4)]
+    assert process.returncode == ExitCode.INTERRUPTED, err
+    assert orders == [(2, 3, 1), (2, 3, 1), (1, 2, 3), (1, 2, 3)]  # batch 1 finished, batch 2 never sent
+    rows = json.loads(out)["partitions"]
+    assert [tuple(r["replicas_after"]) for r in rows] == orders
+    assert [r["outcome"] for r in rows] == ["not_attempted"] * 4
+    assert [r["error"] is not None and r["error"].startswith("reordered, but no election was run") for r in rows] \
+        == [True, True, False, False]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import re
 from importlib import resources
 from pathlib import Path
@@ -245,3 +246,29 @@ def test_a_failure_after_the_reorder_reports_what_was_done_and_the_restore_file(
     assert sb.partition_state("t", 0).replicas == (3, 1, 2)  # reordered, not elected: restore puts it back
     code, _, _ = kl("restore", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", str(restore))
     assert code == 0 and sb.partition_state("t", 0).replicas == (1, 2, 3) and sb.partition_state("t", 0).leader == 1
+
+
+def test_a_reorder_refused_as_a_whole_shows_the_order_unchanged(sb: Sandbox, tmp_path: Path) -> None:
+    """Not authorized to reassign: nothing changed, and the report must not show the order asked for."""
+    sb.fail_next(ALTER_REASSIGNMENTS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert (code, row["outcome"], row["replicas_after"], row["error"]) == (4, "not_attempted", [1, 2, 3], None)
+    assert sb.partition_state("t", 0).replicas == (1, 2, 3)
+
+
+def test_a_reorder_whose_answer_is_lost_says_it_may_still_be_applied(sb: Sandbox, tmp_path: Path) -> None:
+    """The answer comes after --timeout: the order read back is unchanged, yet the controller applies it later."""
+    sb.delay_next(ALTER_REASSIGNMENTS, 2.5)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "1",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert (code, row["outcome"], row["replicas_after"]) == (3, "not_attempted", [1, 2, 3])
+    assert row["error"] == ("the answer to its reorder was lost: the controller may still apply it: the restore "
+                            "file puts the order back")
+    for _ in range(50):  # bounded: 5 s
+        if sb.partition_state("t", 0).replicas == (3, 1, 2):
+            break
+        time.sleep(0.1)
+    assert sb.partition_state("t", 0).replicas == (3, 1, 2)  # as the report warned
