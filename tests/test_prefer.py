@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
 import re
+import time
 from importlib import resources
 from pathlib import Path
 
