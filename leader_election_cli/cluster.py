@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -376,9 +376,9 @@ class Cluster:
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Pending reassignments: partition -> target replicas."""
-        response = self._send(ListPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(), topics=None),
-                              node_id=self._controller(), what="listing partition reassignments")
-        self._raise_top_level(response.error_code, "listing partition reassignments")
+        response = self._to_controller(lambda: ListPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(),
+                                                                                topics=None),
+                                       "listing partition reassignments")
         return {TopicPartition(t.name, p.partition_index): tuple(p.replicas)
                 for t in response.topics for p in t.partitions}
 
@@ -433,15 +433,26 @@ class Cluster:
         for tp, replicas in orders.items():
             by_topic[tp.topic].append(topic_cls.ReassignablePartition(partition_index=tp.partition,
                                                                       replicas=list(replicas)))
-        request = AlterPartitionReassignmentsRequest(
-            timeout_ms=self._remaining_ms(),
-            topics=[topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()])
-        response = self._send(request, node_id=self._controller(), what="reordering replicas")
-        self._raise_top_level(response.error_code, "reordering replicas")
+        topics = [topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()]
+        response = self._to_controller(lambda: AlterPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(),
+                                                                                 topics=topics),
+                                       "reordering replicas")
         return {TopicPartition(t.name, p.partition_index): (p.error_code, p.error_message)
                 for t in response.responses for p in t.partitions}
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _to_controller(self, request: Callable[[], Any], what: str) -> Any:
+        """Send a request only the controller serves; a ZooKeeper-mode broker that is no longer the
+        controller answers NOT_CONTROLLER (the whole request, nothing done): find it again and resend."""
+        for retries_left in range(_NOT_CONTROLLER_RETRIES, -1, -1):
+            response = self._send(request(), node_id=self._controller(), what=what)
+            if response.error_code != kafka_errors.NOT_CONTROLLER or not retries_left:
+                break
+            log.info("Not the controller; refreshing it and resending (%s)", what)
+            self._controller_id = None
+        self._raise_top_level(response.error_code, what)
+        return response
 
     def _elect_request(self, election_type: ElectionType, partitions: Iterable[TopicPartition] | None) -> Any:
         topics = None

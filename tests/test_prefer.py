@@ -272,3 +272,15 @@ def test_a_reorder_whose_answer_is_lost_says_it_may_still_be_applied(sb: Sandbox
             break
         time.sleep(0.1)
     assert sb.partition_state("t", 0).replicas == (3, 1, 2)  # as the report warned
+
+
+@pytest.mark.parametrize("api_key", [ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS])
+def test_a_reassignment_request_answered_not_controller_is_resent(api_key: int, tmp_path: Path) -> None:
+    """ZooKeeper mode: a broker that just lost the controllership refuses the whole request; find the new one."""
+    with Sandbox(brokers=3, mode="zk") as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        sb.fail_next(api_key, kafka_errors.NOT_CONTROLLER)
+        code, out, err = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3",
+                                "--restore-file", str(tmp_path / "r.json"))
+        assert (code, rows(out)["t-0"]["outcome"]) == (0, "elected"), err
+        assert (sb.partition_state("t", 0).leader, sb.partition_state("t", 0).replicas) == (3, (3, 1, 2))
