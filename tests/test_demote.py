@@ -125,9 +125,10 @@ def test_an_unknown_broker_is_an_input_error(sb: Sandbox) -> None:
 
 
 def test_a_broker_that_leads_nothing_has_nothing_to_do(sb: Sandbox, tmp_path: Path) -> None:
-    code, out, _ = demote(sb, "--broker", "1", "--topic-regex", "u", "--restore-file", str(tmp_path / "r.json"))
+    code, out, err = demote(sb, "--broker", "1", "--topic-regex", "u", "--restore-file", str(tmp_path / "r.json"))
     assert (code, json.loads(out)["partitions"], json.loads(out)["restore_file"]) == (0, [], None)
     assert not (tmp_path / "r.json").exists()
+    assert err == f"No restore file written to {tmp_path / 'r.json'}: no replica order changes.\n"
 
 
 def test_an_invalid_regex_is_an_input_error() -> None:

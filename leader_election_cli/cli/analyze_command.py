@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import Command, configure_logging, run, verbatim
+from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, configure_logging, run, verbatim
 from leader_election_cli.errors import InputError
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
@@ -31,7 +31,7 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
+@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
 @click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...")
 @click.option("--out", required=True, metavar="DIR", help="Directory for the Parquet tables, plans and summary.")
 @click.option("--master", metavar="URL",

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
+    COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
     bootstrap_servers,
@@ -28,8 +29,6 @@ from leader_election_cli.cli.moves_command import (
 )
 from leader_election_cli.errors import EXIT_CODE_HELP, CliError, ExitCode, InputError
 
-_SETTINGS = {"max_content_width": 100}
-
 IMBALANCE_NOTE = """\
 A broker's imbalance ratio is Kafka's (leader.imbalance.per.broker.percentage): of the partitions whose
 preferred replica it is, the share led by another broker or by none."""
@@ -43,7 +42,7 @@ Examples:
 
 
 @click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
-               context_settings=_SETTINGS)
+               context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--fail-above", type=click.FloatRange(0, 100), metavar="PCT",
               help="Exit 1 when any broker's imbalance ratio is above PCT percent (for monitoring).")
@@ -85,7 +84,7 @@ Examples:
 
 
 @click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
-               context_settings=_SETTINGS)
+               context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--threshold", type=click.FloatRange(0, 100), default=10, show_default=True, metavar="PCT",
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from leader_election_cli.model import ElectionReport
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
+# Every command's click settings: -h too, whether the command runs alone or under `kafka-leaders` (click
+# caches a command's help option the first time it is built, with the names of that context).
+COMMAND_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
 
 

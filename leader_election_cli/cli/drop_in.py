@@ -14,6 +14,7 @@ import click
 
 from leader_election_cli import __version__
 from leader_election_cli.cli.common import (
+    COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     OUTPUT_CHOICES,
     TIMEOUT_SECONDS,
@@ -57,7 +58,7 @@ Examples:
 
 
 @click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODE_HELP), no_args_is_help=True,
-               context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+               context_settings=COMMAND_SETTINGS)
 @click.option("--bootstrap-server", metavar="HOST:PORT", multiple=True,
               help="A host name and port for the broker to connect to, in the form host:port. Multiple "
                    "comma-separated URLs can be given. REQUIRED.")

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
+    COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     OUTPUT_CHOICES,
     Command,
@@ -85,7 +86,6 @@ _OPTIONS = [
                  help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
 ]
 
-_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _with_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -95,7 +95,7 @@ def _with_options(command: Callable[..., None]) -> Callable[..., None]:
     return connection_options(command)
 
 
-@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXAMPLES, EXIT_CODE_HELP), context_settings=_SETTINGS)
+@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXAMPLES, EXIT_CODE_HELP), context_settings=COMMAND_SETTINGS)
 @_with_options
 def elect(**options: Any) -> None:
     """Elect partition leaders: choose partitions precisely, in batches, with unclean-election safety.
@@ -108,7 +108,7 @@ def elect(**options: Any) -> None:
 
 
 @click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, PLAN_EXAMPLES, EXIT_CODE_HELP),
-               context_settings=_SETTINGS)
+               context_settings=COMMAND_SETTINGS)
 @_with_options
 def plan(**options: Any) -> None:
     """Predict an election without sending it: the leader or error each partition would get.

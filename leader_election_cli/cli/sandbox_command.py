@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import Command, run, verbatim
+from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, run, verbatim
 from leader_election_cli.errors import InputError
 
 EXAMPLES = """\
@@ -34,7 +34,7 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "partitions it prefers (only an unclean election brings them back).")
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
+@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
 @click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
+    COMMAND_SETTINGS,
     Command,
     bootstrap_servers,
     configure_logging,
@@ -27,7 +28,7 @@ Examples:
 """
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings={"max_content_width": 100})
+@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--output", "output", required=True, metavar="FILE",
               help="Where to write the rows: a .jsonl (JSON lines) or .parquet file.")
