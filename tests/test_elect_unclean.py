@@ -82,6 +82,19 @@ def test_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox) -> None:
     assert sb.partition_state("u", 0).leader == 2
 
 
+@pytest.mark.parametrize("tool", ["drop-in", "elect"])
+def test_the_json_document_carries_the_data_loss_warning(sb: Sandbox, tool: str) -> None:
+    if tool == "elect":
+        code, out, _ = toolkit(sb, "--topic", "u", "--yes", "--output", "json")
+    else:
+        result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                              "unclean", "--topic", "u", "--partition", "0", "--output", "json"])
+        code, out = result.exit_code, result.stdout
+    document = json.loads(out)
+    assert code == 0 and [p["outcome"] for p in document["partitions"]] == ["elected"]
+    assert document["warnings"] and document["warnings"][0].startswith(AT_RISK.removeprefix("Warning: "))
+
+
 def test_plan_flags_the_partitions_at_risk(sb: Sandbox) -> None:
     result = CliRunner().invoke(elect_command.plan, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
                                                      "unclean", "--all-topic-partitions", "--output", "json"])

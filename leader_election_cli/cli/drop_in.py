@@ -174,19 +174,24 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
             predictions = planning.predict(before, election_type, partitions, cluster.mode())
             return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
         before = cluster.describe()
+        warnings = []
         if election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr, as best we can
             try:
                 assessed = execution.read_for_prediction(cluster, election_type, cluster.mode())
             except (InputError, UnreachableError, AuthError) as exc:
-                click.echo(f"Warning: could not assess the unclean election's data-loss risk: {exc.message}", err=True)
+                warnings = [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
             else:
                 predictions = planning.predict(assessed, election_type, partitions, cluster.mode())
-                for line in safety.warning_lines(safety.assess(predictions), assessed):
-                    click.echo(line, err=True)
+                warnings = safety.warning_lines(safety.assess(predictions), assessed)
+            for line in warnings:
+                click.echo(line, err=True)
         total = len(before.partitions) if partitions is None else len(partitions)
         with progress_bar(output, total, o["batch_size"]) as advance:
-            return execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
-                                   batch_interval=o["batch_interval"], progress=advance)
+            report = execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
+                                     batch_interval=o["batch_interval"], progress=advance)
+        if output == "json":  # stdout is the document: it carries the warnings too
+            report.warnings.extend(line.removeprefix("Warning: ") for line in warnings)
+        return report
 
 
 def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:

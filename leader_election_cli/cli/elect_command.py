@@ -145,7 +145,8 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
         if predicting:
             predictions = planning.predict(state, election_type, selected, mode)
             risk = safety.assess(predictions)
-            for line in safety.warning_lines(risk, state):
+            risk_lines = safety.warning_lines(risk, state)
+            for line in risk_lines:
                 click.echo(line, err=True)
             if dry_run:
                 report = execution.dry_run_report(predictions, election_type)
@@ -161,5 +162,7 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
                 report = execution.elect(cluster, election_type, selected, state, batch_size=o["batch_size"],
                                          batch_interval=o["batch_interval"], progress=advance,
                                          already_elected=already)
+        if predicting and output == "json":  # stdout is the document: it carries the warnings too
+            report.warnings.extend(line.removeprefix("Warning: ") for line in risk_lines)
     render_report(report, output)
     return int(report.exit_code)
