@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,26 +20,31 @@ TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import ma
 DROP_IN = [sys.executable, "-m", "leader_election_cli", "--election-type", "preferred", "--all-topic-partitions"]
 
 
+def interrupted(sb: Sandbox, argv: list[str], api_key: int = ELECT_LEADERS) -> tuple[int, str, str]:
+    """Run `argv`, send SIGINT once the sandbox has received its first `api_key` request; (code, out, err)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while sb.request_count(api_key) == 0 and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    return process.returncode, out, err
+
+
 @pytest.mark.parametrize("command", [TOOLKIT, DROP_IN], ids=["kafka-leaders elect", "kafka-leader-election"])
 def test_ctrl_c_stops_after_the_batch_in_flight_and_reports_every_partition_once(command: list[str]) -> None:
     with Sandbox(brokers=3) as sb:
         sb.create_topic("t", partitions=PARTITIONS, replication_factor=3)
         for p in range(PARTITIONS):
             sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
-        process = subprocess.Popen(
-            [*command, "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--batch-interval", "2",
-             "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 30
-            while sb.request_count(ELECT_LEADERS) == 0 and time.monotonic() < deadline:
-                assert process.poll() is None, process.communicate()
-                time.sleep(0.05)
-            process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=30)
-        finally:
-            process.kill()
+        code, out, err = interrupted(sb, [*command, "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2",
+                                          "--batch-interval", "2", "--output", "json"])
         sent = sb.request_count(ELECT_LEADERS)
-    assert process.returncode == ExitCode.INTERRUPTED, err
+    assert code == ExitCode.INTERRUPTED, err
     document = json.loads(out)
     names = [(p["topic"], p["partition"]) for p in document["partitions"]]
     assert sorted(names) == [("t", p) for p in range(PARTITIONS)]
@@ -55,49 +61,29 @@ def test_ctrl_c_during_an_all_partitions_request_lets_it_finish_and_reports_it()
         for p in range(PARTITIONS):
             sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
         sb.delay_next(ELECT_LEADERS, 1.0)
-        process = subprocess.Popen([*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 30
-            while sb.request_count(ELECT_LEADERS) == 0 and time.monotonic() < deadline:
-                assert process.poll() is None, process.communicate()
-                time.sleep(0.05)
-            process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=30)
-        finally:
-            process.kill()
+        code, out, err = interrupted(sb, [*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"])
         leaders = [sb.partition_state("t", p).leader for p in range(PARTITIONS)]
         preferred = [sb.partition_state("t", p).replicas[0] for p in range(PARTITIONS)]
     assert "Interrupted" not in err
-    assert process.returncode == ExitCode.OK, err
+    assert code == ExitCode.OK, err
     assert leaders == preferred
     document = json.loads(out)
     assert [p["outcome"] for p in document["partitions"]] == ["elected"] * PARTITIONS
 
 
-def test_ctrl_c_during_a_demotions_reorder_finishes_that_reorder_and_reports_it(tmp_path) -> None:
+def test_ctrl_c_during_a_demotions_reorder_finishes_that_reorder_and_reports_it(tmp_path: Path) -> None:
     """The reorder in flight is finished, not abandoned: its partitions show their new order (reordered,
     not elected), the rest are untouched."""
     alter_reassignments = 45
     with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
         sb.create_topic("a", assignment={p: [1, 2, 3] for p in range(4)})
         sb.delay_next(alter_reassignments, 1.5)
-        process = subprocess.Popen(
-            [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "demote", "--broker",
-             "1", "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--output", "json",
-             "--restore-file", str(tmp_path / "restore.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        try:
-            deadline = time.monotonic() + 30
-            while sb.request_count(alter_reassignments) == 0 and time.monotonic() < deadline:
-                assert process.poll() is None, process.communicate()
-                time.sleep(0.05)
-            process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=30)
-        finally:
-            process.kill()
+        code, out, err = interrupted(sb, [
+            sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "demote", "--broker", "1",
+            "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--output", "json",
+            "--restore-file", str(tmp_path / "restore.json")], api_key=alter_reassignments)
         orders = [sb.partition_state("a", p).replicas for p in range(4)]
-    assert process.returncode == ExitCode.INTERRUPTED, err
+    assert code == ExitCode.INTERRUPTED, err
     assert orders == [(2, 3, 1), (2, 3, 1), (1, 2, 3), (1, 2, 3)]  # batch 1 finished, batch 2 never sent
     rows = json.loads(out)["partitions"]
     assert [tuple(r["replicas_after"]) for r in rows] == orders
