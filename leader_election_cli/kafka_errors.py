@@ -29,6 +29,8 @@ _TABLE = [
     (5, "LEADER_NOT_AVAILABLE", "LeaderNotAvailableException",
      "There is no leader for this topic-partition as we are in the middle of a leadership election."),
     (7, "REQUEST_TIMED_OUT", "TimeoutException", "The request timed out."),
+    (9, "REPLICA_NOT_AVAILABLE", "ReplicaNotAvailableException",
+     "The replica is not available for the requested topic-partition."),
     (17, "INVALID_TOPIC_EXCEPTION", "InvalidTopicException",
      "The request attempted to perform an operation on an invalid topic."),
     (29, "TOPIC_AUTHORIZATION_FAILED", "TopicAuthorizationException", "Topic authorization failed."),
@@ -69,6 +71,7 @@ NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 REQUEST_TIMED_OUT = 7
+REPLICA_NOT_AVAILABLE = 9
 INVALID_TOPIC_EXCEPTION = 17
 CLUSTER_AUTHORIZATION_FAILED = 31
 UNSUPPORTED_SASL_MECHANISM = 33

@@ -388,6 +388,16 @@ def test_fault_injection(sb: Sandbox, admin: KafkaAdminClient) -> None:
     assert [r.partitions for r in sb.request_log if r.api_key == 43] == [2, 1, 1, 1]
 
 
+def test_metadata_v0_leaves_dead_replicas_out_and_says_so(sb: Sandbox) -> None:
+    """getPartitionMetadata with errorUnavailableEndpoints (v0 only): REPLICA_NOT_AVAILABLE (9)."""
+    sb.stop_broker(3)
+    answers = {v: call(sb.brokers[1], MetadataRequest(version=v, topics=["t1"]), MetadataResponse, v)
+               for v in (0, 1)}
+    partitions = {v: {p.partition_index: p for p in a.topics[0].partitions} for v, a in answers.items()}
+    assert (partitions[0][0].error_code, partitions[0][0].replica_nodes) == (9, [1, 2])
+    assert (partitions[1][0].error_code, partitions[1][0].replica_nodes) == (0, [1, 2, 3])
+
+
 def test_sasl_authenticate_outside_a_sasl_exchange(sb: Sandbox) -> None:
     """KafkaApis.handleSaslAuthenticateRequest: ILLEGAL_SASL_STATE (34), and the connection stays open."""
     request = SaslAuthenticateRequest(version=1, auth_bytes=b"\x00u\x00p")

@@ -231,8 +231,10 @@ def _metadata(ctx: Context, req: Any) -> Any:
                     replicas = [r for r in replicas if r in c.live]
                     isr = [r for r in isr if r in c.live]
                 led = p.leader != NO_LEADER and p.leader in c.live
+                # getPartitionMetadata: v0 (errorUnavailableEndpoints) says when it left a replica out
+                short = len(replicas) < len(p.replicas) or len(isr) < len(p.isr)
                 partitions.append(R.MetadataResponseTopic.MetadataResponsePartition(
-                    error_code=ke.NONE if led else 5,  # LEADER_NOT_AVAILABLE
+                    error_code=ke.LEADER_NOT_AVAILABLE if not led else ke.REPLICA_NOT_AVAILABLE if short else ke.NONE,
                     partition_index=pid, leader_id=p.leader if led else NO_LEADER,
                     leader_epoch=p.leader_epoch, replica_nodes=list(replicas), isr_nodes=list(isr),
                     offline_replicas=[r for r in p.replicas if r not in c.live]))
