@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 _ZK_ONLY_API_KEYS = {4, 5, 6, 7}
 _NOT_CONTROLLER_RETRIES = 3
 _RECONNECT_ATTEMPTS = 3  # a dead broker may be asked first; each failure marks one down
-_RESOURCE_TYPE_TOPIC = 2
+_RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
 _HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
@@ -373,6 +373,15 @@ class Cluster:
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
         return replace(state, min_insync_replicas=min_isr)
+
+    def broker_configs(self, broker: int, names: Sequence[str]) -> dict[str, str]:
+        """Some configs of one broker: its BROKER resource, asked of that broker (Kafka answers only
+        for itself). Empty when the broker does not say (no DESCRIBE_CONFIGS on CLUSTER, say)."""
+        request = DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
+            resource_type=_RESOURCE_TYPE_BROKER, resource_name=str(broker), configuration_keys=list(names))])
+        response = self._send(request, node_id=broker, what="reading broker configs")
+        return {entry.name: entry.value for result in response.results if not result.error_code
+                for entry in result.configs or () if entry.value is not None}
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Pending reassignments: partition -> target replicas."""

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import IO, Any
 
 from leader_election_cli import kafka_errors, render
-from leader_election_cli.model import NO_LEADER, Outcome, TopicPartition
+from leader_election_cli.model import NO_LEADER, ControllerMode, Outcome, TopicPartition
 from leader_election_cli.moves import MoveReport, MoveResult
 from leader_election_cli.planning import ClusterBalance
 from leader_election_cli.status import RebalanceRun, StatusReport, balance_document
@@ -129,6 +129,7 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         "under_min_isr_partitions": [str(tp) for tp in report.under_min_isr],
         "reassigning_partitions": [str(tp) for tp in report.reassigning],
         "failing_brokers": [b.broker for b in report.failing],
+        "auto_leader_rebalance": report.auto_rebalance or None,
         "exit_code": int(report.exit_code),
     }
 
@@ -173,10 +174,27 @@ def render_status_table(report: StatusReport, out: IO[str]) -> None:
         style = "bold red" if count and partitions and label != "Pending reassignments" else ""
         text = f"{label}: {count}" + (f" ({_names(partitions)})" if partitions else "")
         console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
+    console.print(f"Automatic leader rebalance: {_auto_rebalance(report)}", highlight=False, soft_wrap=True)
     if report.fail_above is not None:
         failing = ", ".join(f"{x.broker} ({_pct(x.ratio)})" for x in report.failing)
         console.print(f"Brokers above {report.fail_above:g}%: {failing}" if failing else
                       f"Every broker is at or under {report.fail_above:g}%", highlight=False)
+
+
+def _auto_rebalance(report: StatusReport) -> str:
+    """What the controller does by itself, as the brokers' configs say (auto.leader.rebalance.enable)."""
+    configs = report.auto_rebalance
+    enabled = configs.get("auto.leader.rebalance.enable", "").strip().lower()
+    if enabled not in ("true", "false"):
+        return "unknown (the broker did not report auto.leader.rebalance.enable)"
+    if enabled == "false":
+        return ("off (auto.leader.rebalance.enable=false): only elections such as `kafka-leaders rebalance` move "
+                "leaders back")
+    every = configs.get("leader.imbalance.check.interval.seconds", "?")
+    scope = ("every partition led off its preferred replica" if report.mode is ControllerMode.KRAFT else
+             f"the partitions of brokers above leader.imbalance.per.broker.percentage "
+             f"({configs.get('leader.imbalance.per.broker.percentage', '?')}%)")
+    return f"on: the controller elects preferred leaders every {every} s for {scope}"
 
 
 # -- rebalance ----------------------------------------------------------------------------------------

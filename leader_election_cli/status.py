@@ -37,6 +37,9 @@ from leader_election_cli.planning import (
 )
 
 METRIC_PREFIX = "kafka_leaders_rebalance"
+# The controller's own preferred-leader elections (Kafka's broker configs): status shows them.
+AUTO_REBALANCE_CONFIGS = ("auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
+                          "leader.imbalance.per.broker.percentage")
 
 
 # -- status -------------------------------------------------------------------------------------------
@@ -53,6 +56,7 @@ class StatusReport:
     controller_id: int
     mode: ControllerMode | None
     fail_above: float | None = None  # --fail-above PCT
+    auto_rebalance: dict[str, str] = field(default_factory=dict)  # AUTO_REBALANCE_CONFIGS the broker reported
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -64,14 +68,15 @@ class StatusReport:
         return ExitCode.PARTITION_FAILED if self.failing else ExitCode.OK
 
 
-def status_report(state: ClusterState, fail_above: float | None = None) -> StatusReport:
+def status_report(state: ClusterState, fail_above: float | None = None,
+                  auto_rebalance: dict[str, str] | None = None) -> StatusReport:
     """Kafka's per-broker imbalance and the cluster's partition health, from one read."""
     live = state.live_brokers
     offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
     under_min = sorted(tp for tp, p in state.partitions.items()
                        if is_under_min_isr(p.isr, state.min_insync_replicas.get(tp.topic)))
     return StatusReport(balance(state), offline, under_min, sorted(state.reassigning), state.cluster_id,
-                        state.controller_id, state.mode, fail_above)
+                        state.controller_id, state.mode, fail_above, dict(auto_rebalance or {}))
 
 
 # -- rebalance ----------------------------------------------------------------------------------------

@@ -137,3 +137,22 @@ def test_unreachable_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
     code, _, err = kl("status", "--timeout", "0.5")
     assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+
+
+def test_status_shows_the_controllers_own_rebalance(sb: Sandbox) -> None:
+    """auto.leader.rebalance.enable and its settings, as a broker's DescribeConfigs reports them."""
+    _, doc = status(sb)
+    assert doc["auto_leader_rebalance"] == {"auto.leader.rebalance.enable": "true",
+                                            "leader.imbalance.check.interval.seconds": "300",
+                                            "leader.imbalance.per.broker.percentage": "10"}
+    _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
+    scope = "every partition led off its preferred replica" if sb.mode == "kraft" else \
+        "the partitions of brokers above leader.imbalance.per.broker.percentage (10%)"
+    assert f"Automatic leader rebalance: on: the controller elects preferred leaders every 300 s for {scope}" in out
+
+
+def test_status_says_when_the_controller_leaves_leaders_alone() -> None:
+    with Sandbox(brokers=2, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+        sb.create_topic("t", assignment={0: [1, 2]})
+        _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
+    assert "Automatic leader rebalance: off (auto.leader.rebalance.enable=false)" in out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,8 @@ def status(**o: Any) -> None:
 
 def _status(o: dict[str, Any]) -> int:
     from leader_election_cli import render_balance
-    from leader_election_cli.status import status_report
+    from leader_election_cli.errors import CliError
+    from leader_election_cli.status import AUTO_REBALANCE_CONFIGS, status_report
 
     configure_logging(o["debug"])
     servers = bootstrap_servers(o)
@@ -64,7 +65,11 @@ def _status(o: dict[str, Any]) -> int:
     settings = client_settings(o)
     with connected(servers, settings) as cluster:
         state = cluster.describe(with_configs=True, with_reassignments=True)
-    report = status_report(state, o["fail_above"])
+        auto_rebalance = {}
+        with suppress(CliError):  # shown as unknown: the balance itself was read
+            if state.live_brokers:  # the controller's own rebalance, as one live broker is configured
+                auto_rebalance = cluster.broker_configs(min(state.live_brokers), AUTO_REBALANCE_CONFIGS)
+    report = status_report(state, o["fail_above"], auto_rebalance)
     if output == "json":
         render_balance.write_json(render_balance.status_document(report), sys.stdout)
     else:
