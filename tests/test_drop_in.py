@@ -225,3 +225,17 @@ def test_a_dry_run_that_cannot_reach_the_cluster_does_not_print_kafkas_timeout_l
                            "--all-topic-partitions", "--timeout", "1", "--output", "text", "--dry-run")
     assert (code, out) == (3, "")  # no election was asked for, so none timed out
     assert err.startswith("Could not reach any broker of 127.0.0.1:")
+
+
+def test_json_output_still_gets_a_document_when_the_cluster_cannot_be_reached() -> None:
+    """CI reads stdout as JSON: exit 3 with an empty stdout broke the parse."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+                           "--topic", "t1", "--partition", "0", "--timeout", "1", "--output", "json")
+    document = json.loads(out)
+    jsonschema.validate(document, REPORT_SCHEMA)
+    assert code == 3 == document["summary"]["exit_code"]
+    assert [(p["topic"], p["partition"], p["outcome"]) for p in document["partitions"]] == [("t1", 0, "not_attempted")]
+    assert document["summary"]["stopped"] == err.splitlines()[0]

@@ -9,6 +9,7 @@ the sandbox must receive none.
 
 from __future__ import annotations
 
+import json
 import datetime
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,7 +83,10 @@ def assert_handshake_refused(sb: Sandbox, tool: str, host: str, config: str, rea
     sb.set_leader("t1", 0, 2)
     code, out, err, requests = elect(sb, tool, host, config)
     lines = err.splitlines()
-    assert code == 3 and out == "" and requests == 0
+    assert code == 3 and requests == 0
+    document = json.loads(out)  # --output json: a document even so, nothing attempted, with the reason
+    assert document["summary"]["exit_code"] == 3 and document["summary"]["stopped"] == lines[0]
+    assert {p["outcome"] for p in document["partitions"]} <= {"not_attempted"}
     assert len(lines) == 2 and lines[1].startswith("Hint: ")
     assert lines[0].startswith(f"TLS handshake with {host}:{sb.brokers[1][1]} failed: [SSL: CERTIFICATE_VERIFY_FAILED]")
     assert reason in lines[0]

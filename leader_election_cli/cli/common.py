@@ -16,7 +16,7 @@ import click
 from leader_election_cli.errors import CliError, ExitCode, InputError, one_line, shown
 
 if TYPE_CHECKING:
-    from leader_election_cli.model import ElectionReport
+    from leader_election_cli.model import ElectionReport, ElectionType, TopicPartition
 
 OUTPUT_CHOICES = ("auto", "table", "text", "json")
 # Every command's click settings: -h too, whether the command runs alone or under `kafka-leaders` (click
@@ -126,6 +126,27 @@ def render_report(report: ElectionReport, output: str) -> None:
         render.render_table(report, sys.stdout, sys.stderr)
     else:
         render.render_text(report, sys.stdout, sys.stderr)
+
+
+@contextmanager
+def json_document_on_cluster_failure(output: str, election_type: ElectionType,
+                                     partitions: Sequence[TopicPartition] | None, dry_run: bool) -> Iterator[None]:
+    """With --output json, a cluster that cannot be reached or refuses us still gets a document on stdout
+    (the error line goes to stderr as always): the partitions asked for, when known, not attempted, the
+    reason and the exit code. Nothing had been changed when such a failure gets here."""
+    from leader_election_cli.errors import AuthError, UnreachableError
+
+    try:
+        yield
+    except (UnreachableError, AuthError) as exc:
+        if output == "json":
+            from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+
+            report = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED)
+                                                    for tp in partitions or ()], dry_run=dry_run)
+            report.abort(exc.exit_code, exc.message)
+            render_report(report, "json")
+        raise
 
 
 def fail(message: str, hint: str | None = None) -> None:

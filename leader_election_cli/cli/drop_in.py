@@ -20,6 +20,7 @@ from leader_election_cli.cli.common import (
     TIMEOUT_SECONDS,
     Command,
     configure_logging,
+    json_document_on_cluster_failure,
     progress_bar,
     render_report,
     resolve_output,
@@ -139,7 +140,8 @@ def _elect(o: dict[str, Any]) -> int:
     if partitions == ():
         return _nothing_to_elect(validated.election_type, output, o["dry_run"])
     try:
-        report = _send(o, validated.election_type, partitions, settings, output)
+        with json_document_on_cluster_failure(output, validated.election_type, partitions, o["dry_run"]):
+            report = _send(o, validated.election_type, partitions, settings, output)
     except UnreachableError:
         if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
             click.echo(TIMEOUT_LINE)

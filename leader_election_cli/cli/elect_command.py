@@ -21,6 +21,7 @@ from leader_election_cli.cli.common import (
     bootstrap_servers,
     configure_logging,
     connection_options,
+    json_document_on_cluster_failure,
     progress_bar,
     render_report,
     resolve_output,
@@ -138,7 +139,8 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
         click.echo(f"Warning: {warning}", err=True)
     output = resolve_output(o["output"], sys.stdout)
     predicting = dry_run or election_type is ElectionType.UNCLEAN
-    with Cluster.connect(bootstrap_servers(o), settings) as cluster:
+    with json_document_on_cluster_failure(output, election_type, None, dry_run), \
+            Cluster.connect(bootstrap_servers(o), settings) as cluster:
         mode = ControllerMode(o["controller_mode"]) if o["controller_mode"] else cluster.mode()
         state = execution.read_for_prediction(cluster, election_type, mode) if predicting else cluster.describe()
         selected = resolve(selection, state)
