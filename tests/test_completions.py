@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from generated_docs import REGENERATE, generator
 
+from leader_election_cli.cli.common import rejoin_colon_words
 from leader_election_cli.completion import CACHE_SECONDS, cache_file
 from leader_election_cli.sandbox import Sandbox
 
@@ -69,6 +70,24 @@ def test_the_bash_script_completes_topic_names_in_a_real_bash(sb: Sandbox, env: 
               'printf "%s\\n" "${COMPREPLY[@]}"\n')
     result = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert (result.returncode, result.stdout.split(), result.stderr) == (0, ["orders", "orders.eu"], "")
+
+
+def test_a_host_port_that_bash_split_at_its_colons_is_put_back_together(sb: Sandbox, env: dict[str, str]) -> None:
+    """Interactive bash splits words at ':' (COMP_WORDBREAKS): the command saw `127.0.0.1 : PORT` and
+    offered nothing. A real shell's split is what COMP_WORDS carries here."""
+    split = sb.bootstrap_servers.replace(":", " : ")
+    for command in ("kafka-leader-election", "kafka-leaders elect"):
+        offered, err = complete(f"{command} --bootstrap-server {split} --topic p", env)
+        assert (offered, err) == (["payments"], ""), command
+        offered, _ = complete(f"{command} --bootstrap-server={split} --topic p", env)
+        assert offered == ["payments"], command
+
+
+def test_rejoin_colon_words() -> None:
+    assert rejoin_colon_words(["--bootstrap-server", "h1", ":", "1,h2", ":", "2", "--topic"]) == [
+        "--bootstrap-server", "h1:1,h2:2", "--topic"]
+    assert rejoin_colon_words(["-p", "orders", ":", "0,1"]) == ["-p", "orders:0,1"]
+    assert rejoin_colon_words([":", "x"]) == [":", "x"]
 
 
 @pytest.mark.parametrize("command", ["kafka-leader-election", "kafka-leaders elect", "kafka-leaders prefer"])

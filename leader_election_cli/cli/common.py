@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
 import click
+from click.shell_completion import BashComplete, add_completion_class
 
 from leader_election_cli.errors import CliError, ExitCode, InputError, one_line, shown
 
@@ -201,6 +202,34 @@ class OneLineUsageErrors:
         except click.exceptions.Exit as exc:
             code = exc.exit_code
         sys.exit(code or 0)
+
+
+class _BashComplete(BashComplete):
+    """click's bash completion, with the words bash split at ':' (it is in COMP_WORDBREAKS) put back
+    together, so that `--bootstrap-server host:9092` reaches the command as one value."""
+
+    def get_completion_args(self) -> tuple[list[str], str]:
+        args, incomplete = super().get_completion_args()
+        return rejoin_colon_words(args), incomplete
+
+
+def rejoin_colon_words(words: Sequence[str]) -> list[str]:
+    """["h", ":", "9092,h2", ":", "9093"] -> ["h:9092,h2:9093"]: bash's split at ':' undone."""
+    joined: list[str] = []
+    glue = False
+    for word in words:
+        if word == ":" and joined:
+            joined[-1] += ":"
+            glue = True
+        elif glue:
+            joined[-1] += word
+            glue = False
+        else:
+            joined.append(word)
+    return joined
+
+
+add_completion_class(_BashComplete, "bash")
 
 
 class Command(OneLineUsageErrors, click.Command):
