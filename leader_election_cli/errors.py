@@ -62,6 +62,12 @@ def shown(text: str, limit: int = 256) -> str:
     return f"{''.join(kept)}...({len(text)} characters)"
 
 
+def extra_hint(extra: str) -> str:
+    """How to add an optional extra to an installed tool (it is installed from the project's directory)."""
+    return (f"Reinstall with the [{extra}] extra, in the project's directory: pipx install --force '.[{extra}]' "
+            f"(or pip install '.[{extra}]' in its virtualenv).")
+
+
 class CliError(Exception):
     """A failure with a one-line message, an optional hint and an exit code."""
 

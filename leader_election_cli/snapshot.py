@@ -16,12 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, extra_hint
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
 
 JSONL_SUFFIX = ".jsonl"
 PARQUET_SUFFIX = ".parquet"
-SPARK_EXTRA_HINT = "pip install 'leader-election-cli[spark]'"
 
 
 class SnapshotRow(TypedDict):
@@ -170,7 +169,7 @@ def _pyarrow_parquet() -> Any:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise InputError("Parquet snapshots need pyarrow, which is not installed",
-                         hint=f"Install it with: {SPARK_EXTRA_HINT}, or use a {JSONL_SUFFIX} file.") from exc
+                         hint=f"{extra_hint('spark')} Or use a {JSONL_SUFFIX} file.") from exc
     return pq
 
 

@@ -37,6 +37,7 @@ from leader_election_cli.errors import (
     InputError,
     RefusedError,
     UnreachableError,
+    extra_hint,
     shown,
 )
 from leader_election_cli.model import (
@@ -132,7 +133,7 @@ class ZooKeeper:
             from kazoo.handlers.threading import KazooTimeoutError
         except ImportError as exc:
             raise InputError("--zookeeper needs the kazoo package, which is not installed",
-                             "pip install 'leader-election-cli[zookeeper]'") from exc
+                             extra_hint("zookeeper")) from exc
         client = KazooClient(hosts=connect, timeout=min(30.0, max(deadline.seconds, 4.0)), randomize_hosts=False,
                              connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0})
         try:

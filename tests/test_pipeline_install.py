@@ -16,7 +16,8 @@ def analyze(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-HINT = "Hint: Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).\n"
+HINT = ("Hint: Reinstall with the [spark] extra, in the project's directory: pipx install --force '.[spark]' "
+        "(or pip install '.[spark]' in its virtualenv). It needs Java 17 or newer too.\n")
 
 
 def test_without_pyspark_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

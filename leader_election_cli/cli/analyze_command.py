@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, configure_logging, run, verbatim
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, extra_hint
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
 EXAMPLES = """\
@@ -62,7 +62,7 @@ def _analyze(o: dict[str, Any]) -> int:
     if missing:
         raise InputError(f"kafka-leaders analyze needs {' and '.join(missing)}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not installed",
-                         hint="Install it with: pip install 'leader-election-cli[spark]' (and Java 17 or newer).")
+                         hint=f"{extra_hint('spark')} It needs Java 17 or newer too.")
     from pyspark.sql import SparkSession
     from rich.console import Console
 
