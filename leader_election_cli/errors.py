@@ -21,15 +21,31 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # interrupted: what was done is reported
 
 
-EXIT_CODE_HELP = """\
-Exit codes:
-  0    every selected partition has the leader asked for (or a dry run finished)
-  1    at least one partition failed to elect (each one is listed), or an internal error
-  2    usage or input error: nothing was sent to the cluster
-  3    cluster unreachable or timed out
-  4    authentication or authorization failed
-  5    refused for safety (unconfirmed unclean election, lock held by another run)
-  130  interrupted: what was done is reported"""
+EXIT_CODE_MEANINGS = {
+    0: "every selected partition has the leader asked for (or a dry run finished)",
+    1: "at least one partition failed to elect (each one is listed), or an internal error",
+    2: "usage or input error: nothing was sent to the cluster",
+    3: "cluster unreachable or timed out",
+    4: "authentication or authorization failed",
+    5: "refused for safety (unconfirmed unclean election, lock held by another run)",
+    130: "interrupted: what was done is reported",
+}
+
+
+def exit_code_help(**meanings: str | None) -> str:
+    """A command's `Exit codes:` paragraph: the shared meanings, with this command's own (`code_1="..."`)
+    or none (`code_5=None`) where they differ. `scripts/generate_docs.py` makes man pages' EXIT STATUS of it."""
+    table = dict(EXIT_CODE_MEANINGS)
+    for name, meaning in meanings.items():
+        code = int(name.removeprefix("code_"))
+        if meaning is None:
+            table.pop(code, None)
+        else:
+            table[code] = meaning
+    return "Exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in sorted(table.items()))
+
+
+EXIT_CODE_HELP = exit_code_help()
 
 # Kafka's tool prints these on stdout before failing; scripts grep for them.
 TIMEOUT_LINE = "Timeout waiting for election results"

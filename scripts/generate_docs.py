@@ -33,7 +33,6 @@ from pathlib import Path
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.errors import EXIT_CODE_HELP
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "scripts/generate_docs.py"
@@ -121,7 +120,7 @@ def man_pages() -> dict[Path, str]:
 def man_page(page: Page, everything: list[Page]) -> str:
     command, ctx = page.command, page.ctx
     description = _paragraphs(_help(command))
-    examples, notes = _epilog(command.epilog or "")
+    examples, notes, exit_codes = _epilog(command.epilog or "")
     lines = [f'.TH "{page.slug.upper()}" "1" "" "leader-election-cli {__version__}" "User Commands"',
              ".SH NAME", f"{_roff(page.slug)} \\- {_roff(command.get_short_help_str(limit=1000))}",
              ".SH SYNOPSIS", f".B {_roff(page.name)}", _roff(" ".join(command.collect_usage_pieces(ctx)))]
@@ -149,9 +148,10 @@ def man_page(page: Page, everything: list[Page]) -> str:
         lines += [".SH ENVIRONMENT"]
         for var, option in variables:
             lines += [".TP", f".B {var}", f"Used when \\fB{_roff(option.opts[-1])}\\fR is not given."]
-    lines += [".SH EXIT STATUS"]
-    for code, meaning in _exit_codes():
-        lines += [".TP", f".B {code}", _roff(meaning)]
+    if exit_codes:
+        lines += [".SH EXIT STATUS"]
+        for code, meaning in exit_codes:
+            lines += [".TP", f".B {code}", _roff(meaning)]
     related = [other.slug for other in everything if other is not page
                and (" " not in other.name or other.name.startswith(page.name + " "))]
     lines += [".SH SEE ALSO", ",\n".join(f"\\fB{_roff(slug)}\\fR(1)" for slug in related)]
@@ -175,21 +175,21 @@ def _paragraphs(text: str) -> list[str]:
     return paragraphs
 
 
-def _epilog(epilog: str) -> tuple[list[str], list[str]]:
-    """(the example lines, the other paragraphs) of an epilog; the exit codes get a section of their own."""
+def _epilog(epilog: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """(the example lines, the other paragraphs, the exit codes) of an epilog: examples and the command's
+    own `Exit codes:` paragraph (`errors.exit_code_help`) get sections of their own."""
     examples: list[str] = []
     notes: list[str] = []
+    exit_codes: list[tuple[str, str]] = []
     for paragraph in _paragraphs(epilog):
         first, _, rest = paragraph.lstrip("\b").partition("\n")
         if first.strip() == "Examples:":
             examples += textwrap.dedent(rest).splitlines()
-        elif paragraph.lstrip("\b").strip() != EXIT_CODE_HELP.strip():
+        elif first.strip() == "Exit codes:":
+            exit_codes += [(m.group(1), m.group(2)) for m in re.finditer(r"^\s+(\d+)\s+(.+)$", rest, re.MULTILINE)]
+        else:
             notes.append(paragraph)
-    return examples, notes
-
-
-def _exit_codes() -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in re.finditer(r"^\s+(\d+)\s+(.+)$", EXIT_CODE_HELP, re.MULTILINE)]
+    return examples, notes, exit_codes
 
 
 def _envvars(option: click.Option) -> list[str]:

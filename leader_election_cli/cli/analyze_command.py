@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, configure_logging, run, verbatim
-from leader_election_cli.errors import InputError, extra_hint
+from leader_election_cli.errors import InputError, exit_code_help, extra_hint
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
 EXAMPLES = """\
@@ -31,7 +31,13 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
+EXIT_CODES = exit_code_help(code_0="the analysis and the plan files were written",
+                            code_1="the Spark job failed, or an internal error",
+                            code_2="usage or input error (unreadable snapshots, a missing extra): nothing was written",
+                            code_3=None, code_4=None, code_5=None, code_130="interrupted")
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.argument("snapshots", nargs=-1, required=True, metavar="SNAPSHOT...")
 @click.option("--out", required=True, metavar="DIR", help="Directory for the Parquet tables, plans and summary.")
 @click.option("--master", metavar="URL",

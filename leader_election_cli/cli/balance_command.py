@@ -27,7 +27,7 @@ from leader_election_cli.cli.moves_command import (
     output_option,
     resolved_output,
 )
-from leader_election_cli.errors import EXIT_CODE_HELP, CliError, ExitCode, InputError
+from leader_election_cli.errors import CliError, ExitCode, InputError, exit_code_help
 
 IMBALANCE_NOTE = """\
 A broker's imbalance ratio is Kafka's (leader.imbalance.per.broker.percentage): of the partitions whose
@@ -41,7 +41,14 @@ Examples:
   kafka-leaders status --fail-above 10 --output json     (with KAFKA_BOOTSTRAP_SERVERS set)"""
 
 
-@click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
+STATUS_EXIT_CODES = exit_code_help(code_0="the report was printed, and no broker is above --fail-above",
+                                   code_1="a broker is above --fail-above (they are listed), or an internal error",
+                                   code_5=None, code_130="interrupted")
+REBALANCE_EXIT_CODES = exit_code_help(
+    code_0="nothing to do, or every partition elected has its preferred leader (or a dry run finished)",
+    code_5="refused: another run holds the lock")
+
+@click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, STATUS_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--fail-above", type=click.FloatRange(0, 100), metavar="PCT",
@@ -88,7 +95,7 @@ Examples:
       --metrics-file /var/lib/node_exporter/textfile/kafka_leaders.prom --output table"""
 
 
-@click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, EXIT_CODE_HELP),
+@click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, REBALANCE_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--threshold", type=click.FloatRange(0, 100), default=10, show_default=True, metavar="PCT",

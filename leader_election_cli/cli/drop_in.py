@@ -30,13 +30,13 @@ from leader_election_cli.cli.common import (
 )
 from leader_election_cli.completion import complete_topics
 from leader_election_cli.errors import (
-    EXIT_CODE_HELP,
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
     AuthError,
     ExitCode,
     InputError,
     UnreachableError,
+    exit_code_help,
 )
 
 HELP = """\
@@ -49,6 +49,8 @@ brokers run with auto.leader.rebalance.enable=true. An unclean election elects a
 out of sync when a partition has no leader: it can lose data.
 """
 
+EXIT_CODES = exit_code_help(code_5="refused for safety (--zookeeper: another election is in progress)")
+
 EXAMPLES = """\
 Examples:
   kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --all-topic-partitions
@@ -58,7 +60,7 @@ Examples:
 """
 
 
-@click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODE_HELP), no_args_is_help=True,
+@click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODES), no_args_is_help=True,
                context_settings=COMMAND_SETTINGS)
 @click.option("--bootstrap-server", metavar="HOST:PORT", multiple=True,
               help="A host name and port for the broker to connect to, in the form host:port. Multiple "

@@ -78,8 +78,8 @@ Examples:
 leaders.json: {"partitions": [{"topic": "orders", "partition": 3, "leader": 2}]}"""
 
 MOVE_EXIT_NOTE = """\
-Exit code 1 also means a partition was refused (each one is listed with the reason): the broker asked
-for does not lead it. A dry run lists refusals too, and exits 0."""
+Exit code 1 also means a partition was refused (each one is listed with the reason), or does not end up
+led by the broker the move asked for. A dry run lists refusals too, and exits 0."""
 
 
 def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:

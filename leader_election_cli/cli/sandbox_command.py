@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, run, verbatim
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, exit_code_help
 
 EXAMPLES = """\
 Examples:
@@ -34,7 +34,12 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "partitions it prefers (only an unclean election brings them back).")
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
+EXIT_CODES = exit_code_help(code_0="stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
+                            code_1="an internal error", code_2="usage or input error (bad options, a port taken)",
+                            code_3=None, code_4=None, code_5=None, code_130=None)
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")

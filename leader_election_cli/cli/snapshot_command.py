@@ -18,7 +18,7 @@ from leader_election_cli.cli.common import (
     run,
     verbatim,
 )
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, exit_code_help
 
 EXAMPLES = """\
 Examples:
@@ -28,7 +28,11 @@ Examples:
 """
 
 
-@click.command(cls=Command, epilog=verbatim(EXAMPLES), context_settings=COMMAND_SETTINGS)
+EXIT_CODES = exit_code_help(code_0="the snapshot was written", code_1="an internal error", code_5=None,
+                            code_130="interrupted: nothing was written")
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--output", "output", required=True, metavar="FILE",
               help="Where to write the rows: a .jsonl (JSON lines) or .parquet file.")
