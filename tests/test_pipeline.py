@@ -189,6 +189,7 @@ def test_the_command_prints_a_summary_draws_a_plot_and_removes_stale_plans(spark
     assert not stale.exists()
     (plan_dir,) = (tmp_path / "out" / "plans").iterdir()
     assert plan_dir.name.startswith("prod_eu-") and len(list(plan_dir.iterdir())) == 1
+    assert f"--path-to-json-file {tmp_path / 'out' / 'plans' / plan_dir.name / 'batch-0001.json'}" in result.stdout
     assert (tmp_path / "out" / "imbalance.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     written = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert written["rows"] == 4 and written["clusters"][0]["fixable"] == 1
@@ -236,3 +237,50 @@ def test_a_plan_file_brings_the_sandbox_back_to_preferred_leaders(spark, tmp_pat
             for p in range(count):
                 state = sb.partition_state(topic, p)
                 assert state.leader == state.replicas[0]
+
+
+def test_plans_never_come_from_a_snapshot_older_than_the_newest(spark, tmp_path: Path) -> None:
+    """The newest snapshot's rows are all bad (the same file kept twice): plans came from the older one."""
+    state = two_partitions_one_fixable()
+    (tmp_path / "in").mkdir()
+    snapshot.write(snapshot.rows(state, "c", T0), tmp_path / "in" / "old.jsonl")
+    newer = snapshot.rows(state, "c", T0 + timedelta(hours=1))
+    snapshot.write(newer, tmp_path / "in" / "new.jsonl")
+    snapshot.write(newer, tmp_path / "in" / "new-copy.jsonl")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "in"), "--out", str(tmp_path / "out")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "out" / "plans").exists() or not list((tmp_path / "out" / "plans").iterdir())
+    assert "Cluster c: its latest snapshot (2024" in result.stdout and "no plan was written" in result.stdout
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert list(written["unusable_latest"]) == ["c"] and written["clusters"] == []
+
+
+def test_no_usable_row_at_all_is_an_input_error(spark, tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and result.stderr.startswith("No usable snapshot row in the input: 1 bad row(s)")
+    assert len(table(tmp_path / "out", "bad_rows")) == 1
+
+
+def test_cluster_names_are_shown_as_they_are(spark, tmp_path: Path) -> None:
+    """A cluster named like rich markup ended the run with an internal error after every output was written."""
+    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "[/x] [bold]", T0), tmp_path / "s.jsonl")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "out")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "[/x] [bold]" in result.stdout
+
+
+def test_files_below_hidden_or_temporary_directories_are_skipped(spark, tmp_path: Path) -> None:
+    for name in ("_temporary/0/part-0.jsonl", ".staging/part-1.jsonl", "good.jsonl"):
+        (tmp_path / "in" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / name).write_text("")
+    json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in")])
+    assert [Path(f).name for f in json_files] == ["good.jsonl"]
+
+
+def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["analyze", "x.jsonl", "--out", str(tmp_path), "--threshold", "nan"])
+    assert result.exit_code == 2 and "is not a finite number" in result.stderr
+

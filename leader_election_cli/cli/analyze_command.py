@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, configure_logging, run, verbatim
+from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Finite, configure_logging, run, verbatim
 from leader_election_cli.errors import InputError, exit_code_help, extra_hint
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
@@ -33,7 +33,7 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
 
 EXIT_CODES = exit_code_help(code_0="the analysis and the plan files were written",
                             code_1="the Spark job failed, or an internal error",
-                            code_2="usage or input error (unreadable snapshots, a missing extra): nothing was written",
+                            code_2="usage or input error (unreadable snapshots, no usable row, a missing extra)",
                             code_3=None, code_4=None, code_5=None, code_130="interrupted")
 
 
@@ -44,7 +44,7 @@ EXIT_CODES = exit_code_help(code_0="the analysis and the plan files were written
               help="Spark master, e.g. local[4], spark://host:7077, yarn (default: local[*], or spark-submit's).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
               help="At most N partitions per election file (a KRaft controller refuses over 10,000 at once).")
-@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,
+@click.option("--threshold", type=Finite(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,
               metavar="PCT", help="Imbalance ratio above which a broker is flagged (leader.imbalance.per.broker"
                                   ".percentage).")
 @click.option("--plot", is_flag=True, help="Also draw the imbalance over time as DIR/imbalance.png.")

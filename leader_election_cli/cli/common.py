@@ -26,14 +26,22 @@ COMMAND_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
 
 
-class Seconds(click.FloatRange):
-    """A finite number of seconds within a range (click's FloatRange lets nan and inf through)."""
+class Finite(click.FloatRange):
+    """A finite number within a range (click's FloatRange lets nan and inf through)."""
+
+    unit = "number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        seconds = super().convert(value, param, ctx)
-        if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
-        return seconds
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite {self.unit}.", param, ctx)
+        return number
+
+
+class Seconds(Finite):
+    """A finite number of seconds within a range."""
+
+    unit = "number of seconds"
 
 
 # Kafka's timeouts are Java ints of milliseconds; ElectLeaders carries --timeout as one (TimeoutMs).

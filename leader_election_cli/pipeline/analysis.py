@@ -77,9 +77,13 @@ def cluster_health(flagged: DataFrame, brokers: DataFrame) -> DataFrame:
             .na.fill(0.0, ["max_imbalance_ratio"]))
 
 
-def latest_snapshots(health: DataFrame) -> DataFrame:
-    """Each cluster's latest snapshot (cluster, taken_at), and its number of snapshots."""
-    return health.groupBy("cluster").agg(F.max("taken_at").alias("taken_at"), F.count(F.lit(1)).alias("snapshots"))
+def latest_snapshots(rows: DataFrame, health: DataFrame) -> DataFrame:
+    """Each cluster's latest snapshot (cluster, taken_at) among every row read, bad ones included, so that
+    plans never come from a snapshot older than the newest; and its number of usable snapshots."""
+    newest = (rows.where(F.col("cluster").isNotNull() & F.col("taken_at").isNotNull())
+              .groupBy("cluster").agg(F.max("taken_at").alias("taken_at")))
+    usable = health.groupBy("cluster").agg(F.count(F.lit(1)).alias("snapshots"))
+    return newest.join(usable, "cluster", "left").na.fill(0, ["snapshots"])
 
 
 def latest_fixable(flagged: DataFrame, latest: DataFrame) -> DataFrame:

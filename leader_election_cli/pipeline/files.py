@@ -49,7 +49,7 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[s
             if status.isDirectory():
                 listing = fs.listFiles(status.getPath(), True)
                 found = [listing.next().getPath() for _ in iter(listing.hasNext, False)]
-                names = [p.toString() for p in found if not _hidden(p.toString())]
+                names = [p.toString() for p in found if not _hidden(p.toString(), status.getPath().toString())]
             else:
                 names = [status.getPath().toString()]
                 if not names[0].endswith(JSON_SUFFIXES + PARQUET_SUFFIXES):
@@ -62,9 +62,11 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[s
     return sorted(json_files), sorted(parquet_files)
 
 
-def _hidden(uri: str) -> bool:
-    name = uri.rstrip("/").rsplit("/", 1)[-1]
-    return name.startswith((".", "_"))
+def _hidden(uri: str, root: str = "") -> bool:
+    """A file, or a directory on its way below `root`, named `.x` or `_x`: Spark's and Hadoop's
+    `_temporary`, `.staging`, `_SUCCESS`, files still being written."""
+    below = uri[len(root):] if root and uri.startswith(root) else uri.rstrip("/").rsplit("/", 1)[-1]
+    return any(part.startswith((".", "_")) for part in below.strip("/").split("/") if part)
 
 
 def write_bytes(spark: SparkSession, uri: str, data: bytes) -> None:

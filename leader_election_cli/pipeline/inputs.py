@@ -73,7 +73,7 @@ def duplicate_keys(rows: DataFrame) -> DataFrame:
 
 def mark_duplicates(rows: DataFrame, duplicates: DataFrame) -> DataFrame:
     """A partition listed twice in one snapshot is ambiguous: every copy becomes a bad row."""
-    return (rows.join(F.broadcast(duplicates), list(PARTITION_KEY), "left")
+    return (rows.join(duplicates, list(PARTITION_KEY), "left")  # not broadcast: there may be millions
             .withColumn(REASON, F.when(F.col(REASON).isNull() & F.col("_duplicate"),
                                        "partition listed twice in one snapshot").otherwise(F.col(REASON)))
             .drop("_duplicate"))

@@ -131,15 +131,21 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     (rows.where(F.col(inputs.REASON).isNotNull())
      .select(inputs.SOURCE, inputs.REASON, F.col(inputs.CORRUPT).alias("raw_record"), *snapshot.COLUMNS)
      .write.mode("overwrite").parquet(tables["bad_rows"]))
+    if not reasons.get(None):
+        raise InputError(f"No usable snapshot row in the input: {sum(reasons.values()):,} bad row(s), kept in "
+                         f"{tables['bad_rows']}", hint="Read their reasons there; snapshot files come from "
+                                                       "kafka-leaders snapshot.")
     valid = rows.where(F.col(inputs.REASON).isNull())
     brokers = _save(analysis.broker_balance(valid, threshold_pct), tables["broker_balance"])
     health = _save(analysis.cluster_health(valid, brokers), tables["cluster_health"])
-    latest = analysis.latest_snapshots(health)
+    latest = analysis.latest_snapshots(rows, health).cache()
     fixable = _save(analysis.latest_fixable(valid, latest), tables["fixable"])
     plans_dir = f"{out}/plans"
     plan_files = plans.write_plans(spark, fixable, plans_dir, batch_size)
-    clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0))
+    clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0), plan_dir=plans.cluster_dir(c.cluster))
                      for c in summary.cluster_summaries(health, latest))
+    unusable = summary.unusable_latest(health, latest)
+    latest.unpersist()
     plot_path = None
     if plot:
         plot_path = f"{out}/imbalance.png"
@@ -152,4 +158,4 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         out=out, input_files=input_files, rows=sum(reasons.values()),
         bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
         snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
-        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path)
+        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from leader_election_cli.pipeline.summary import Summary
@@ -14,29 +15,32 @@ def render(summary: Summary, console: Console) -> None:
                   f"in {summary.elapsed_seconds:.1f} s.")
     if summary.bad_rows:
         console.print(f"Bad rows: {summary.bad_row_count:,}, left out of the analysis and kept in "
-                      f"{summary.tables['bad_rows']}", highlight=False)
+                      f"{escape(summary.tables['bad_rows'])}", highlight=False)
         bad = Table()
         bad.add_column("reason")
         bad.add_column("rows", justify="right")
         for reason, count in sorted(summary.bad_rows.items(), key=lambda item: (-item[1], item[0])):
-            bad.add_row(reason, f"{count:,}")
+            bad.add_row(escape(reason), f"{count:,}")
         console.print(bad)
     else:
         console.print("No bad rows.")
     if summary.clusters:
         console.print(_clusters_table(summary))
-    console.print(f"Tables (Parquet): {', '.join(summary.tables.values())}")
+    for cluster, taken_at in summary.unusable_latest.items():
+        console.print(f"[bold red]Cluster {escape(cluster)}: its latest snapshot ({taken_at}) has no usable row, "
+                      f"so no plan was written for it[/] (see the bad rows)")
+    console.print(f"Tables (Parquet): {escape(', '.join(summary.tables.values()))}")
     planned = [c for c in summary.clusters if c.plan_files]
     if planned:
-        console.print(f"Election plans in {summary.plans_dir}/<cluster>/batch-NNNN.json "
+        console.print(f"Election plans in {escape(summary.plans_dir)}/<cluster>/batch-NNNN.json "
                       f"(at most {summary.batch_size:,} partitions each), run each with:")
         console.print(f"  kafka-leader-election --bootstrap-server HOST:PORT --election-type preferred "
-                      f"--path-to-json-file {summary.plans_dir}/{planned[0].cluster}/batch-0001.json",
+                      f"--path-to-json-file {summary.plans_dir}/{planned[0].plan_dir}/batch-0001.json",
                       soft_wrap=True, highlight=False, markup=False)
     else:
         console.print("No partition needs a preferred election: no plan files written.")
     if summary.plot:
-        console.print(f"Plot: {summary.plot}")
+        console.print(f"Plot: {escape(summary.plot)}")
 
 
 def _clusters_table(summary: Summary) -> Table:
@@ -48,7 +52,7 @@ def _clusters_table(summary: Summary) -> Table:
     for c in summary.clusters:
         worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "-"
         above = f"[red]{c.brokers_above_threshold}[/red]" if c.brokers_above_threshold else "0"
-        table.add_row(c.cluster, c.latest.strftime("%Y-%m-%d %H:%M"), f"{c.partitions:,}",
+        table.add_row(escape(c.cluster), c.latest.strftime("%Y-%m-%d %H:%M"), f"{c.partitions:,}",
                       f"{c.not_preferred_leader:,}", f"{c.under_replicated:,}", f"{c.under_min_isr:,}",
                       f"{c.offline:,}", f"{c.fixable:,}", worst, above, f"{c.plan_files:,}")
     return table

@@ -33,6 +33,7 @@ class ClusterSummary:
     worst_broker: int | None  # the broker with the highest ratio, when any ratio is above 0
     brokers_above_threshold: int
     plan_files: int = 0
+    plan_dir: str = ""  # its directory under plans/ (`plans.cluster_dir`)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Summary:
     tables: dict[str, str]  # table name -> Parquet directory
     plans_dir: str
     plot: str | None = None
+    unusable_latest: dict[str, str] = field(default_factory=dict)  # cluster -> its newest snapshot's time,
+    # when that snapshot has no usable row: no plan is written from an older one
     elapsed_seconds: float = field(default=0.0, compare=False)
 
     @property
@@ -61,6 +64,12 @@ class Summary:
         for cluster in document["clusters"]:
             cluster["latest"] = cluster["latest"].isoformat()
         return {"schema_version": 1, **document, "bad_row_count": self.bad_row_count}
+
+
+def unusable_latest(health: DataFrame, latest: DataFrame) -> dict[str, str]:
+    """The clusters whose newest snapshot has no usable row (one row each at most reaches the driver)."""
+    rows = latest.join(health, KEY, "left_anti").orderBy("cluster").collect()
+    return {r.cluster: utc(r.taken_at).isoformat() for r in rows}
 
 
 def utc(moment: datetime) -> datetime:
