@@ -278,6 +278,13 @@ def test_files_below_hidden_or_temporary_directories_are_skipped(spark, tmp_path
         (tmp_path / "in" / name).write_text("")
     json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in")])
     assert [Path(f).name for f in json_files] == ["good.jsonl"]
+    (tmp_path / "in" / "README.txt").write_text("")
+    json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in" / "*")])  # other suffixes: skipped
+    assert [Path(f).name for f in json_files] == ["good.jsonl"]
+    (tmp_path / "in" / "out" / "plans").mkdir(parents=True)
+    (tmp_path / "in" / "out" / "plans" / "x.jsonl").write_text("")
+    json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in")], exclude=str(tmp_path / "in" / "out"))
+    assert [Path(f).name for f in json_files] == ["good.jsonl"]  # an --out inside the input is not read back
 
 
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:

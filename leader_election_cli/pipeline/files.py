@@ -28,15 +28,20 @@ def _path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
     return path, fs
 
 
-def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[str], list[str]]:
+def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | None = None,
+                   ) -> tuple[list[str], list[str]]:
     """Expand files, directories (recursively) and globs into (JSON lines files, Parquet files).
 
     Hidden files (`.x`, `_SUCCESS`) found by a glob or inside a directory are skipped, and so are other
-    suffixes inside directories; a pattern that matches nothing, or a file named explicitly with an
-    unknown suffix, is an input error.
+    suffixes found by a glob or inside directories, and anything below `exclude` (the run's own output
+    directory); a pattern that matches nothing, or a file named explicitly with an unknown suffix, is an
+    input error.
     """
     json_files: set[str] = set()
     parquet_files: set[str] = set()
+    if exclude:  # in the form the listings below use (file:/..., hdfs://...)
+        excluded, excluded_fs = _path(spark, exclude)
+        exclude = excluded_fs.makeQualified(excluded).toString()
     for pattern in patterns:
         path, fs = _path(spark, pattern)
         matches = fs.globStatus(path)
@@ -53,8 +58,12 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str]) -> tuple[list[s
             else:
                 names = [status.getPath().toString()]
                 if not names[0].endswith(JSON_SUFFIXES + PARQUET_SUFFIXES):
+                    if is_glob:
+                        continue
                     raise InputError(f"Unsupported snapshot file {names[0]}",
                                      hint="Snapshot files end in .jsonl, .jsonl.gz or .parquet.")
+            if exclude:
+                names = [n for n in names if not (n + "/").startswith(exclude.rstrip("/") + "/")]
             json_files.update(n for n in names if n.endswith(JSON_SUFFIXES))
             parquet_files.update(n for n in names if n.endswith(PARQUET_SUFFIXES))
     if not json_files and not parquet_files:

@@ -109,7 +109,7 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
     started = time.monotonic()
     with spark_errors():
         out = files.qualified(spark, out.rstrip("/") or "/")
-        json_files, parquet_files = files.find_snapshots(spark, snapshots)
+        json_files, parquet_files = files.find_snapshots(spark, snapshots, exclude=out)  # not our own output
         rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # the files are read and the rules run once
         duplicates = inputs.duplicate_keys(rows).cache()
