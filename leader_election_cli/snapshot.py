@@ -96,6 +96,9 @@ def write(snapshot_rows: Sequence[SnapshotRow], path: Path, append: bool = False
 def check_output(path: Path, append: bool) -> str:
     """Refuse an output that `write` could not write, before any cluster is contacted; return its format."""
     kind = format_of(path)
+    if ":" in path.name:  # Hadoop's paths (and so `kafka-leaders analyze`) cannot read such a name
+        raise InputError(f"Snapshot file name {path.name} has a ':', which Spark cannot read back",
+                         hint="Name it without ':', e.g. with the time as 20240501T1200Z.")
     if path.exists() and not append:
         raise InputError(f"Snapshot file {path} already exists",
                          hint="Pass --append to add this snapshot to it, or choose another --output.")

@@ -291,3 +291,10 @@ def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> N
     result = CliRunner().invoke(cli, ["analyze", "x.jsonl", "--out", str(tmp_path), "--threshold", "nan"])
     assert result.exit_code == 2 and "is not a finite number" in result.stderr
 
+
+def test_an_out_that_is_a_file_is_an_input_error(spark, tmp_path: Path) -> None:
+    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
+    (tmp_path / "taken").write_text("")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "taken")])
+    assert result.exit_code == 2 and "is a file: it must be a directory" in result.stderr
+

@@ -87,6 +87,11 @@ def test_bad_outputs_are_refused_before_connecting(tmp_path: Path, output: str, 
     assert code == 2 and message in err and len(err.splitlines()) <= 2
 
 
+def test_a_name_spark_cannot_read_back_is_refused_before_connecting(tmp_path: Path) -> None:
+    code, out, err = run_snapshot("--bootstrap-server", "127.0.0.1:1", "--output", str(tmp_path / "at-12:00.jsonl"))
+    assert (code, out) == (2, "") and "has a ':'" in err
+
+
 def test_a_file_the_system_refuses_is_a_one_line_error(sb: Sandbox) -> None:
     """/proc passes the checks made before connecting (root may write there), then refuses the file."""
     code, out, err = run_snapshot("--bootstrap-server", sb.bootstrap_servers, "--output", "/proc/snapshot.jsonl")

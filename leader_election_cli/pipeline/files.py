@@ -94,6 +94,12 @@ def delete_tree(spark: SparkSession, uri: str) -> None:
     fs.delete(path, True)
 
 
+def is_file(spark: SparkSession, uri: str) -> bool:
+    """An existing file (not a directory) at `uri`."""
+    path, fs = _path(spark, uri)
+    return bool(fs.exists(path)) and bool(fs.getFileStatus(path).isFile())
+
+
 def qualified(spark: SparkSession, uri: str) -> str:
     """`uri` made absolute: a plain path on the local file system, else a full URI (hdfs://...)."""
     path, fs = _path(spark, uri)

@@ -109,6 +109,9 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
     started = time.monotonic()
     with spark_errors():
         out = files.qualified(spark, out.rstrip("/") or "/")
+        if files.is_file(spark, out):
+            raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
+                             hint="Choose a directory for the tables, plans and summary.")
         json_files, parquet_files = files.find_snapshots(spark, snapshots, exclude=out)  # not our own output
         rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # the files are read and the rules run once
