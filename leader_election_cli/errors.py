@@ -32,16 +32,11 @@ EXIT_CODE_MEANINGS = {
 }
 
 
-def exit_code_help(**meanings: str | None) -> str:
-    """A command's `Exit codes:` paragraph: the shared meanings, with this command's own (`code_1="..."`)
-    or none (`code_5=None`) where they differ. `scripts/generate_docs.py` makes man pages' EXIT STATUS of it."""
-    table = dict(EXIT_CODE_MEANINGS)
-    for name, meaning in meanings.items():
-        code = int(name.removeprefix("code_"))
-        if meaning is None:
-            table.pop(code, None)
-        else:
-            table[code] = meaning
+def exit_code_help(own: dict[int, str | None] | None = None) -> str:
+    """A command's `Exit codes:` paragraph: the shared meanings, with this command's `own` where they
+    differ (None: a code it never uses). `scripts/generate_docs.py` makes man pages' EXIT STATUS of it."""
+    table = {**EXIT_CODE_MEANINGS, **(own or {})}
+    table = {code: meaning for code, meaning in table.items() if meaning is not None}
     return "Exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in sorted(table.items()))
 
 

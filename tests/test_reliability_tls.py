@@ -9,8 +9,8 @@ the sandbox must receive none.
 
 from __future__ import annotations
 
-import json
 import datetime
+import json
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -61,6 +61,7 @@ def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
     (["--sasl-user", "admin"], "--sasl-user needs USER:PASSWORD"),
     (["--brokers", "2", "--replication-factor", "3"], "--replication-factor 3 needs at least 3 brokers"),
     (["--scenario", "chaos"], "Invalid value for '--scenario'"),
+    (["--leader-imbalance-check-interval", "nan"], "is not a finite number of seconds"),  # was an internal error
 ])
 def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(sandbox, args)

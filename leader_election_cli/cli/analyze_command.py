@@ -31,10 +31,10 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
-EXIT_CODES = exit_code_help(code_0="the analysis and the plan files were written",
-                            code_1="the Spark job failed, or an internal error",
-                            code_2="usage or input error (unreadable snapshots, no usable row, a missing extra)",
-                            code_3=None, code_4=None, code_5=None, code_130="interrupted")
+EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
+                            1: "the Spark job failed, or an internal error",
+                            2: "usage or input error (unreadable snapshots, no usable row, a missing extra)",
+                            3: None, 4: None, 5: None, 130: "interrupted"})
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)

@@ -41,12 +41,13 @@ Examples:
   kafka-leaders status --fail-above 10 --output json     (with KAFKA_BOOTSTRAP_SERVERS set)"""
 
 
-STATUS_EXIT_CODES = exit_code_help(code_0="the report was printed, and no broker is above --fail-above",
-                                   code_1="a broker is above --fail-above (they are listed), or an internal error",
-                                   code_5=None, code_130="interrupted")
-REBALANCE_EXIT_CODES = exit_code_help(
-    code_0="nothing to do, or every partition elected has its preferred leader (or a dry run finished)",
-    code_5="refused: another run holds the lock")
+STATUS_EXIT_CODES = exit_code_help({0: "the report was printed, and no broker is above --fail-above",
+                                   1: "a broker is above --fail-above (they are listed), or an internal error",
+                                   5: None, 130: "interrupted"})
+REBALANCE_EXIT_CODES = exit_code_help({
+    0: "nothing to do, or every partition elected has its preferred leader (or a dry run finished)",
+    5: "refused: another run holds the lock"})
+
 
 @click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, STATUS_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
@@ -63,7 +64,6 @@ def status(**o: Any) -> None:
 
 def _status(o: dict[str, Any]) -> int:
     from leader_election_cli import render_balance
-    from leader_election_cli.errors import CliError
     from leader_election_cli.status import AUTO_REBALANCE_CONFIGS, status_report
 
     configure_logging(o["debug"])

@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from click.shell_completion import BashComplete, add_completion_class
 
-from leader_election_cli.errors import CliError, ExitCode, InputError, one_line, shown
+from leader_election_cli.errors import AuthError, CliError, ExitCode, InputError, UnreachableError, one_line, shown
 
 if TYPE_CHECKING:
     from leader_election_cli.model import ElectionReport, ElectionType, TopicPartition
@@ -143,8 +143,6 @@ def json_document_on_cluster_failure(output: str, election_type: ElectionType,
     """With --output json, a cluster that cannot be reached or refuses us still gets a document on stdout
     (the error line goes to stderr as always): the partitions asked for, when known, not attempted, the
     reason and the exit code. Nothing had been changed when such a failure gets here."""
-    from leader_election_cli.errors import AuthError, UnreachableError
-
     try:
         yield
     except (UnreachableError, AuthError) as exc:

@@ -49,7 +49,7 @@ brokers run with auto.leader.rebalance.enable=true. An unclean election elects a
 out of sync when a partition has no leader: it can lose data.
 """
 
-EXIT_CODES = exit_code_help(code_5="refused for safety (--zookeeper: another election is in progress)")
+EXIT_CODES = exit_code_help({5: "refused for safety (--zookeeper: another election is in progress)"})
 
 EXAMPLES = """\
 Examples:

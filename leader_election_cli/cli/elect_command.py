@@ -96,7 +96,8 @@ def _with_options(command: Callable[..., None]) -> Callable[..., None]:
     return connection_options(command)
 
 
-@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXAMPLES, EXIT_CODE_HELP), context_settings=COMMAND_SETTINGS)
+@click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, EXAMPLES, EXIT_CODE_HELP),
+               context_settings=COMMAND_SETTINGS)
 @_with_options
 def elect(**options: Any) -> None:
     """Elect partition leaders: choose partitions precisely, in batches, with unclean-election safety.

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, run, verbatim
+from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Seconds, run, verbatim
 from leader_election_cli.errors import InputError, exit_code_help
 
 EXAMPLES = """\
@@ -34,9 +34,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "partitions it prefers (only an unclean election brings them back).")
 
 
-EXIT_CODES = exit_code_help(code_0="stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
-                            code_1="an internal error", code_2="usage or input error (bad options, a port taken)",
-                            code_3=None, code_4=None, code_5=None, code_130=None)
+EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
+                            1: "an internal error", 2: "usage or input error (bad options, a port taken)",
+                            3: None, 4: None, 5: None, 130: None})
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
@@ -64,7 +64,7 @@ EXIT_CODES = exit_code_help(code_0="stopped by Ctrl-C or SIGTERM; with --run, th
               help="Kafka's auto.leader.rebalance.enable: the controller moves leaders back to their preferred "
                    "replicas at every check, as a real cluster does (zk mode: only for brokers above "
                    "leader.imbalance.per.broker.percentage, 10).")
-@click.option("--leader-imbalance-check-interval", type=click.FloatRange(min=0.1, max=86_400), default=300,
+@click.option("--leader-imbalance-check-interval", type=Seconds(min=0.1, max=86_400), default=300,
               show_default=True, metavar="SECONDS", help="Kafka's leader.imbalance.check.interval.seconds.")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "

@@ -28,8 +28,8 @@ Examples:
 """
 
 
-EXIT_CODES = exit_code_help(code_0="the snapshot was written", code_1="an internal error", code_5=None,
-                            code_130="interrupted: nothing was written")
+EXIT_CODES = exit_code_help({0: "the snapshot was written", 1: "an internal error", 5: None,
+                            130: "interrupted: nothing was written"})
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)

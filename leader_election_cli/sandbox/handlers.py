@@ -67,6 +67,7 @@ ALTER = 7
 DESCRIBE_TOPIC_PARTITIONS_LIMIT = 2000  # the broker's max.request.partition.size.limit
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5  # ConfigSource
+BROKER_DEFAULTS = {**DEFAULT_CONFIGS, **REBALANCE_DEFAULTS}  # every modelled config's Kafka default
 CONFIG_TYPES = {"min.insync.replicas": 3, "unclean.leader.election.enable": 1,  # ConfigType: INT, BOOLEAN,
                 "auto.leader.rebalance.enable": 1, "leader.imbalance.check.interval.seconds": 5,  # LONG
                 "leader.imbalance.per.broker.percentage": 3}
@@ -424,7 +425,7 @@ def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int
             return (ke.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker_id} or empty string, "
                     f"but received {name}", [])
         values = {key: (value, DEFAULT_CONFIG) for key, value in DEFAULT_CONFIGS.items()}
-        values.update({key: (value, DEFAULT_CONFIG if value == REBALANCE_DEFAULTS[key] else STATIC_BROKER_CONFIG)
+        values.update({key: (value, DEFAULT_CONFIG if value == BROKER_DEFAULTS[key] else STATIC_BROKER_CONFIG)
                        for key, value in ctx.cluster.broker_configs.items()})
         values = dict(sorted(values.items()))
     else:
@@ -437,7 +438,7 @@ def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int
             continue
         chain = [(key, value, source)]
         if source != DEFAULT_CONFIG:
-            chain.append((key, {**DEFAULT_CONFIGS, **REBALANCE_DEFAULTS}.get(key), DEFAULT_CONFIG))
+            chain.append((key, BROKER_DEFAULTS.get(key), DEFAULT_CONFIG))
         configs.append(Entry(
             name=key, value=value, read_only=False, config_source=source, is_default=source == DEFAULT_CONFIG,
             is_sensitive=False, config_type=CONFIG_TYPES.get(key, 2), documentation=None,

@@ -529,9 +529,7 @@ class Cluster:
         if election_type == PREFERRED:
             if p.leader == p.replicas[0]:
                 return _default(pid, ke.ELECTION_NOT_NEEDED)
-            preferred = p.replicas[0]
-            if preferred in self.live and preferred in p.isr:
-                self._apply(p, Change(preferred, p.isr, [], []))
+            if self._zk_elect_preferred(p):
                 return ItemResult(pid, ke.NONE, None)
             return ItemResult(pid, ke.PREFERRED_LEADER_NOT_AVAILABLE,
                               f"Failed to elect leader for partition {name}-{pid} under strategy "
@@ -579,11 +577,16 @@ class Cluster:
             off = [p for p in partitions if p.leader != broker]
             if reassigning or len(off) / len(partitions) <= threshold:
                 continue
-            for p in off:
-                if broker in self.live and broker in p.isr:  # canPreferredReplicaBeLeader
-                    self._apply(p, Change(broker, p.isr, [], []))
-                    moved += 1
+            moved += sum(self._zk_elect_preferred(p) for p in off)  # canPreferredReplicaBeLeader, then elect
         return moved
+
+    def _zk_elect_preferred(self, p: Partition) -> bool:
+        """PreferredReplicaPartitionLeaderElectionStrategy: replicas[0], if it is alive and in the ISR."""
+        preferred = p.replicas[0]
+        if preferred not in self.live or preferred not in p.isr:
+            return False
+        self._apply(p, Change(preferred, p.isr, [], []))
+        return True
 
     def _kraft_rebalance(self) -> int:
         moved = 0
