@@ -44,7 +44,8 @@ log = logging.getLogger(__name__)
 # ControlledShutdown): how a client tells the controller modes apart from ApiVersions alone.
 _ZK_ONLY_API_KEYS = {4, 5, 6, 7}
 _NOT_CONTROLLER_RETRIES = 3
-_RECONNECT_ATTEMPTS = 3  # a dead broker may be asked first; each failure marks one down
+_RECONNECT_ATTEMPTS = 30  # bounded; the API timeout usually ends the asking first
+_RETRY_BACKOFF_S, _RETRY_BACKOFF_MAX_S = 0.1, 1.0  # Kafka's retry.backoff.ms and retry.backoff.max.ms
 _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
 _HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
@@ -243,19 +244,25 @@ class Cluster:
         self._deadline = time.monotonic() + self._settings.api_timeout_ms / 1000
 
     def reconnect(self) -> None:
-        """After a lost connection: find the controller again (kafka-python reopens the connections).
+        """After a lost connection: find the controller again and make sure it answers.
 
-        The broker that was lost may be asked first and fail: kafka-python then marks it down, and the
-        next attempt asks another broker.
+        The lost broker may be asked first, and right after a crash the others still name it as the
+        controller (Kafka notices a crash only when its ZooKeeper session or heartbeats time out). As
+        Kafka's AdminClient does, ask again with a growing backoff until a controller answers, within
+        the API timeout.
         """
-        self._controller_id = None
         for attempt in range(_RECONNECT_ATTEMPTS):
+            self._controller_id = None
             try:
-                self._controller()
+                self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False), node_id=self._controller(),
+                           what="reaching the controller")
                 return
             except UnreachableError:
-                if attempt == _RECONNECT_ATTEMPTS - 1:
+                backoff = min(_RETRY_BACKOFF_MAX_S, _RETRY_BACKOFF_S * 2 ** attempt)
+                if attempt == _RECONNECT_ATTEMPTS - 1 or self._remaining_ms() <= backoff * 1000:
                     raise
+                log.info("The controller did not answer; asking again in %.1f s", backoff)
+                time.sleep(backoff)
 
     # -- low level -------------------------------------------------------------------------------
 

@@ -195,13 +195,17 @@ def test_a_broker_dies_while_a_batch_is_in_flight(sb: Sandbox, tool: str) -> Non
 
 
 @pytest.mark.parametrize("tool", TOOLS)
-def test_the_broker_holding_the_batch_dies(sb: Sandbox, tool: str) -> None:
+@pytest.mark.parametrize("noticed_after", [0, 0.3])
+def test_the_broker_holding_the_batch_dies(sb: Sandbox, tool: str, noticed_after: float) -> None:
     """The controller (broker 1) dies with batch 2 in flight: it still applies the batch, but the answer is
-    lost. The tool reconnects to a live broker and resends; partitions preferring broker 1 fail."""
+    lost. The tool reconnects to a live broker and resends; partitions preferring broker 1 fail.
+
+    Noticed late, the dead broker is still named as the controller for a while: the tool asks again until
+    another one is (it once resent to the dead broker and stopped with exit 3, as CI saw in a rare race)."""
     before = state(sb)
     sb.delay_next(ELECT_LEADERS, 0)
     sb.delay_next(ELECT_LEADERS, IN_FLIGHT_S)
-    died = when_received(sb, 2, lambda: sb.stop_broker(1))
+    died = when_received(sb, 2, lambda: sb.stop_broker(1, noticed_after=noticed_after))
     result = run(tool, sb)
     died()
     assert result.code == 1

@@ -205,6 +205,28 @@ def test_stopped_broker_refuses_connections_and_rejoins(sb: Sandbox) -> None:
     socket.create_connection(sb.brokers[3], timeout=2).close()
 
 
+def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
+    """`noticed_after`: the listener closes at once, but until the controller notices, the metadata still
+    names the broker as leader and controller; a restart before then changes no state."""
+    sb.move_controller(3)
+    led_by_3 = sb.partition_state("t2", 2)
+    sb.stop_broker(3, noticed_after=0.5)
+    with pytest.raises(OSError):
+        socket.create_connection(sb.brokers[3], timeout=2).close()
+    metadata = call(sb.brokers[1], MetadataRequest(version=1, topics=[]), MetadataResponse, 1)
+    assert (metadata.controller_id, 3 in sb.live_brokers, sb.partition_state("t2", 2)) == (3, True, led_by_3)
+    for _ in range(100):  # bounded: 5 s
+        if 3 not in sb.live_brokers:
+            break
+        time.sleep(0.05)
+    assert sb.controller_id != 3 and sb.partition_state("t2", 2).leader != 3
+    sb.start_broker(3)
+    sb.stop_broker(3, noticed_after=30)
+    sb.start_broker(3)  # back before the controller noticed: nothing moved
+    socket.create_connection(sb.brokers[3], timeout=2).close()
+    assert 3 in sb.live_brokers and 3 in sb.partition_state("t2", 2).isr
+
+
 def test_stopped_sole_isr_member(sb: Sandbox) -> None:
     sb.create_topic("one", assignment={0: [1, 2]})
     sb.set_isr("one", 0, [1])

@@ -56,6 +56,7 @@ class Sandbox:
         _check_rebalance_configs(self.cluster.broker_configs)
         self._rebalancer: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
@@ -108,6 +109,8 @@ class Sandbox:
     def stop(self) -> None:
         if self._running:
             self._stopping.set()
+            for broker in list(self._notices):
+                self._cancel_notice(broker)
             if self._rebalancer is not None:
                 self._rebalancer.join(timeout=10)
                 self._rebalancer = None
@@ -183,19 +186,45 @@ class Sandbox:
 
     # -- brokers and controller ------------------------------------------------------------------
 
-    def stop_broker(self, broker: int) -> None:
-        """Stop a broker: its listener refuses connections, and the controller reacts as Kafka's does."""
+    def stop_broker(self, broker: int, noticed_after: float = 0) -> None:
+        """Stop a broker: its listener refuses connections, and the controller reacts as Kafka's does.
+
+        `noticed_after` seconds pass before the controller reacts, as a crashed broker is noticed only
+        when its ZooKeeper session or KRaft heartbeats time out: until then the metadata still names it
+        (as a leader, and perhaps as the controller).
+        """
         self._check_broker(broker)
+        self._cancel_notice(broker)
         self._server.close_listener(broker)
-        self.cluster.stop_broker(broker)
+        if noticed_after <= 0:
+            self.cluster.stop_broker(broker)
+            return
+        notice = threading.Timer(noticed_after, self.cluster.stop_broker, (broker,))
+        notice.daemon = True
+        self._notices[broker] = notice
+        notice.start()
 
     def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
-        """Restart a broker on its old port; its replicas rejoin the ISRs unless `rejoin_isr=False`."""
+        """Restart a broker on its old port; its replicas rejoin the ISRs unless `rejoin_isr=False`.
+
+        A broker whose stop the controller has not noticed yet only opens its listener again."""
         self._check_broker(broker)
+        if self._cancel_notice(broker):
+            self._server.open_listener(broker, self._ports[broker])
+            return
         if broker in self.cluster.live:
             return
         self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
         self._server.open_listener(broker, self._ports[broker])
+
+    def _cancel_notice(self, broker: int) -> bool:
+        """Cancel a pending `noticed_after` reaction; True when the controller had not reacted yet."""
+        notice = self._notices.pop(broker, None)
+        if notice is None:
+            return False
+        notice.cancel()
+        notice.join(timeout=10)
+        return broker in self.cluster.live
 
     def move_controller(self, broker: int) -> None:
         self.cluster.move_controller(broker)
