@@ -110,6 +110,16 @@ def test_help_imports_nothing_heavy(name: str) -> None:
     assert loaded == [], f"`{name} --help` imports {loaded[:5]}: import them inside the command body"
 
 
+@pytest.mark.parametrize("module", ["drop_in", "toolkit"])
+def test_an_entry_point_leaves_the_final_collection_nothing_to_walk(module: str) -> None:
+    """`main` freezes what is left for the exit: the interpreter's final collection would walk it for
+    a twentieth of a one-partition election's wall time (`benchmarks/drop_in.py`)."""
+    probe = (f"import gc, sys; from leader_election_cli.cli.{module} import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    print(gc.get_freeze_count())")
+    result = subprocess.run([sys.executable, "-c", probe, "--version"], capture_output=True, text=True, timeout=60)
+    assert int(result.stdout.splitlines()[-1]) > 10_000  # every object tracked at the end
+
+
 def _bootstrap_option(command: click.Command, ctx: click.Context) -> click.Option | None:
     return next((p for p in command.get_params(ctx) if isinstance(p, click.Option) and p.name == "bootstrap_server"),
                 None)

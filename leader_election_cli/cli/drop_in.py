@@ -21,6 +21,7 @@ from leader_election_cli.cli.common import (
     Command,
     configure_logging,
     json_document_on_cluster_failure,
+    process_main,
     progress_bar,
     render_report,
     resolve_output,
@@ -230,5 +231,5 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
 
 
 def main() -> None:
-    command(prog_name="kafka-leader-election")
+    process_main(command, "kafka-leader-election")
 
