@@ -3,8 +3,9 @@
 An unclean election elects a replica outside the ISR when no in-sync replica can lead; whatever the old
 leader had not replicated to it is gone. The prediction says which partitions that would happen to,
 and which would be left with fewer in-sync replicas than `min.insync.replicas` (acks=all writes fail
-until the replicas catch up). The toolkit asks before going ahead; the drop-in only warns, as Kafka's
-tool never asks.
+until the replicas catch up). The toolkit asks before going ahead, and refuses without a terminal
+unless --yes is given; the drop-in asks only on a terminal, so scripts keep Kafka's tool's way (warnings
+on stderr, no question).
 """
 
 from __future__ import annotations

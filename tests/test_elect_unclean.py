@@ -1,4 +1,4 @@
-"""Unclean-election safety: the toolkit lists the partitions at risk and asks; the drop-in only warns."""
+"""Unclean-election safety: the toolkit lists the partitions at risk and asks; the drop-in asks only on a terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from leader_election_cli import safety
-from leader_election_cli.cli import elect_command
+from leader_election_cli.cli import common, elect_command
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.errors import ExitCode, RefusedError
 from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, PartitionState, TopicPartition
@@ -61,7 +61,7 @@ def test_yes_runs_it(sb: Sandbox) -> None:
 @pytest.mark.parametrize("answer, code", [("y\n", 0), ("n\n", ExitCode.REFUSED), ("", ExitCode.REFUSED)],
                          ids=["yes", "no", "ctrl-d"])
 def test_on_a_terminal_it_asks(sb: Sandbox, monkeypatch: pytest.MonkeyPatch, answer: str, code: int) -> None:
-    monkeypatch.setattr(elect_command, "_interactive", lambda: True)
+    monkeypatch.setattr(common, "interactive", lambda: True)
     result_code, _, err = toolkit(sb, "-p", "u:0", input=answer)
     assert result_code == code and "Internal error" not in err
     assert "Elect a leader outside the ISR for 1 partition(s), accepting data loss? [y/N]" in err
@@ -73,13 +73,40 @@ def test_nothing_at_risk_needs_no_confirmation(sb: Sandbox) -> None:
     assert (code, out, err) == (0, "Valid replica already elected for partitions ok-0\n", "")
 
 
-def test_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox) -> None:
+def drop_in_unclean(sb: Sandbox, *args: str, input: str | None = None) -> tuple[int, str, str]:
     result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
-                                          "--topic", "u", "--partition", "0", "--output", "text"])
-    assert result.exit_code == 0
-    assert result.stdout == "Successfully completed leader election (UNCLEAN) for partitions u-0\n"
-    assert result.stderr.startswith(AT_RISK)
+                                          "--topic", "u", "--partition", "0", "--output", "text", *args], input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_without_a_terminal_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox) -> None:
+    code, out, err = drop_in_unclean(sb)
+    assert (code, out) == (0, "Successfully completed leader election (UNCLEAN) for partitions u-0\n")
+    assert err.startswith(AT_RISK) and "[y/N]" not in err
     assert sb.partition_state("u", 0).leader == 2
+
+
+@pytest.mark.parametrize("answer, code", [("y\n", 0), ("n\n", ExitCode.REFUSED), ("", ExitCode.REFUSED)],
+                         ids=["yes", "no", "ctrl-d"])
+def test_on_a_terminal_the_drop_in_asks(sb: Sandbox, monkeypatch: pytest.MonkeyPatch, answer: str, code: int) -> None:
+    monkeypatch.setattr(common, "interactive", lambda: True)
+    result_code, out, err = drop_in_unclean(sb, input=answer)
+    assert result_code == code and "Internal error" not in err
+    assert err.startswith(AT_RISK)
+    assert "Elect a leader outside the ISR for 1 partition(s), accepting data loss? [y/N]" in err
+    assert sb.request_count(ELECT_LEADERS) == (1 if code == 0 else 0)
+    assert sb.partition_state("u", 0).leader == (2 if code == 0 else NO_LEADER)
+
+
+def test_on_a_terminal_the_drop_in_goes_ahead_with_yes_or_when_nothing_is_at_risk(
+        sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "interactive", lambda: True)
+    code, out, err = drop_in_unclean(sb, "--yes")
+    assert (code, out) == (0, "Successfully completed leader election (UNCLEAN) for partitions u-0\n")
+    assert err.startswith(AT_RISK) and "[y/N]" not in err
+    result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                                          "--topic", "ok", "--partition", "0", "--output", "text"])
+    assert (result.exit_code, result.stderr) == (0, "")
 
 
 @pytest.mark.parametrize("tool", ["drop-in", "elect"])

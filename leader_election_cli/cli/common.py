@@ -95,6 +95,11 @@ def resolve_output(output: str, stream: IO[str]) -> str:
     return "table" if stream.isatty() else "text"
 
 
+def interactive() -> bool:
+    """A person can answer a question: stdin is a terminal."""
+    return sys.stdin.isatty()
+
+
 def without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
     """Run `body` with the cyclic garbage collector paused.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from leader_election_cli.cli import common
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
@@ -121,11 +122,6 @@ def plan(**options: Any) -> None:
     sys.exit(run(lambda: without_cyclic_gc(_run, options, dry_run=True), options["debug"]))
 
 
-def _interactive() -> bool:
-    """A person can answer: stdin is a terminal."""
-    return sys.stdin.isatty()
-
-
 def _run(o: dict[str, Any], dry_run: bool) -> int:
     from leader_election_cli import execution, planning, safety
     from leader_election_cli.cluster import Cluster
@@ -154,7 +150,7 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
             if dry_run:
                 report = execution.dry_run_report(predictions, election_type)
             else:
-                safety.require_confirmation(risk, yes=o["yes"], interactive=_interactive(),
+                safety.require_confirmation(risk, yes=o["yes"], interactive=common.interactive(),
                                             confirm=lambda question: click.confirm(question, err=True))
         if not dry_run:
             already = execution.led_by_preferred(state, selected) if election_type is ElectionType.PREFERRED else []
