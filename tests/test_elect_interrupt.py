@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,16 @@ DROP_IN = [sys.executable, "-m", "leader_election_cli", "--election-type", "pref
 
 
 def interrupted(sb: Sandbox, argv: list[str], api_key: int = ELECT_LEADERS) -> tuple[int, str, str]:
-    """Run `argv`, send SIGINT once the sandbox has received its first `api_key` request; (code, out, err)."""
+    """Run `argv`; SIGINT reaches it while the sandbox holds its first `api_key` request; (code, out, err)."""
+    started: list[subprocess.Popen[str]] = []
+    sb.hold_next(api_key, lambda: started[0].send_signal(signal.SIGINT))
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started.append(process)
     try:
-        deadline = time.monotonic() + 30
-        while sb.request_count(api_key) == 0 and time.monotonic() < deadline:
-            assert process.poll() is None, process.communicate()
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=60)
     finally:
         process.kill()
+    assert sb.request_count(api_key) > 0, err
     return process.returncode, out, err
 
 
@@ -60,7 +58,6 @@ def test_ctrl_c_during_an_all_partitions_request_lets_it_finish_and_reports_it()
         sb.create_topic("t", partitions=PARTITIONS, replication_factor=3)
         for p in range(PARTITIONS):
             sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
-        sb.delay_next(ELECT_LEADERS, 1.0)
         code, out, err = interrupted(sb, [*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"])
         leaders = [sb.partition_state("t", p).leader for p in range(PARTITIONS)]
         preferred = [sb.partition_state("t", p).replicas[0] for p in range(PARTITIONS)]
@@ -77,7 +74,6 @@ def test_ctrl_c_during_a_demotions_reorder_finishes_that_reorder_and_reports_it(
     alter_reassignments = 45
     with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
         sb.create_topic("a", assignment={p: [1, 2, 3] for p in range(4)})
-        sb.delay_next(alter_reassignments, 1.5)
         code, out, err = interrupted(sb, [
             sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "demote", "--broker", "1",
             "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "2", "--output", "json",

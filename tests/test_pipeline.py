@@ -73,6 +73,7 @@ snapshot_sets = st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), c
                          max_size=8)
 
 
+@pytest.mark.timeout(300)  # six Spark jobs: about 65 s here, and CI machines may be slower
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 10, 25, 50]),
        parquet=st.booleans())

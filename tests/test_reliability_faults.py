@@ -8,16 +8,15 @@ the exit code and the JSON report against the sandbox's own state afterwards (`c
 
 Batches go in partition order, so batch 1 is t-0, t-1, batch 2 is t-2, t-3 and batch 3 is t-4, t-5.
 A fault meant for batch 2 is queued behind a no-op fault (a zero delay) that batch 1 takes. A fault that
-needs a request in flight (a broker stopped while the controller works on it) delays that request
-and acts from a watcher thread as soon as the sandbox has received it.
+needs a request in flight (a broker stopped while the controller works on it) holds that request at the
+broker until the fault has struck (`Sandbox.hold_next`); one between two batches strikes as soon as the
+first is answered (`Sandbox.after_next`). No test depends on how fast the machine is.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -37,7 +36,6 @@ REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("sche
 ELECT_LEADERS = 43
 TOPIC, PARTITIONS = "t", 6
 BATCH_2 = ((TOPIC, 2), (TOPIC, 3))
-IN_FLIGHT_S = 0.5  # how long a request waits at the broker while a watcher thread injects the fault
 TOOLS = ["drop-in", "elect"]
 
 
@@ -125,28 +123,6 @@ def check_report(run: Run, sb: Sandbox, before: dict[tuple[str, int], PartitionS
     return outcomes(run)
 
 
-def when_received(sb: Sandbox, nth: int, action: Callable[[], None]) -> Callable[[], None]:
-    """Run `action` on another thread once the sandbox has received its nth ElectLeaders request; returns a
-    function that waits for the thread and fails the test if the action never ran."""
-    done = threading.Event()
-
-    def watch() -> None:
-        for _ in range(3000):  # bounded: 30 s
-            if sb.request_count(ELECT_LEADERS) >= nth:
-                action()
-                done.set()
-                return
-            time.sleep(0.01)
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-
-    def joined() -> None:
-        thread.join(timeout=35)
-        assert done.is_set(), f"the sandbox never received ElectLeaders request {nth}"
-    return joined
-
-
 def restart_listeners(sb: Sandbox) -> None:
     """Every broker closes its listener and its connections and listens again on the same port, as a
     broker restart too quick for the controller to notice (no leadership moves). The sandbox's control
@@ -170,10 +146,8 @@ def test_the_controller_moves_while_a_batch_is_in_flight(zk: Sandbox, tool: str)
     before = state(zk)
     assert zk.controller_id == 1
     zk.delay_next(ELECT_LEADERS, 0)
-    zk.delay_next(ELECT_LEADERS, IN_FLIGHT_S)
-    moved = when_received(zk, 2, lambda: zk.move_controller(3))
+    zk.hold_next(ELECT_LEADERS, lambda: zk.move_controller(3))
     result = run(tool, zk)
-    moved()
     assert result.code == 0
     assert set(check_report(result, zk, before).values()) == {"elected"}
     assert zk.request_count(ELECT_LEADERS) == 4  # three batches and batch 2 again at the new controller
@@ -184,10 +158,8 @@ def test_a_broker_dies_while_a_batch_is_in_flight(sb: Sandbox, tool: str) -> Non
     """Broker 3 dies while the controller holds batch 2: partitions preferring it fail, the rest elect."""
     before = state(sb)
     sb.delay_next(ELECT_LEADERS, 0)
-    sb.delay_next(ELECT_LEADERS, IN_FLIGHT_S)
-    died = when_received(sb, 2, lambda: sb.stop_broker(3))
+    sb.hold_next(ELECT_LEADERS, lambda: sb.stop_broker(3))
     result = run(tool, sb)
-    died()
     assert result.code == 1
     got = check_report(result, sb, before)
     assert {tp for tp, o in got.items() if o == "failed"} == {(TOPIC, 2), (TOPIC, 5)}  # they prefer broker 3
@@ -204,10 +176,8 @@ def test_the_broker_holding_the_batch_dies(sb: Sandbox, tool: str, noticed_after
     another one is (it once resent to the dead broker and stopped with exit 3, as CI saw in a rare race)."""
     before = state(sb)
     sb.delay_next(ELECT_LEADERS, 0)
-    sb.delay_next(ELECT_LEADERS, IN_FLIGHT_S)
-    died = when_received(sb, 2, lambda: sb.stop_broker(1, noticed_after=noticed_after))
+    sb.hold_next(ELECT_LEADERS, lambda: sb.stop_broker(1, noticed_after=noticed_after))
     result = run(tool, sb)
-    died()
     assert result.code == 1
     got = check_report(result, sb, before)
     assert {tp for tp, o in got.items() if o == "failed"} == {(TOPIC, 3)}  # prefers broker 1, elected after it died
@@ -346,10 +316,8 @@ def test_authorization_revoked_halfway(tool: str) -> None:
     try:
         before = state(sb)
         sb.delay_next(ELECT_LEADERS, 0)
-        sb.delay_next(ELECT_LEADERS, IN_FLIGHT_S)
-        revoked = when_received(sb, 2, sb.settings.cluster_alter.clear)
+        sb.hold_next(ELECT_LEADERS, sb.settings.cluster_alter.clear)
         result = run(tool, sb)
-        revoked()
         assert result.code == 4
         got = check_report(result, sb, before)
         assert {got[(TOPIC, 0)], got[(TOPIC, 1)]} == {"elected"}
@@ -372,14 +340,12 @@ def test_authentication_fails_halfway(tool: str, mode: str, tmp_path: Path) -> N
                           'password="admin-secret";\n')
         before = state(sb)
 
-        def locked_out() -> None:
-            time.sleep(0.3)  # batch 1's answer is out: the tool is in its 1 s pause before batch 2
+        def locked_out() -> None:  # batch 1 is answered: the tool is in its 1 s pause before batch 2
             remove_sasl_user(sb, "admin")
             restart_listeners(sb)
 
-        done = when_received(sb, 1, locked_out)
+        sb.after_next(ELECT_LEADERS, locked_out)
         result = run(tool, sb, "--command-config", str(config), "--batch-interval", "1")
-        done()
         assert result.code == 4
         got = check_report(result, sb, before)
         assert [got[(TOPIC, p)] for p in range(PARTITIONS)] == ["elected"] * 2 + ["not_attempted"] * 4

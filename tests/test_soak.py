@@ -76,10 +76,19 @@ def usage() -> Usage:
     return Usage(len(os.listdir("/proc/self/fd")), threading.active_count(), objects, rss)
 
 
-def settled(baseline: Usage) -> Usage:
-    """The usage once the sandbox has closed its side of the last connections (it waits 0.1 s before
-    closing a connection whose login failed, as Kafka does): bounded, at most 5 s."""
-    now = usage()
+def idle_usage(sb: Sandbox) -> Usage:
+    """The usage once the sandbox has closed its side of every connection (it waits 0.1 s before closing
+    a connection whose login failed, as Kafka does): bounded, at most 5 s."""
+    for _ in range(50):
+        if not sb.open_connections():
+            break
+        time.sleep(0.1)
+    return usage()
+
+
+def settled(sb: Sandbox, baseline: Usage) -> Usage:
+    """`idle_usage`, once the client's threads have ended too: bounded, at most 5 s more."""
+    now = idle_usage(sb)
     for _ in range(50):
         if now.fds <= baseline.fds and now.threads <= baseline.threads:
             break
@@ -126,10 +135,10 @@ def login(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
 
 def test_a_thousand_elections(sb: Sandbox, login: Callable[[str], str]) -> None:
     config = login("admin-secret")
-    baseline, started = usage(), time.monotonic()
+    baseline, started = idle_usage(sb), time.monotonic()
     for run in range(ELECTIONS):
         if run == WARM_UP:
-            baseline, started = usage(), time.monotonic()
+            baseline, started = idle_usage(sb), time.monotonic()
         p = run % PARTITIONS
         sb.set_leader("soak", p, 1 + (p + 1) % 3)  # its second replica
         if run % 2:
@@ -141,7 +150,7 @@ def test_a_thousand_elections(sb: Sandbox, login: Callable[[str], str]) -> None:
                                          "--command-config", config, "--output", "json"])
         assert code == 0, (run, err)
         assert sb.partition_state("soak", p).leader == 1 + p % 3, run
-    now = settled(baseline)
+    now = settled(sb, baseline)
     report("elections", baseline, now, ELECTIONS - WARM_UP, time.monotonic() - started)
     assert (now.fds, now.threads) == (baseline.fds, baseline.threads)
     assert now.objects - baseline.objects <= MAX_NEW_OBJECTS
@@ -167,14 +176,14 @@ def test_the_failure_paths(sb: Sandbox, login: Callable[[str], str], tmp_path: P
                    "--path-to-json-file", str(bad_file)], 2),
     ]
     rounds, warm_up = 60, 10
-    baseline, started = usage(), time.monotonic()
+    baseline, started = idle_usage(sb), time.monotonic()
     for round_ in range(rounds):
         if round_ == warm_up:
-            baseline, started = settled(usage()), time.monotonic()
+            baseline, started = idle_usage(sb), time.monotonic()
         for program, args, expected in cases:
             code, err = invoke(program, args)
             assert code == expected, (round_, args, err)
-    now = settled(baseline)
+    now = settled(sb, baseline)
     report("failure paths", baseline, now, (rounds - warm_up) * len(cases), time.monotonic() - started)
     assert (now.fds, now.threads) == (baseline.fds, baseline.threads)
     assert now.objects - baseline.objects <= MAX_NEW_OBJECTS

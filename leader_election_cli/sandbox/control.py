@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from leader_election_cli.model import PartitionState
@@ -191,7 +191,8 @@ class Sandbox:
 
         `noticed_after` seconds pass before the controller reacts, as a crashed broker is noticed only
         when its ZooKeeper session or KRaft heartbeats time out: until then the metadata still names it
-        (as a leader, and perhaps as the controller).
+        (as a leader, and perhaps as the controller). Stopping it again without `noticed_after` makes
+        the controller notice at once.
         """
         self._check_broker(broker)
         self._cancel_notice(broker)
@@ -214,8 +215,8 @@ class Sandbox:
             return
         if broker in self.cluster.live:
             return
+        self._server.open_listener(broker, self._ports[broker])  # listening before the metadata names it
         self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
-        self._server.open_listener(broker, self._ports[broker])
 
     def _cancel_notice(self, broker: int) -> bool:
         """Cancel a pending `noticed_after` reaction; True when the controller had not reacted yet."""
@@ -239,6 +240,10 @@ class Sandbox:
 
     # -- observation and faults ------------------------------------------------------------------
 
+    def open_connections(self) -> int:
+        """Client connections the brokers have not closed yet (every client gone: 0)."""
+        return self._server.open_connections()
+
     @property
     def request_log(self) -> list[RequestRecord]:
         return self._server.records()
@@ -252,6 +257,17 @@ class Sandbox:
 
     def delay_next(self, api_key: int, seconds: float, count: int = 1) -> None:
         self._server.faults.add(Fault("delay", api_key, seconds), count)
+
+    def hold_next(self, api_key: int, action: Callable[[], object]) -> None:
+        """The next request of `api_key` waits at the broker until `action()` has run (on another thread),
+        then is handled: a fault that must strike while a request is in flight (the broker stops, the
+        controller moves, a signal reaches the client) strikes before it is answered, on any machine."""
+        self._server.faults.add(Fault("hold", api_key, action=action), 1)
+
+    def after_next(self, api_key: int, action: Callable[[], object]) -> None:
+        """Run `action()` (on another thread) as soon as the next request of `api_key` is answered, before
+        that connection's next request is read: a fault that must strike between two requests."""
+        self._server.faults.add(Fault("after", api_key, action=action), 1)
 
     def drop_next(self, api_key: int, count: int = 1) -> None:
         """Close the connection instead of answering."""

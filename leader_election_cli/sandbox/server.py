@@ -15,6 +15,7 @@ import ssl
 import struct
 import threading
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -54,9 +55,10 @@ class RequestRecord:
 
 
 class Fault(NamedTuple):
-    kind: str  # "fail" | "delay" | "drop" | "corrupt"
+    kind: str  # "fail" | "delay" | "drop" | "corrupt" | "hold" | "after"
     api_key: int
     value: float = 0  # the error code for "fail", seconds for "delay"
+    action: Callable[[], object] | None = None  # "hold": run before the request is handled; "after": once answered
 
 
 class Faults:
@@ -166,6 +168,10 @@ class Server:
             writer.close()
         await server.wait_closed()
 
+    def open_connections(self) -> int:
+        """Client connections the brokers have not closed yet."""
+        return sum(len(writers) for writers in list(self._connections.values()))
+
     # -- serving ---------------------------------------------------------------------------------
 
     def record(self, entry: RequestRecord) -> None:
@@ -178,6 +184,9 @@ class Server:
 
     async def _serve(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = Connection(broker, writer, self.security_protocol)
+        if broker not in self._servers:  # accepted just before the listener closed: a stopped broker serves nothing
+            writer.close()
+            return
         self._connections[broker].add(writer)
         try:
             while True:
@@ -251,6 +260,8 @@ class Server:
             return False
         if fault and fault.kind == "delay":
             await asyncio.sleep(fault.value)
+        if fault and fault.kind == "hold" and fault.action is not None:
+            await asyncio.to_thread(fault.action)  # the loop serves on (and may close this very connection)
         try:
             if fault and fault.kind == "fail":
                 response = api.error(ctx, request, int(fault.value), None)
@@ -266,6 +277,8 @@ class Server:
             body = api.error(ctx, request, -1, None).encode(version=ctx.version)
         await self._write(conn, api.response, body, ctx.version, correlation_id,
                           corrupt=bool(fault and fault.kind == "corrupt"))
+        if fault and fault.kind == "after" and fault.action is not None:
+            await asyncio.to_thread(fault.action)  # before this connection's next request is read
         return True
 
     def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:
