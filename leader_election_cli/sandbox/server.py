@@ -14,8 +14,8 @@ import logging
 import ssl
 import struct
 import threading
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -59,6 +59,14 @@ class Fault(NamedTuple):
     api_key: int
     value: float = 0  # the error code for "fail", seconds for "delay"
     action: Callable[[], object] | None = None  # "hold": run before the request is handled; "after": once answered
+
+
+async def _act(fault: Fault) -> None:
+    """Run a fault's action on a worker thread; a failing action is logged, the request goes on."""
+    try:
+        await asyncio.to_thread(fault.action or (lambda: None))
+    except Exception:
+        log.exception("the action of a %s fault (API key %d) failed", fault.kind, fault.api_key)
 
 
 class Faults:
@@ -183,10 +191,10 @@ class Server:
             return list(self.request_log)
 
     async def _serve(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = Connection(broker, writer, self.security_protocol)
         if broker not in self._servers:  # accepted just before the listener closed: a stopped broker serves nothing
             writer.close()
             return
+        conn = Connection(broker, writer, self.security_protocol)
         self._connections[broker].add(writer)
         try:
             while True:
@@ -260,8 +268,8 @@ class Server:
             return False
         if fault and fault.kind == "delay":
             await asyncio.sleep(fault.value)
-        if fault and fault.kind == "hold" and fault.action is not None:
-            await asyncio.to_thread(fault.action)  # the loop serves on (and may close this very connection)
+        if fault and fault.kind == "hold":
+            await _act(fault)  # the loop serves on meanwhile (and the action may close this very connection)
         try:
             if fault and fault.kind == "fail":
                 response = api.error(ctx, request, int(fault.value), None)
@@ -277,8 +285,8 @@ class Server:
             body = api.error(ctx, request, -1, None).encode(version=ctx.version)
         await self._write(conn, api.response, body, ctx.version, correlation_id,
                           corrupt=bool(fault and fault.kind == "corrupt"))
-        if fault and fault.kind == "after" and fault.action is not None:
-            await asyncio.to_thread(fault.action)  # before this connection's next request is read
+        if fault and fault.kind == "after":
+            await _act(fault)  # before this connection's next request is read
         return True
 
     def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:
