@@ -102,6 +102,7 @@ class _Sender:
         self.election_type = election_type
         self.answers = answers
         self.reconnected = False
+        self.lost: list[TopicPartition] = []  # sent, but the answer was lost: the request may have acted
         self.resent: list[TopicPartition] = []  # sent again after a lost answer: the first request may have acted
 
     def send(self, batch: list[TopicPartition]) -> None:
@@ -112,9 +113,10 @@ class _Sender:
             if self.reconnected or isinstance(exc, _RequestFailed):  # the controller answered: no resend
                 raise
             self.reconnected = True
+            self.lost = [tp for tp in batch if tp not in self.answers]
             self.cluster.restart_timeout()
             self.cluster.reconnect()
-            self.resent = [tp for tp in batch if tp not in self.answers]
+            self.resent = self.lost
             self._send_with_split(self.resent)
 
     def _send_with_split(self, batch: list[TopicPartition]) -> None:
@@ -213,11 +215,12 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
                 aborted = exc  # what the cluster did is read back below; later batches not attempted
                 break
             except CliError as exc:
-                if len(answers) == known:
+                if len(answers) == known and not sender.lost:
                     raise  # refused before anything changed (e.g. not authorized): a plain failure
                 if isinstance(exc, _Refused):  # this batch was answered: refused as a whole
                     answers.update({tp: (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, None)
                                     for tp in batch if tp not in answers})
+                in_doubt = [tp for tp in sender.lost if tp not in answers]  # e.g. the login failed on reconnecting
                 aborted = exc  # earlier batches were applied: report them, the rest not attempted
                 break
             if progress:

@@ -144,6 +144,7 @@ class Server:
             return
         for broker in list(self._servers):
             self.close_listener(broker)
+        self._run(self._end_tasks())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
@@ -179,6 +180,14 @@ class Server:
     def open_connections(self) -> int:
         """Client connections the brokers have not closed yet."""
         return sum(len(writers) for writers in list(self._connections.values()))
+
+    @staticmethod
+    async def _end_tasks() -> None:
+        """Cancel what is still serving (a connection closed a moment ago, a held request) and let it end."""
+        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- serving ---------------------------------------------------------------------------------
 
