@@ -58,12 +58,13 @@ def test_the_wheel_declares_both_commands(wheel: zipfile.ZipFile) -> None:
     assert set(declared) == set(generator().PROGRAMS)  # what the completions and man pages are made for
 
 
-def test_the_wheel_carries_the_schemas_and_the_man_pages(wheel: zipfile.ZipFile) -> None:
+def test_the_wheel_carries_the_schemas_the_spark_logging_and_the_man_pages(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    schemas = sorted((ROOT / "leader_election_cli" / "schemas").glob("*.json"))
-    assert schemas
-    for schema in schemas:
-        assert wheel.read(f"leader_election_cli/schemas/{schema.name}") == schema.read_bytes()
+    package = ROOT / "leader_election_cli"
+    data = sorted((package / "schemas").glob("*.json")) + sorted((package / "pipeline").glob("*.properties"))
+    assert len(data) > 4
+    for path in data:
+        assert wheel.read(path.relative_to(ROOT).as_posix()) == path.read_bytes()
     pages = {n.rsplit("/", 1)[1] for n in names if "/share/man/man1/" in n and ".data/data/" in n}
     assert pages == {path.name for path in (ROOT / "man").glob("*.1")}
 

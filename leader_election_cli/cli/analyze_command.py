@@ -74,6 +74,7 @@ def _analyze(o: dict[str, Any]) -> int:
 
     from leader_election_cli.pipeline import job, report
 
+    job.preflight(o["snapshots"], o["out"], o["master"], conf)
     shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
     spark = job.spark_session(o["master"], conf, verbose=o["debug"])
     try:

@@ -6,8 +6,11 @@ Spark reads and writes Parquet with, so `--out hdfs://...` or `s3a://...` works 
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from py4j.java_gateway import is_instance_of
 from pyspark.sql import SparkSession
@@ -69,6 +72,29 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | 
     if not json_files and not parquet_files:
         raise InputError("No snapshot files (.jsonl, .jsonl.gz, .parquet) found in " + ", ".join(patterns))
     return sorted(json_files), sorted(parquet_files)
+
+
+def _local_path(uri: str, plain_paths_are_local: bool) -> str | None:
+    """The local path `uri` names, or None when it may be on another file system."""
+    parts = urlsplit(uri)
+    if parts.scheme == "file":
+        return parts.path
+    return uri if not parts.scheme and plain_paths_are_local else None
+
+
+def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:
+    """A local file pattern that matches nothing. Hadoop globs that Python reads otherwise ({a,b}, [^a],
+    escapes) are not judged here."""
+    path = _local_path(pattern, plain_paths_are_local)
+    if path is None or any(token in path for token in ("{", "[^", "\\")):
+        return False
+    return not glob.glob(path)  # as Hadoop's, except dot files: a glob's are skipped there anyway
+
+
+def local_file(uri: str, plain_paths_are_local: bool) -> bool:
+    """`uri` names an existing local file (not a directory)."""
+    path = _local_path(uri, plain_paths_are_local)
+    return path is not None and os.path.isfile(path)
 
 
 def _hidden(uri: str, root: str = "") -> bool:

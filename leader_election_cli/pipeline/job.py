@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark import StorageLevel
@@ -37,6 +38,7 @@ from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_BATCH_SIZE = 1000
+QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties")
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
@@ -54,16 +56,36 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
                .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")  # not legacy INT96
                .config("spark.log.level", "WARN" if verbose else "OFF")
                .config("spark.ui.showConsoleProgress", str(verbose).lower()))
+    conf = dict(conf or {})
+    if not verbose:  # silent from the JVM's start (a driver this process launches; spark-submit's has started)
+        options = conf.get("spark.driver.extraJavaOptions", "")  # theirs after ours: a -D of theirs wins
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()} {options}".strip()
     if master:
         builder = builder.master(master)
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per core.
         builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
-    for key, value in (conf or {}).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     with spark_errors():
         return builder.getOrCreate()
+
+
+def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
+    """The input checks that need no Spark, made before it starts (a typo costs no JVM): local snapshot
+    patterns that match nothing, and an --out that is a file. Only where paths are surely local: a
+    `file:` URI, or any path when the master is local and no Hadoop configuration names another file
+    system. `analyze` checks everything again on Spark's own file system."""
+    local_master = (master or ("" if "PYSPARK_GATEWAY_PORT" in os.environ else DEFAULT_MASTER)).startswith("local")
+    plain_paths_are_local = (local_master and "HADOOP_CONF_DIR" not in os.environ
+                             and "spark.hadoop.fs.defaultFS" not in conf)
+    for pattern in snapshots:
+        if files.matches_no_local_file(pattern, plain_paths_are_local):
+            raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
+    if files.local_file(out, plain_paths_are_local):
+        raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
+                         hint="Choose a directory for the tables, plans and summary.")
 
 
 @contextmanager
