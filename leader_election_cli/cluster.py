@@ -492,6 +492,8 @@ class Cluster:
         if code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
             raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
                             hint="The principal needs ALTER on the CLUSTER resource.")
+        if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
+            raise UnreachableError(f"Timed out while {what}: {kafka_errors.describe(code)}")
         if code != kafka_errors.NONE:
             raise CliError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
                            exit_code=UnreachableError.exit_code)

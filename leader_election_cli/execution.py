@@ -217,10 +217,10 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
             except CliError as exc:
                 if len(answers) == known and not sender.lost:
                     raise  # refused before anything changed (e.g. not authorized): a plain failure
+                in_doubt = [tp for tp in sender.lost if tp not in answers]  # e.g. the login failed on reconnecting
                 if isinstance(exc, _Refused):  # this batch was answered: refused as a whole
                     answers.update({tp: (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, None)
-                                    for tp in batch if tp not in answers})
-                in_doubt = [tp for tp in sender.lost if tp not in answers]  # e.g. the login failed on reconnecting
+                                    for tp in batch if tp not in answers and tp not in in_doubt})
                 aborted = exc  # earlier batches were applied: report them, the rest not attempted
                 break
             if progress:

@@ -191,11 +191,8 @@ def predict_moves(plan: MovePlan, state: ClusterState) -> MoveReport:
     """A dry run: the preferred election predicted on the reordered state; nothing is sent or written."""
     results = _initial_results(plan, state)
     todo = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
-    partitions = dict(state.partitions)
-    for tp in todo:
-        partitions[tp] = replace(partitions[tp], replicas=results[tp].replicas_after)
-    reordered = replace(state, partitions=partitions)
-    for p in predict(reordered, ElectionType.PREFERRED, todo, state.mode or ControllerMode.KRAFT):
+    mode = state.mode or ControllerMode.KRAFT
+    for p in predict(_reordered(state, results, todo), ElectionType.PREFERRED, todo, mode):
         r = results[p.tp]
         code, error = 0, None
         if p.outcome is Outcome.FAILED:
@@ -205,6 +202,13 @@ def predict_moves(plan: MovePlan, state: ClusterState) -> MoveReport:
         results[p.tp] = replace(r, outcome=Outcome.PREDICTED, leader_after=p.leader_after, error_code=code,
                                 error=error)
     return MoveReport(plan.command, list(results.values()), dry_run=True)
+
+
+def _reordered(state: ClusterState, results: dict[TopicPartition, MoveResult],
+               partitions: Sequence[TopicPartition]) -> ClusterState:
+    """`state` with the new orders of `partitions`: what a preferred election after the reorders sees."""
+    reordered = {tp: replace(state.partitions[tp], replicas=results[tp].replicas_after) for tp in partitions}
+    return replace(state, partitions={**state.partitions, **reordered})
 
 
 def _not_led(tp: TopicPartition, leader: int | None, expected: int | None) -> str:
@@ -234,16 +238,14 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
         write_restore_file(restore_path, plan.command, state, reorders)
         report.restore_file = str(restore_path)
     sent: list[TopicPartition] = []  # reorders sent, answered or not
+    answered: execution.Answers = {}  # the controller's answer to each reorder it answered
     try:
         with execution.stop_on_signals() as stop:  # Ctrl-C lets the reorder in flight finish, then stops
-            refused = _reorder(cluster, {m.tp: m.new_replicas for m in reorders}, batch_size, stop, sent)
+            _reorder(cluster, {m.tp: m.new_replicas for m in reorders}, batch_size, stop, sent, answered)
             if stop.stopped:
                 raise KeyboardInterrupt
-        for tp, (code, message) in refused.items():
-            results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=code,
-                                  error=f"the reorder was refused: {_error_text(code, message)}",
-                                  replicas_after=results[tp].replicas_before)
-        accepted = [m.tp for m in reorders if m.tp not in refused]
+        _refused(results, answered)
+        accepted = [m.tp for m in reorders if answered[m.tp][0] == kafka_errors.NONE]
         cluster.restart_timeout()
         for tp in wait_for_reassignments(cluster, accepted, wait_seconds):
             results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=kafka_errors.REASSIGNMENT_IN_PROGRESS,
@@ -252,7 +254,9 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
         todo = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
         if todo:
             cluster.restart_timeout()
-            election = execution.elect(cluster, ElectionType.PREFERRED, todo, state, batch_size=batch_size)
+            # Judged against the new orders: an answer lost on the way is read back from the leaders.
+            election = execution.elect(cluster, ElectionType.PREFERRED, todo, _reordered(state, results, todo),
+                                       batch_size=batch_size)
             for r in election.results:
                 results[r.tp] = _verified(results[r.tp], r)
             report.interrupted = election.interrupted
@@ -260,50 +264,68 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
                 report.abort(election.aborted_exit, election.aborted_reason or "stopped")
     except KeyboardInterrupt:
         report.interrupted = True
-        _read_back(cluster, results, report.restore_file, in_doubt=set())
+        _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
     except CliError as exc:
         if not reorders:  # execution.elect raises only when nothing was elected: nothing changed
             raise
         report.abort(exc.exit_code, exc.message)
-        _read_back(cluster, results, report.restore_file, in_doubt=set(sent) if isinstance(exc, UnreachableError)
-                   else set())
+        lost = set(sent) - set(answered) if isinstance(exc, UnreachableError) else set()  # else refused as a whole
+        _read_back(cluster, results, report.restore_file, answered, in_doubt=lost)
     report.results = list(results.values())
     return report
 
 
+def _refused(results: dict[TopicPartition, MoveResult], answered: execution.Answers) -> None:
+    """The reorders the controller refused fail, their order unchanged."""
+    for tp, (code, message) in answered.items():
+        if code != kafka_errors.NONE and results[tp].outcome is Outcome.NOT_ATTEMPTED:
+            results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=code,
+                                  error=f"the reorder was refused: {_error_text(code, message)}",
+                                  replicas_after=results[tp].replicas_before)
+
+
 def _read_back(cluster: Cluster, results: dict[TopicPartition, MoveResult], restore_file: str | None,
-               in_doubt: set[TopicPartition]) -> None:
-    """After a stop, the order and leader the cluster holds for each partition the run did not finish.
-    `in_doubt`: reorders sent whose answer was lost, which the controller may still apply."""
+               answered: execution.Answers, in_doubt: set[TopicPartition]) -> None:
+    """After a stop, what each partition the run did not finish holds: the refusals heard, then the
+    order and leader the cluster shows. `in_doubt`: reorders sent whose answer was lost, which the
+    controller may still apply."""
+    _refused(results, answered)
     pending = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
     if not pending:
         return
+    undo = ": the restore file puts the order back" if restore_file else ""
+    accepted = f"reordered, but no election was run{undo}"
     try:
         cluster.restart_timeout()
         now = cluster.describe().partitions
     except (CliError, KeyboardInterrupt):
-        for tp in pending:
-            results[tp] = replace(results[tp], replicas_after=results[tp].replicas_before,
-                                  error="stopped before the outcome could be read: check its replica order")
+        for tp in pending:  # the controller's answers still say what became of the reorders
+            r = results[tp]
+            if tp in answered:
+                results[tp] = replace(r, error=f"{accepted} (its leader could not be read)")
+            elif tp in in_doubt:
+                results[tp] = replace(r, replicas_after=r.replicas_before,
+                                      error="the answer to its reorder was lost and the cluster could not be read: "
+                                            "check its replica order")
+            else:
+                results[tp] = replace(r, replicas_after=r.replicas_before)
         return
-    undo = ": the restore file puts the order back" if restore_file else ""
     for tp in pending:
         r, p = results[tp], now.get(tp)
         if p is None:
             continue
         note = None
         if p.replicas != r.replicas_before:
-            note = f"reordered, but no election was run{undo}"
+            note = accepted
         elif tp in in_doubt:
             note = f"the answer to its reorder was lost: the controller may still apply it{undo}"
         results[tp] = replace(r, replicas_after=p.replicas, leader_after=p.leader, error=note)
 
 
 def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
-             stop: execution.StopFlag, sent: list[TopicPartition]) -> dict[TopicPartition, tuple[int, str | None]]:
-    """Send the new orders in batches until `stop`, noting each in `sent` first; the partitions the
-    controller refused, with its (code, message)."""
-    refused: dict[TopicPartition, tuple[int, str | None]] = {}
+             stop: execution.StopFlag, sent: list[TopicPartition], answered: execution.Answers) -> None:
+    """Send the new orders in batches until `stop`, noting each in `sent` first, and each answer, with
+    the controller's (code, message), in `answered`."""
     for batch in batches(list(orders), batch_size):
         if stop.stopped:
             break
@@ -311,11 +333,8 @@ def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]], ba
         cluster.restart_timeout()
         answers = cluster.alter_replica_order({tp: orders[tp] for tp in batch})
         for tp in batch:
-            code, message = answers.get(tp, (kafka_errors.UNKNOWN_SERVER_ERROR,
-                                             "The controller did not answer for this partition."))
-            if code != kafka_errors.NONE:
-                refused[tp] = (code, message)
-    return refused
+            answered[tp] = answers.get(tp, (kafka_errors.UNKNOWN_SERVER_ERROR,
+                                            "The controller did not answer for this partition."))
 
 
 def wait_for_reassignments(cluster: Cluster, partitions: Sequence[TopicPartition],

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+from leader_election_cli.model import NO_LEADER, ElectionReport, Outcome, PartitionResult
 
 if TYPE_CHECKING:
     from leader_election_cli.moves import MoveReport
@@ -95,9 +95,13 @@ def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
 
 
 def _leaders(r: PartitionResult) -> str:
-    before = "none" if r.leader_before in (None, -1) else str(r.leader_before)
-    after = "none" if r.leader_after in (None, -1) else str(r.leader_after)
+    before, after = _leader(r.leader_before), _leader(r.leader_after)
     return before if before == after else f"{before} -> {after}"
+
+
+def _leader(broker: int | None) -> str:
+    """A leader as the table shows it: "none" when there is none, "?" when it could not be read."""
+    return "?" if broker is None else "none" if broker == NO_LEADER else str(broker)
 
 
 def _short_error(r: PartitionResult) -> str:

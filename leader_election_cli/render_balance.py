@@ -211,7 +211,7 @@ def rebalance_document(run: RebalanceRun) -> dict[str, Any]:
         "before": balance_document(run.before, run.threshold),
         "partitions": election["partitions"] if election else [],
         "after": balance_document(run.after, run.threshold),
-        "brokers_still_above_threshold": [b.broker for b in run.still_above],
+        "brokers_still_above_threshold": None if run.still_above is None else [b.broker for b in run.still_above],
         "summary": {**(election["summary"] if election else {}), "exit_code": int(run.exit_code),
                     "duration_seconds": round(run.duration_s, 3)},
         "error": run.error,
@@ -242,7 +242,11 @@ def rebalance_summary(run: RebalanceRun) -> str:
     if run.dry_run:
         return f"Brokers above {run.threshold:g}%: {above}; would elect the preferred leader of {len(run.candidates)} " \
                "partition(s)."
+    not_attempted = run.count(Outcome.NOT_ATTEMPTED)
+    done = (f"Brokers above {run.threshold:g}%: {above}; elected the preferred leader of "
+            f"{run.count(Outcome.ELECTED)} partition(s), {run.count(Outcome.FAILED)} failed"
+            + (f", {not_attempted} not attempted" if not_attempted else "") + ". ")
+    if run.still_above is None:
+        return done + "The balance afterwards could not be read."
     still = ", ".join(f"{b.broker} ({_pct(b.ratio)})" for b in run.still_above)
-    return (f"Brokers above {run.threshold:g}%: {above}; elected the preferred leader of "
-            f"{run.count(Outcome.ELECTED)} partition(s), {run.count(Outcome.FAILED)} failed. "
-            + (f"Still above: {still}." if still else f"Every broker is now at or under {run.threshold:g}%."))
+    return done + (f"Still above: {still}." if still else f"Every broker is now at or under {run.threshold:g}%.")

@@ -17,13 +17,14 @@ from typing import Any
 
 from leader_election_cli import execution
 from leader_election_cli.cluster import Cluster
-from leader_election_cli.errors import ExitCode
+from leader_election_cli.errors import CliError, ExitCode
 from leader_election_cli.model import (
     ClusterState,
     ControllerMode,
     ElectionReport,
     ElectionType,
     Outcome,
+    PartitionResult,
     TopicPartition,
 )
 from leader_election_cli.planning import (
@@ -102,8 +103,9 @@ class RebalanceRun:
         return self.before.above(self.threshold) if self.before else []
 
     @property
-    def still_above(self) -> list[BrokerBalance]:
-        return self.after.above(self.threshold) if self.after else []
+    def still_above(self) -> list[BrokerBalance] | None:
+        """None when the balance afterwards could not be read."""
+        return self.after.above(self.threshold) if self.after else None
 
     @property
     def nothing_to_do(self) -> bool:
@@ -134,12 +136,18 @@ def rebalance(cluster: Cluster, run: RebalanceRun, *, batch_size: int, batch_int
     state = cluster.describe(with_reassignments=True)
     run.before = balance(state)
     run.candidates = rebalance_candidates(state, run.threshold)
-    if run.candidates:
-        run.election = (execution.dry_run_report(predict(state, ElectionType.PREFERRED, run.candidates,
-                                                         state.mode or ControllerMode.KRAFT), ElectionType.PREFERRED)
-                        if run.dry_run else
-                        execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
-                                        batch_size=batch_size, batch_interval=batch_interval))
+    if run.candidates and run.dry_run:
+        run.election = execution.dry_run_report(predict(state, ElectionType.PREFERRED, run.candidates,
+                                                        state.mode or ControllerMode.KRAFT), ElectionType.PREFERRED)
+    elif run.candidates:
+        try:
+            run.election = execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
+                                           batch_size=batch_size, batch_interval=batch_interval)
+        except CliError:  # refused before anything changed: every candidate is still reported
+            run.election = ElectionReport(ElectionType.PREFERRED, [
+                PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=state.partitions[tp].leader,
+                                leader_after=state.partitions[tp].leader) for tp in run.candidates])
+            raise
     run.after = balance(cluster.describe()) if run.election is not None and not run.dry_run else run.before
 
 
@@ -177,11 +185,12 @@ def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, 
         "done": {
             **done,
             "failed_partitions": [str(r.tp) for r in (run.election.failed if run.election else [])],
-            "brokers_still_above_threshold": {str(b.broker): round(b.ratio, 6) for b in run.still_above},
+            "brokers_still_above_threshold": (None if run.still_above is None else
+                                              {str(b.broker): round(b.ratio, 6) for b in run.still_above}),
         },
         "duration_seconds": round(run.duration_s, 3),
         "exit_code": int(run.exit_code),
-        "error": run.error,
+        "error": run.error or (run.election.aborted_reason if run.election else None),
     }
 
 
@@ -204,8 +213,9 @@ def write_metrics(path: Path, run: RebalanceRun) -> None:
         ratio.labels(broker=str(b.broker)).set(b.ratio)
     gauges = {
         "threshold_ratio": ("The --threshold of the last run (0 to 1)", run.threshold / 100),
-        "brokers_above_threshold": ("Brokers above the threshold after the last run",
-                                    len(run.still_above) if run.after else len(run.above)),
+        "brokers_above_threshold": ("Brokers above the threshold after the last run (before it, when the "
+                                    "balance afterwards could not be read)",
+                                    len(run.above if run.still_above is None else run.still_above)),
         "candidates": ("Partitions the last run found to elect", len(run.candidates)),
         "partitions_moved": ("Partitions whose leader moved to the preferred replica in the last run",
                              run.count(Outcome.ELECTED)),

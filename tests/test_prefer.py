@@ -284,3 +284,69 @@ def test_a_reassignment_request_answered_not_controller_is_resent(api_key: int, 
                                 "--restore-file", str(tmp_path / "r.json"))
         assert (code, rows(out)["t-0"]["outcome"]) == (0, "elected"), err
         assert (sb.partition_state("t", 0).leader, sb.partition_state("t", 0).replicas) == (3, (3, 1, 2))
+
+
+# -- answers lost or refused part way: every row true of the cluster ------------------------------------
+
+def test_an_applied_election_whose_answers_were_lost_is_judged_against_the_new_order(sb: Sandbox,
+                                                                                     tmp_path: Path) -> None:
+    """The election is applied, its answer and the resent one's are cut: the leader read back is the one
+    asked for (it was reported failed, "its leader did not change", judged against the old order)."""
+    sb.set_leader("t", 0, 2)
+    sb.corrupt_next(ELECT_LEADERS, count=2)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "3",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert sb.partition_state("t", 0).leader == 3
+    assert (code, row["outcome"], row["leader_after"]) == (3, "elected", 3)
+
+
+def two_reorders(tmp_path: Path) -> Path:
+    """t-0 and t-1 to broker 3, one per batch (with --batch-size 1)."""
+    wanted = tmp_path / "wanted.json"
+    wanted.write_text(json.dumps({"partitions": [{"topic": "t", "partition": 0, "leader": 3},
+                                                 {"topic": "t", "partition": 1, "leader": 3}]}))
+    return wanted
+
+
+def test_a_refusal_heard_before_a_lost_answer_stays_a_refusal(tmp_path: Path) -> None:
+    """Batch 1's reorder is refused, batch 2's connection is cut: t-0 failed with the controller's reason
+    (it was "the controller may still apply it"), t-1 may still be applied."""
+    with Sandbox(brokers=4, mode="zk") as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3], 1: [1, 3, 4]})
+        sb.stop_broker(2)  # a ZooKeeper-mode controller refuses an order naming a broker that is not alive
+        sb.delay_next(ALTER_REASSIGNMENTS, 0)
+        sb.drop_next(ALTER_REASSIGNMENTS)
+        code, out, _ = prefer(sb, "--path-to-json-file", str(two_reorders(tmp_path)), "--batch-size", "1",
+                              "--timeout", "3", "--restore-file", str(tmp_path / "r.json"))
+        t0, t1 = rows(out)["t-0"], rows(out)["t-1"]
+        assert code == 3
+        assert (t0["outcome"], t0["error_code"], t0["replicas_after"]) == (
+            "failed", kafka_errors.INVALID_REPLICA_ASSIGNMENT, [1, 2, 3])
+        assert t0["error"].startswith("the reorder was refused")
+        assert t1["outcome"] == "not_attempted" and "may still apply it" in t1["error"]
+
+
+def test_an_accepted_reorder_stays_reported_when_nothing_can_be_read_back(sb: Sandbox, tmp_path: Path) -> None:
+    """After the reorder is answered every listener closes for good: the order asked for was applied,
+    and the report says so (it showed the old order, "stopped before the outcome could be read")."""
+    def listeners_closed() -> None:
+        for broker in sb.brokers:
+            sb._server.close_listener(broker)  # the brokers stay alive for the controller: a network cut
+
+    sb.after_next(ALTER_REASSIGNMENTS, listeners_closed)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "2",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert sb.partition_state("t", 0).replicas == (3, 1, 2)
+    assert (code, row["outcome"], row["replicas_after"]) == (3, "not_attempted", [3, 1, 2])
+    assert row["error"].startswith("reordered, but no election was run")
+
+
+def test_a_reorder_that_timed_out_at_the_broker_may_still_be_applied(sb: Sandbox, tmp_path: Path) -> None:
+    """A top-level REQUEST_TIMED_OUT (a forwarding broker gave up on the controller) is not a refusal."""
+    sb.fail_next(ALTER_REASSIGNMENTS, kafka_errors.REQUEST_TIMED_OUT)
+    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3",
+                          "--restore-file", str(tmp_path / "r.json"))
+    row = rows(out)["t-0"]
+    assert (code, row["outcome"]) == (3, "not_attempted") and "may still apply it" in row["error"]

@@ -217,3 +217,20 @@ def test_output_files_are_checked_before_anything_is_sent(sb: Sandbox, tmp_path:
     code, _, err = rebalance(sb, tmp_path, "--metrics-file", str(tmp_path))
     assert code == 2 and err.startswith(f"--metrics-file {tmp_path} is a directory")
     assert sb.request_count() == 0
+
+
+def test_a_refused_election_never_claims_the_brokers_are_balanced(sb: Sandbox, tmp_path: Path) -> None:
+    """Not authorized to elect: nothing moved, every candidate is reported not attempted, and neither the
+    table nor the audit line says the brokers are now under the threshold (both did)."""
+    audit, expected = tmp_path / "audit.jsonl", candidates(sb)
+    sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    code, out, err = rebalance(sb, tmp_path, "--output", "table", "--audit-log", str(audit))
+    assert code == 4 and "now at or under" not in out
+    assert f"0 failed, {expected} not attempted" in out
+    record = json.loads(audit.read_text())
+    assert record["done"]["brokers_still_above_threshold"] is None and record["done"]["not_attempted"] == expected
+    sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    code, out, _ = rebalance(sb, tmp_path, "--output", "json")
+    doc = json.loads(out)
+    assert code == 4 and doc["brokers_still_above_threshold"] is None
+    assert [p["outcome"] for p in doc["partitions"]] == ["not_attempted"] * expected

@@ -384,6 +384,20 @@ def test_a_lost_answer_then_a_refused_login(tool: str, mode: str, tmp_path: Path
         sb.stop()
 
 
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_lost_answer_then_a_resend_refused_as_a_whole(sb: Sandbox, tool: str) -> None:
+    """Batch 2 is applied but its answer cut; the resend is refused as a whole (not authorized): batch 2
+    is judged from the leaders, elected (it was reported failed with ClusterAuthorizationException)."""
+    before = state(sb)
+    sb.delay_next(ELECT_LEADERS, 0)
+    sb.corrupt_next(ELECT_LEADERS)
+    sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
+    result = run(tool, sb, timeout=1)
+    assert result.code == 4
+    got = check_report(result, sb, before)
+    assert {got[tp] for tp in BATCH_2} == {"elected"} and {got[(TOPIC, 4)], got[(TOPIC, 5)]} == {"not_attempted"}
+
+
 # -- a batch sent without an answer ------------------------------------------------------------------
 
 @pytest.mark.parametrize("tool", TOOLS)

@@ -85,6 +85,18 @@ def test_table_lists_rows_and_a_summary() -> None:
     assert "5 partition(s): 2 elected, 1 already elected, 2 failed" in text
 
 
+def test_the_table_tells_no_leader_from_a_leader_that_could_not_be_read() -> None:
+    """-1 is "none"; None (the leaders could not be read afterwards) is "?": it was "none" too, which
+    showed every partition of a run cut short as leaderless."""
+    out = io.StringIO()
+    render.render_table(_report(
+        PartitionResult(TopicPartition("t", 0), Outcome.ELECTED, leader_before=-1, leader_after=2),
+        PartitionResult(TopicPartition("t", 1), Outcome.NOT_ATTEMPTED, leader_before=3, leader_after=None)),
+        out, io.StringIO(), color=False)
+    rows = [line for line in out.getvalue().splitlines() if "│ t " in line]
+    assert "none -> 2" in rows[0] and "3 -> ?" in rows[1]
+
+
 def test_large_table_counts_quiet_rows_instead_of_listing_them() -> None:
     results = [PartitionResult(TopicPartition("big", i), Outcome.ELECTED, leader_before=2, leader_after=1)
                for i in range(render.TABLE_ROW_LIMIT + 5)]
