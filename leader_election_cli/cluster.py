@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 _ZK_ONLY_API_KEYS = {4, 5, 6, 7}
 _NOT_CONTROLLER_RETRIES = 3
 _RECONNECT_ATTEMPTS = 30  # bounded; the API timeout usually ends the asking first
-_RETRY_BACKOFF_S, _RETRY_BACKOFF_MAX_S = 0.1, 1.0  # Kafka's retry.backoff.ms and retry.backoff.max.ms
 _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
 _HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
@@ -247,22 +246,25 @@ class Cluster:
         """After a lost connection: find the controller again and make sure it answers.
 
         The lost broker may be asked first, and right after a crash the others still name it as the
-        controller (Kafka notices a crash only when its ZooKeeper session or heartbeats time out). As
-        Kafka's AdminClient does, ask again with a growing backoff until a controller answers, within
-        the API timeout.
+        controller, or none (Kafka notices a crash only when its ZooKeeper session or heartbeats time
+        out). As Kafka's AdminClient does, ask again after retry.backoff.ms, doubling up to
+        retry.backoff.max.ms, until a controller answers, within the API timeout.
         """
         for attempt in range(_RECONNECT_ATTEMPTS):
             self._controller_id = None
             try:
-                self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False), node_id=self._controller(),
+                controller = self._controller()
+                if controller is None:
+                    raise UnreachableError("No controller is known yet")
+                self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False), node_id=controller,
                            what="reaching the controller")
                 return
             except UnreachableError:
-                backoff = min(_RETRY_BACKOFF_MAX_S, _RETRY_BACKOFF_S * 2 ** attempt)
-                if attempt == _RECONNECT_ATTEMPTS - 1 or self._remaining_ms() <= backoff * 1000:
+                backoff_ms = min(self._settings.retry_backoff_max_ms, self._settings.retry_backoff_ms * 2 ** attempt)
+                if attempt == _RECONNECT_ATTEMPTS - 1 or self._remaining_ms() <= backoff_ms:
                     raise
-                log.info("The controller did not answer; asking again in %.1f s", backoff)
-                time.sleep(backoff)
+                log.info("The controller did not answer; asking again in %d ms", backoff_ms)
+                time.sleep(backoff_ms / 1000)
 
     # -- low level -------------------------------------------------------------------------------
 

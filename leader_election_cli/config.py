@@ -21,6 +21,7 @@ from leader_election_cli.errors import shown as _shown
 
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000
+DEFAULT_RETRY_BACKOFF_MS, DEFAULT_RETRY_BACKOFF_MAX_MS = 100, 1000  # Kafka's client defaults
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -42,13 +43,14 @@ _SSL_KEYS = frozenset({
 })
 _SASL_KEYS = frozenset({"sasl.mechanism", "sasl.jaas.config"})
 _USED_KEYS = _SSL_KEYS | _SASL_KEYS | {
-    "security.protocol", "request.timeout.ms", "default.api.timeout.ms", "client.id",
+    "security.protocol", "request.timeout.ms", "default.api.timeout.ms", "client.id", "retry.backoff.ms",
+    "retry.backoff.max.ms",
     "bootstrap.servers",  # replaced by --bootstrap-server, as in Kafka's tool
 }
 # Kafka admin-client keys that tune the Java client only: accepted silently.
 _TUNING_KEYS = frozenset({
     "bootstrap.controllers", "client.dns.lookup", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
-    "retry.backoff.ms", "retry.backoff.max.ms", "enable.metrics.push", "socket.connection.setup.timeout.ms",
+    "enable.metrics.push", "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms", "connections.max.idle.ms", "metadata.max.age.ms",
     "send.buffer.bytes", "receive.buffer.bytes", "metric.reporters", "metrics.num.samples",
     "metrics.sample.window.ms", "metrics.recording.level", "auto.include.jmx.reporter", "retries",
@@ -292,6 +294,8 @@ class ClientSettings:
     ssl_context: ssl.SSLContext | None = None
     request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
     api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS  # the first wait before asking again; doubles up to the max
+    retry_backoff_max_ms: int = DEFAULT_RETRY_BACKOFF_MAX_MS
     client_id: str | None = None
     warnings: tuple[str, ...] = ()
 
@@ -344,8 +348,10 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
     return ClientSettings(
         security_protocol=protocol, sasl_mechanism=mechanism, sasl_username=username, sasl_password=password,
         ssl_context=ssl_context(props, source) if protocol.endswith("SSL") else None,
-        request_timeout_ms=request_timeout, api_timeout_ms=api_timeout, client_id=client_id or None,
-        warnings=warnings)
+        request_timeout_ms=request_timeout, api_timeout_ms=api_timeout,
+        retry_backoff_ms=_int_setting(props, "retry.backoff.ms", DEFAULT_RETRY_BACKOFF_MS, source, "LONG"),
+        retry_backoff_max_ms=_int_setting(props, "retry.backoff.max.ms", DEFAULT_RETRY_BACKOFF_MAX_MS, source, "LONG"),
+        client_id=client_id or None, warnings=warnings)
 
 
 def _read_text(path: str, what: str, option: str) -> str:
@@ -377,13 +383,14 @@ def _key_warnings(entries: list[tuple[int, str, str]], source: str) -> tuple[str
     return tuple(warnings)
 
 
-def _int_setting(props: Mapping[str, str], key: str, default: int, source: str) -> int:
-    """A ConfigDef INT at least 0, with ConfigException's wording."""
+def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, kind: str = "INT") -> int:
+    """A ConfigDef INT (or LONG) at least 0, with ConfigException's wording."""
     if key not in props:
         return default
     text = _java_trim(props[key])
-    if not re.fullmatch(r"[+-]?\d{1,10}", text) or not -2**31 <= int(text) < 2**31:
-        raise InputError(f"Invalid value {_shown(text)} for configuration {key}: Not a number of type INT",
+    bits = 32 if kind == "INT" else 64
+    if not re.fullmatch(rf"[+-]?\d{{1,{bits * 3 // 10 + 1}}}", text) or not -2**(bits - 1) <= int(text) < 2**(bits - 1):
+        raise InputError(f"Invalid value {_shown(text)} for configuration {key}: Not a number of type {kind}",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
     if int(text) < 0:
         raise InputError(f"Invalid value {text} for configuration {key}: Value must be at least 0",

@@ -173,6 +173,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     `already_elected` partitions are reported as already elected without being sent.
     """
     cluster.check_can_elect(election_type)
+    cluster.restart_timeout()  # a whole API timeout from here, however long the reads or a question took
     answers: Answers = {tp: (kafka_errors.ELECTION_NOT_NEEDED, LEFT_OUT) for tp in already_elected}
     known = len(answers)
     aborted: CliError | None = None

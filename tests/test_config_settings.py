@@ -76,6 +76,18 @@ def test_bad_timeout_values(tmp_path: Path, value: str, message: str) -> None:
     assert error_of(tmp_path, f"request.timeout.ms={value}").message == message
 
 
+def test_the_retry_backoff_is_kafkas_and_the_files(tmp_path: Path) -> None:
+    """How long to wait before asking for the controller again after a lost connection (LONG settings)."""
+    default = settings_of(tmp_path, "")
+    assert (default.retry_backoff_ms, default.retry_backoff_max_ms) == (100, 1000)
+    tuned = settings_of(tmp_path, "retry.backoff.ms=250\nretry.backoff.max.ms=4000000000\n")
+    assert (tuned.retry_backoff_ms, tuned.retry_backoff_max_ms, tuned.warnings) == (250, 4_000_000_000, ())
+    assert error_of(tmp_path, "retry.backoff.ms=9223372036854775808").message == (
+        "Invalid value 9223372036854775808 for configuration retry.backoff.ms: Not a number of type LONG")
+    assert error_of(tmp_path, "retry.backoff.max.ms=-5").message == (
+        "Invalid value -5 for configuration retry.backoff.max.ms: Value must be at least 0")
+
+
 def test_client_id_is_trimmed_and_empty_means_none(tmp_path: Path) -> None:
     assert settings_of(tmp_path, "client.id=  ops-cron \n").client_id == "ops-cron"
     assert settings_of(tmp_path, "client.id=\n").client_id is None

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import time
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -171,3 +175,21 @@ def test_long_lists_are_cut_and_counted() -> None:
     [line] = safety.warning_lines(safety.assess(predictions), state)
     assert line.count("(leader 2, ISR was 1)") == safety.LISTED and line.endswith(
         "... and 5 more (see 'kafka-leaders plan --output json')")
+
+
+def test_no_question_without_a_terminal_to_answer_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stdin closed (`<&-`: sys.stdin is None) was an internal error; neither that nor a pipe can answer."""
+    monkeypatch.setattr(sys, "stdin", None)
+    assert common.interactive() is False
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    assert common.interactive() is False
+
+
+def test_a_slow_answer_still_leaves_the_election_a_whole_timeout(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The all-partitions request once went out with what was left of --timeout after the question."""
+    monkeypatch.setattr(common, "interactive", lambda: True)
+    monkeypatch.setattr(click, "confirm", lambda question, err: time.sleep(1.5) or True)
+    result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
+                                          "--all-topic-partitions", "--timeout", "1", "--output", "text"])
+    assert result.exit_code == 0, result.stderr
+    assert sb.partition_state("u", 0).leader == 2

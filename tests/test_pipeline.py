@@ -302,34 +302,6 @@ def test_an_out_that_is_a_file_is_an_input_error(spark, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "is a file: it must be a directory" in result.stderr
 
 
-
-@pytest.mark.parametrize("case", ["no match", "no glob match", "file: URI", "out is a file"])
-def test_local_input_errors_are_found_before_spark_starts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                          case: str) -> None:
-    """A typo costs no JVM start (it took 14 s to say "No snapshot file matches")."""
-    monkeypatch.setattr(job, "spark_session", lambda *args, **kwargs: pytest.fail("Spark was started"))
-    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
-    (tmp_path / "taken").write_text("")
-    snapshots, out = {"no match": (str(tmp_path / "typo.jsonl"), "o"),
-                      "no glob match": (str(tmp_path / "2023-*.jsonl"), "o"),
-                      "file: URI": ((tmp_path / "typo.jsonl").as_uri(), "o"),
-                      "out is a file": (str(tmp_path / "s.jsonl"), "taken")}[case]
-    result = CliRunner().invoke(cli, ["analyze", snapshots, "--out", str(tmp_path / out)])
-    assert result.exit_code == 2
-    assert result.stderr.startswith("--out" if case == "out is a file" else f"No snapshot file matches {snapshots}")
-
-
-@pytest.mark.parametrize("pattern, master, conf", [
-    ("hdfs:///snapshots/x.jsonl", None, {}),  # another file system: Spark's to judge
-    ("/no/such/{a,b}.jsonl", None, {}),  # a Hadoop glob Python reads otherwise
-    ("/no/such/x.jsonl", "yarn", {}),  # a cluster's default file system may be HDFS
-    ("/no/such/x.jsonl", None, {"spark.hadoop.fs.defaultFS": "hdfs://nn:8020"}),
-])
-def test_paths_that_may_not_be_local_are_left_to_spark(pattern: str, master: str | None,
-                                                       conf: dict[str, str]) -> None:
-    job.preflight([pattern], "/no/such/out", master, conf)  # no error: Spark's file system decides
-
-
 def test_a_run_prints_nothing_of_sparks_own_on_stderr(tmp_path: Path) -> None:
     """A fresh process and JVM, as an operator runs it: Spark's start-up warnings and log lines stay off
     (only the JVM's own incubator-module notice, which no setting silences, may remain)."""

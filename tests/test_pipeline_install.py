@@ -1,4 +1,5 @@
-"""`kafka-leaders analyze` before any Spark starts: a missing PySpark and bad options are one-line errors."""
+"""`kafka-leaders analyze` before any Spark starts: a missing PySpark, bad options and local inputs that
+cannot be right are one-line errors."""
 
 from __future__ import annotations
 
@@ -48,3 +49,57 @@ def test_bad_options_are_refused_before_spark_starts(monkeypatch: pytest.MonkeyP
 def test_snapshots_and_out_are_required() -> None:
     code, err = analyze("--out", "x")
     assert code == 2 and "Missing argument 'SNAPSHOT...'" in err
+
+
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch):
+    """The pipeline's job module, with starting Spark made a test failure."""
+    pytest.importorskip("pyspark")
+    from leader_election_cli.pipeline import job
+
+    monkeypatch.setattr(job, "spark_session", lambda *args, **kwargs: pytest.fail("Spark was started"))
+    for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "HADOOP_HOME", "SPARK_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return job
+
+
+@pytest.mark.parametrize("case", ["no match", "no glob match", "file: URI", "out is a file"])
+def test_local_input_errors_are_found_before_spark_starts(no_spark: object, tmp_path: Path, case: str) -> None:
+    """A typo costs no JVM start (it took 14 s to say "No snapshot file matches")."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    (tmp_path / "taken").write_text("")
+    snapshots, out = {"no match": (str(tmp_path / "typo.jsonl"), "o"),
+                      "no glob match": (str(tmp_path / "2023-*.jsonl"), "o"),
+                      "file: URI": ((tmp_path / "typo.jsonl").as_uri(), "o"),
+                      "out is a file": (str(tmp_path / "s.jsonl"), "taken")}[case]
+    code, err = analyze(snapshots, "--out", str(tmp_path / out))
+    assert code == 2
+    assert err.startswith("--out" if case == "out is a file" else f"No snapshot file matches {snapshots}")
+
+
+@pytest.mark.parametrize("pattern, args, environment", [
+    ("hdfs:///snapshots/x.jsonl", [], {}),  # another file system: Spark's to judge
+    ("file://namenode/x.jsonl", [], {}),  # a host
+    ("/no/such/{a,b}.jsonl", [], {}),  # a Hadoop glob Python reads otherwise
+    ("/no/such/x.jsonl", ["--master", "yarn"], {}),  # a cluster's default file system may be HDFS
+    ("/no/such/x.jsonl", ["--conf", "spark.master=yarn"], {}),
+    ("/no/such/x.jsonl", ["--conf", "spark.hadoop.fs.defaultFS=hdfs://nn:8020"], {}),
+    ("/no/such/x.jsonl", [], {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}),
+    ("/no/such/x.jsonl", [], {"SPARK_CONF_DIR": "/etc/spark/conf"}),
+])
+def test_paths_that_may_not_be_local_are_left_to_spark(no_spark: object, monkeypatch: pytest.MonkeyPatch,
+                                                       pattern: str, args: list[str],
+                                                       environment: dict[str, str]) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(pytest.fail.Exception, match="Spark was started"):
+        CliRunner().invoke(cli, ["analyze", pattern, "--out", "/no/such/out", *args], catch_exceptions=False)
+
+
+def test_a_file_uri_is_read_as_hadoop_reads_it(no_spark: object, tmp_path: Path) -> None:
+    """'?' and '#' are part of a file: path for Hadoop, not a query or a fragment."""
+    (tmp_path / "a#b.jsonl").write_text("{}\n")
+    (tmp_path / "s1.jsonl").write_text("{}\n")
+    for pattern in (f"file://{tmp_path}/a#b.jsonl", f"file:{tmp_path}/s?.jsonl"):
+        with pytest.raises(pytest.fail.Exception, match="Spark was started"):
+            CliRunner().invoke(cli, ["analyze", pattern, "--out", str(tmp_path / "o")], catch_exceptions=False)

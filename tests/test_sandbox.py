@@ -231,6 +231,27 @@ def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     assert 3 in sb.live_brokers and 3 in sb.partition_state("t2", 2).isr
 
 
+def test_fault_actions_strike_at_their_point_and_a_failing_one_is_not_lost() -> None:
+    """`hold_next` runs its action before the request is handled, `after_next` once it is answered (one
+    fault per request, in order); an action that raises is logged, the request still answered, and
+    `stop()` raises it."""
+    seen: list[str] = []
+    sb = Sandbox(brokers=1).start()
+    try:
+        sb.create_topic("t", assignment={0: [1]})
+        sb.hold_next(43, lambda: seen.append(f"held, {sb.request_count(43)} received"))
+        sb.after_next(43, lambda: seen.append("answered"))
+        sb.hold_next(43, lambda: 1 / 0)
+        for _ in range(3):
+            response = elect_raw(sb.brokers[1], PREFERRED, {"t": [0]})
+            assert response.replica_election_results[0].partition_result[0].error_code == 84  # not needed
+        assert seen == ["held, 1 received", "answered"]
+    finally:
+        with pytest.raises(RuntimeError, match="1 fault action.s. failed, the first: ZeroDivisionError"):
+            sb.stop()
+    sb.stop()  # said once
+
+
 def test_stopped_sole_isr_member(sb: Sandbox) -> None:
     sb.create_topic("one", assignment={0: [1, 2]})
     sb.set_isr("one", 0, [1])

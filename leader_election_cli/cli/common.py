@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -96,8 +97,14 @@ def resolve_output(output: str, stream: IO[str]) -> str:
 
 
 def interactive() -> bool:
-    """A person can answer a question: stdin is a terminal."""
-    return sys.stdin.isatty()
+    """A person can answer a question: stdin and stderr (where it is asked) are terminals, and this
+    process is in the terminal's foreground (a background job reading it would be stopped)."""
+    if sys.stdin is None or sys.stderr is None or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):  # no usable file descriptor behind the stream
+        return False
 
 
 def without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:

@@ -1,7 +1,7 @@
 """`kafka-leader-election`: a drop-in for Kafka's `bin/kafka-leader-election.sh`.
 
 Kafka's flags and rules, checked in Kafka's order with Kafka's messages (see `selection`), plus options
-that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval,
+that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval, --yes,
 --debug.
 """
 

@@ -10,7 +10,6 @@ import glob
 import os
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from py4j.java_gateway import is_instance_of
 from pyspark.sql import SparkSession
@@ -75,11 +74,18 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | 
 
 
 def _local_path(uri: str, plain_paths_are_local: bool) -> str | None:
-    """The local path `uri` names, or None when it may be on another file system."""
-    parts = urlsplit(uri)
-    if parts.scheme == "file":
-        return parts.path
-    return uri if not parts.scheme and plain_paths_are_local else None
+    """The local path `uri` names, read as Hadoop's Path reads it, or None when it may be on another
+    file system (another scheme, a `file:` URI with a host, a plain path that may not be local)."""
+    colon, slash = uri.find(":"), uri.find("/")
+    if colon == -1 or -1 < slash < colon:  # no scheme
+        return uri if plain_paths_are_local else None
+    if uri[:colon] != "file":
+        return None
+    path = uri[colon + 1:]
+    if path.startswith("//"):  # an authority: only an empty one is surely this machine
+        authority, _, rest = path[2:].partition("/")
+        return None if authority else "/" + rest
+    return path
 
 
 def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:

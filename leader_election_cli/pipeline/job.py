@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+import pyspark
 from py4j.protocol import Py4JError
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException, PySparkException
@@ -49,17 +50,13 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
     """
-    under_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    master = master or (None if under_spark_submit else DEFAULT_MASTER)
+    conf = dict(conf or {})
+    master = _master(master, conf)
     builder = (SparkSession.builder.appName("kafka-leaders analyze")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")  # not legacy INT96
                .config("spark.log.level", "WARN" if verbose else "OFF")
                .config("spark.ui.showConsoleProgress", str(verbose).lower()))
-    conf = dict(conf or {})
-    if not verbose:  # silent from the JVM's start (a driver this process launches; spark-submit's has started)
-        options = conf.get("spark.driver.extraJavaOptions", "")  # theirs after ours: a -D of theirs wins
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()} {options}".strip()
     if master:
         builder = builder.master(master)
     if master and master.startswith("local"):
@@ -68,24 +65,58 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with spark_errors():
+    with spark_errors(), _quiet_jvm(not verbose):
         return builder.getOrCreate()
+
+
+def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
+    """The master a session gets: --conf spark.master (applied last); else --master; else spark-submit's
+    own (None); else local[*]."""
+    return conf.get("spark.master") or master or (None if "PYSPARK_GATEWAY_PORT" in os.environ else DEFAULT_MASTER)
+
+
+@contextmanager
+def _quiet_jvm(quiet: bool) -> Iterator[None]:
+    """A driver JVM started meanwhile logs nothing (spark-submit's has started already). The setting goes
+    before the driver's own Java options (SPARK_SUBMIT_OPTS): a -D of a user's or spark-defaults.conf's
+    still wins, and neither is replaced."""
+    before = os.environ.get("SPARK_SUBMIT_OPTS")
+    if quiet:
+        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()} {before or ''}".strip()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SPARK_SUBMIT_OPTS", None)
+        else:
+            os.environ["SPARK_SUBMIT_OPTS"] = before
 
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
     """The input checks that need no Spark, made before it starts (a typo costs no JVM): local snapshot
     patterns that match nothing, and an --out that is a file. Only where paths are surely local: a
-    `file:` URI, or any path when the master is local and no Hadoop configuration names another file
-    system. `analyze` checks everything again on Spark's own file system."""
-    local_master = (master or ("" if "PYSPARK_GATEWAY_PORT" in os.environ else DEFAULT_MASTER)).startswith("local")
-    plain_paths_are_local = (local_master and "HADOOP_CONF_DIR" not in os.environ
-                             and "spark.hadoop.fs.defaultFS" not in conf)
+    `file:` URI, or a plain path when this process starts a local master and no configuration Spark
+    would read could name another default file system. `analyze` checks everything again on Spark's
+    own file system."""
+    plain_paths_are_local = ((_master(master, conf) or "").startswith("local")
+                             and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
     for pattern in snapshots:
         if files.matches_no_local_file(pattern, plain_paths_are_local):
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
     if files.local_file(out, plain_paths_are_local):
         raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
                          hint="Choose a directory for the tables, plans and summary.")
+
+
+def _hadoop_configured(conf: Mapping[str, str]) -> bool:
+    """Configuration that may point plain paths at another default file system (HDFS, S3): a --conf,
+    an environment variable Spark's launcher reads, or a file in Spark's conf directory."""
+    if any(key.startswith("spark.hadoop.fs.default") for key in conf):  # fs.defaultFS, fs.default.name
+        return True
+    if any(os.environ.get(name) for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "HADOOP_HOME")):
+        return True
+    conf_dir = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "conf"
+    return any((conf_dir / name).exists() for name in ("spark-defaults.conf", "spark-env.sh", "core-site.xml"))
 
 
 @contextmanager

@@ -121,6 +121,10 @@ class Sandbox:
         if self._certificates is not None:
             self._certificates.cleanup()
             self._certificates = None
+        failed = list(self._server.faults.failed_actions)
+        self._server.faults.failed_actions.clear()
+        if failed:
+            raise RuntimeError(f"{len(failed)} fault action(s) failed, the first: {failed[0]!r}") from failed[0]
 
     def __enter__(self) -> Sandbox:
         return self.start()

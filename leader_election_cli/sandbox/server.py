@@ -61,20 +61,21 @@ class Fault(NamedTuple):
     action: Callable[[], object] | None = None  # "hold": run before the request is handled; "after": once answered
 
 
-async def _act(fault: Fault) -> None:
-    """Run a fault's action on a worker thread; a failing action is logged, the request goes on."""
-    try:
-        await asyncio.to_thread(fault.action or (lambda: None))
-    except Exception:
-        log.exception("the action of a %s fault (API key %d) failed", fault.kind, fault.api_key)
-
-
 class Faults:
     """Faults queued by the test-control API, taken by the next matching requests in order."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: list[Fault] = []
+        self.failed_actions: list[Exception] = []  # a test's action that raised: `Sandbox.stop` says so
+
+    async def act(self, fault: Fault) -> None:
+        """Run a fault's action on a worker thread; if it raises, the request goes on and it is kept."""
+        try:
+            await asyncio.to_thread(fault.action or (lambda: None))
+        except Exception as exc:
+            log.exception("the action of a %s fault (API key %d) failed", fault.kind, fault.api_key)
+            self.failed_actions.append(exc)
 
     def add(self, fault: Fault, count: int) -> None:
         with self._lock:
@@ -278,7 +279,7 @@ class Server:
         if fault and fault.kind == "delay":
             await asyncio.sleep(fault.value)
         if fault and fault.kind == "hold":
-            await _act(fault)  # the loop serves on meanwhile (and the action may close this very connection)
+            await self.faults.act(fault)  # the loop serves on meanwhile (the action may close this connection)
         try:
             if fault and fault.kind == "fail":
                 response = api.error(ctx, request, int(fault.value), None)
@@ -292,10 +293,12 @@ class Server:
         except Exception:
             log.exception("broker %d: API key %d v%d answer does not encode", broker, api_key, version)
             body = api.error(ctx, request, -1, None).encode(version=ctx.version)
-        await self._write(conn, api.response, body, ctx.version, correlation_id,
-                          corrupt=bool(fault and fault.kind == "corrupt"))
-        if fault and fault.kind == "after":
-            await _act(fault)  # before this connection's next request is read
+        try:
+            await self._write(conn, api.response, body, ctx.version, correlation_id,
+                              corrupt=bool(fault and fault.kind == "corrupt"))
+        finally:
+            if fault and fault.kind == "after":
+                await self.faults.act(fault)  # before this connection's next request is read
         return True
 
     def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:
