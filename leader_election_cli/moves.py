@@ -343,14 +343,23 @@ def wait_for_reassignments(cluster: Cluster, partitions: Sequence[TopicPartition
     (keep `seconds` under the cluster's API timeout: the polls share it).
 
     Returns the partitions still listed (empty when all are done). A reorder moves no data, so it
-    normally completes at once; the poll interval doubles from 50 ms to 1 s.
+    normally completes at once; the poll interval doubles from 50 ms to 1 s. A lost answer (it only
+    reads) is asked again once, after finding the controller again.
     """
     if not partitions:
         return set()
     deadline = time.monotonic() + seconds
     delay = _POLL_FIRST_S
+    reconnected = False
     while True:
-        listed = cluster.list_reassignments()
+        try:
+            listed = cluster.list_reassignments()
+        except UnreachableError:
+            if reconnected:
+                raise
+            reconnected = True
+            cluster.reconnect()
+            continue
         pending = {tp for tp in partitions if tp in listed}
         remaining = deadline - time.monotonic()
         if not pending or remaining <= 0:

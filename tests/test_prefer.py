@@ -351,3 +351,13 @@ def test_a_reorder_that_timed_out_at_the_broker_may_still_be_applied(sb: Sandbox
                           "--restore-file", str(tmp_path / "r.json"))
     row = rows(out)["t-0"]
     assert (code, row["outcome"]) == (3, "not_attempted") and "may still apply it" in row["error"]
+
+
+def test_a_lost_answer_to_the_reassignment_listing_is_asked_again(sb: Sandbox, tmp_path: Path) -> None:
+    """The listing only reads: its connection cut, it is asked again (the move stopped, exit 3)."""
+    sb.delay_next(LIST_REASSIGNMENTS, 0)  # the first listing is the plan's, before anything is sent
+    sb.drop_next(LIST_REASSIGNMENTS)
+    code, out, err = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "3",
+                            "--restore-file", str(tmp_path / "r.json"))
+    assert (code, rows(out)["t-0"]["outcome"]) == (0, "elected"), err
+    assert sb.partition_state("t", 0).leader == 3

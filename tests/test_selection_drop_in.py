@@ -146,6 +146,8 @@ def kafka_first_failure(o: DropInOptions) -> str | None:
                                    ("election-type", o.election_type is None)) if absent]
     election_type_ok = o.election_type is not None and o.election_type.lower() in ("preferred", "unclean")
     partition_ok = o.partition is not None and o.partition.isdigit() and int(o.partition) < 2**31
+    negative = o.partition is not None and o.partition.startswith("-") and o.partition[1:].isdigit() \
+        and int(o.partition) >= -2**31  # Kafka would send it; we say ids start at 0
     rules = [
         (bool(missing), "Missing required option(s): " + ", ".join(missing)),
         (o.bootstrap_server is not None and o.zookeeper is not None, "Exactly one of"),
@@ -156,6 +158,7 @@ def kafka_first_failure(o: DropInOptions) -> str | None:
         (o.topic is None and o.partition is not None, "Option partition is only allowed if topic is used"),
         (not election_type_ok, f"Cannot parse argument '{o.election_type}' of option election-type"),
         (o.zookeeper is not None and election_type_ok and o.election_type.lower() == "unclean", "Unclean"),
+        (o.topic is not None and negative, f"Invalid partition {o.partition} of option partition"),
         (o.topic is not None and not partition_ok, f"Cannot parse argument '{o.partition}' of option partition"),
         (o.topic is not None and o.topic not in ("ok", "a.b-c_d"), "Topic name is invalid"),
     ]
