@@ -132,6 +132,15 @@ def restart_listeners(sb: Sandbox) -> None:
         sb.start_broker(broker)  # before the controller noticed: only the listener comes back
 
 
+def admin_login(directory: Path, mechanism: str) -> Path:
+    """A --command-config file logging in as the sandbox user "admin"."""
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    config = directory / "client.properties"
+    config.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\nsasl.jaas.config="
+                      f'org.apache.kafka.common.security.{module} required username="admin" password="admin-secret";\n')
+    return config
+
+
 def remove_sasl_user(sb: Sandbox, user: str) -> None:
     """Delete a SASL user: connections opened from now on fail to authenticate, open ones stay as they are.
     (The sandbox's control API has no call for this; its listeners read this table at each login.)"""
@@ -334,10 +343,7 @@ def test_authentication_fails_halfway(tool: str, mode: str, tmp_path: Path) -> N
     exit 4, the batches never sent are reported not attempted and left as they were."""
     sb = unbalanced(mode, sasl_users={"admin": "admin-secret"})
     try:
-        config = tmp_path / "client.properties"
-        config.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config="
-                          'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" '
-                          'password="admin-secret";\n')
+        config = admin_login(tmp_path, "SCRAM-SHA-256")
         before = state(sb)
 
         def locked_out() -> None:  # batch 1 is answered: the tool is in its 2 s pause before batch 2
@@ -365,10 +371,7 @@ def test_a_lost_answer_then_a_refused_login(tool: str, mode: str, tmp_path: Path
     had been sent.)"""
     sb = unbalanced(mode, sasl_users={"admin": "admin-secret"})
     try:
-        config = tmp_path / "client.properties"
-        config.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
-                          'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-                          'password="admin-secret";\n')
+        config = admin_login(tmp_path, "PLAIN")
         before = state(sb)
         sb.after_next(ELECT_LEADERS, lambda: remove_sasl_user(sb, "admin"))  # open connections stay logged in
         sb.drop_next(ELECT_LEADERS)  # batch 2: cut, not applied
