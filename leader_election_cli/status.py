@@ -143,10 +143,11 @@ def rebalance(cluster: Cluster, run: RebalanceRun, *, batch_size: int, batch_int
         try:
             run.election = execution.elect(cluster, ElectionType.PREFERRED, run.candidates, state,
                                            batch_size=batch_size, batch_interval=batch_interval)
-        except CliError:  # refused before anything changed: every candidate is still reported
+        except CliError:  # refused before anything changed: every candidate is still reported, as it was
             run.election = ElectionReport(ElectionType.PREFERRED, [
                 PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=state.partitions[tp].leader,
                                 leader_after=state.partitions[tp].leader) for tp in run.candidates])
+            run.after = run.before
             raise
     run.after = balance(cluster.describe()) if run.election is not None and not run.dry_run else run.before
 

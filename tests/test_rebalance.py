@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,17 +221,36 @@ def test_output_files_are_checked_before_anything_is_sent(sb: Sandbox, tmp_path:
 
 
 def test_a_refused_election_never_claims_the_brokers_are_balanced(sb: Sandbox, tmp_path: Path) -> None:
-    """Not authorized to elect: nothing moved, every candidate is reported not attempted, and neither the
-    table nor the audit line says the brokers are now under the threshold (both did)."""
+    """Not authorized to elect: nothing moved, every candidate is reported not attempted, and the table,
+    the JSON and the audit line say the brokers are still above the threshold (they said "now at or
+    under", and listed no partition)."""
     audit, expected = tmp_path / "audit.jsonl", candidates(sb)
     sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
     code, out, err = rebalance(sb, tmp_path, "--output", "table", "--audit-log", str(audit))
-    assert code == 4 and "now at or under" not in out
+    assert code == 4 and "now at or under" not in out and "Still above: " in out
     assert f"0 failed, {expected} not attempted" in out
     record = json.loads(audit.read_text())
-    assert record["done"]["brokers_still_above_threshold"] is None and record["done"]["not_attempted"] == expected
+    assert record["done"]["brokers_still_above_threshold"] == record["found"]["brokers_above_threshold"] != {}
+    assert record["done"]["not_attempted"] == expected
     sb.fail_next(ELECT_LEADERS, kafka_errors.CLUSTER_AUTHORIZATION_FAILED)
     code, out, _ = rebalance(sb, tmp_path, "--output", "json")
     doc = json.loads(out)
-    assert code == 4 and doc["brokers_still_above_threshold"] is None
+    assert code == 4 and doc["brokers_still_above_threshold"] == doc["brokers_above_threshold"] != []
     assert [p["outcome"] for p in doc["partitions"]] == ["not_attempted"] * expected
+
+
+def test_a_balance_that_cannot_be_read_afterwards_is_not_claimed(sb: Sandbox, tmp_path: Path) -> None:
+    """The elections went through, then the cluster could not be read: the summary says so (it said
+    "Every broker is now at or under 10%") and the audit line has null."""
+    audit = tmp_path / "audit.jsonl"
+
+    def network_cut() -> None:  # the brokers stay alive for the controller
+        time.sleep(0.3)  # the tool has read the election's answer
+        for broker in sb.brokers:
+            sb.stop_broker(broker, noticed_after=60)
+
+    sb.after_next(ELECT_LEADERS, network_cut)
+    code, out, _ = rebalance(sb, tmp_path, "--output", "table", "--audit-log", str(audit), "--timeout", "2")
+    record = json.loads(audit.read_text())
+    assert code == 3 and "now at or under" not in out and "The balance afterwards could not be read." in out
+    assert record["done"]["brokers_still_above_threshold"] is None and record["done"]["elected"] > 0
