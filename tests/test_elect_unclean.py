@@ -193,3 +193,22 @@ def test_a_slow_answer_still_leaves_the_election_a_whole_timeout(sb: Sandbox, mo
                                           "--all-topic-partitions", "--timeout", "1", "--output", "text"])
     assert result.exit_code == 0, result.stderr
     assert sb.partition_state("u", 0).leader == 2
+
+
+@pytest.mark.parametrize("tool, answer", [("drop-in", "n\n"), ("drop-in", ""), ("elect", "n\n"), ("elect", None)],
+                         ids=["drop-in no", "drop-in ctrl-d", "elect no", "elect without a terminal"])
+def test_a_refused_unclean_election_still_prints_the_json_document(sb: Sandbox, monkeypatch: pytest.MonkeyPatch,
+                                                                    tool: str, answer: str | None) -> None:
+    """stdout was empty with exit 5: a JSON consumer got nothing to read."""
+    monkeypatch.setattr(common, "interactive", lambda: answer is not None)
+    if tool == "drop-in":
+        args = ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean", "--topic", "u",
+                "--partition", "0", "--output", "json"]
+        result = CliRunner().invoke(drop_in, args, input=answer)
+    else:
+        result = CliRunner().invoke(elect_command.elect, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                                          "unclean", "-p", "u:0", "--output", "json"], input=answer)
+    document = json.loads(result.stdout)
+    assert result.exit_code == ExitCode.REFUSED and document["summary"]["exit_code"] == ExitCode.REFUSED
+    assert document["summary"]["stopped"].startswith(("Unclean election cancelled", "Refusing an unclean election"))
+    assert sb.request_count(ELECT_LEADERS) == 0

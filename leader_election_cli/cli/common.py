@@ -15,7 +15,16 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from click.shell_completion import BashComplete, add_completion_class
 
-from leader_election_cli.errors import AuthError, CliError, ExitCode, InputError, UnreachableError, one_line, shown
+from leader_election_cli.errors import (
+    AuthError,
+    CliError,
+    ExitCode,
+    InputError,
+    RefusedError,
+    UnreachableError,
+    one_line,
+    shown,
+)
 
 if TYPE_CHECKING:
     from leader_election_cli.model import ElectionReport, ElectionType, TopicPartition
@@ -107,6 +116,15 @@ def interactive() -> bool:
         return False
 
 
+def ask(question: str) -> bool:
+    """A yes/no question on stderr (stdout may carry a document); no answer (Ctrl-D, Ctrl-C) is no."""
+    try:
+        return click.confirm(question, err=True)
+    except click.exceptions.Abort:
+        click.echo(err=True)  # end the question's line
+        return False
+
+
 def without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
     """Run `body` with the cyclic garbage collector paused.
 
@@ -152,12 +170,13 @@ def render_report(report: ElectionReport, output: str) -> None:
 @contextmanager
 def json_document_on_cluster_failure(output: str, election_type: ElectionType,
                                      partitions: Sequence[TopicPartition] | None, dry_run: bool) -> Iterator[None]:
-    """With --output json, a cluster that cannot be reached or refuses us still gets a document on stdout
-    (the error line goes to stderr as always): the partitions asked for, when known, not attempted, the
-    reason and the exit code. Nothing had been changed when such a failure gets here."""
+    """With --output json, a cluster that cannot be reached or refuses us, or a run refused for safety (an
+    unclean election not confirmed), still gets a document on stdout (the error line goes to stderr as
+    always): the partitions asked for, when known, not attempted, the reason and the exit code. Nothing
+    had been changed when such a failure gets here."""
     try:
         yield
-    except (UnreachableError, AuthError) as exc:
+    except (UnreachableError, AuthError, RefusedError) as exc:
         if output == "json":
             from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
 
@@ -188,9 +207,6 @@ def run(body: Callable[[], int], debug: bool) -> int:
     except KeyboardInterrupt:
         fail("Interrupted before anything was sent." if not debug else "Interrupted.")
         return int(ExitCode.INTERRUPTED)
-    except click.exceptions.Abort:  # Ctrl-C or Ctrl-D at a confirmation prompt: not confirmed
-        fail("Not confirmed: nothing was sent.", "Answer y to go ahead, or give --yes.")
-        return int(ExitCode.REFUSED)
     except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
         if debug:
             traceback.print_exc()

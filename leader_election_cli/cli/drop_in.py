@@ -198,8 +198,7 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
             for line in warnings:
                 click.echo(line, err=True)
             if risk is not None and common.interactive():  # a person at a terminal; scripts keep Kafka's way
-                safety.require_confirmation(risk, yes=o["yes"], interactive=True,
-                                            confirm=lambda question: click.confirm(question, err=True))
+                safety.require_confirmation(risk, yes=o["yes"], interactive=True, confirm=common.ask)
         total = len(before.partitions) if partitions is None else len(partitions)
         with progress_bar(output, total, o["batch_size"]) as advance:
             report = execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],

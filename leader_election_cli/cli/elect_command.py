@@ -150,8 +150,7 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
             if dry_run:
                 report = execution.dry_run_report(predictions, election_type)
             else:
-                safety.require_confirmation(risk, yes=o["yes"], interactive=common.interactive(),
-                                            confirm=lambda question: click.confirm(question, err=True))
+                safety.require_confirmation(risk, yes=o["yes"], interactive=common.interactive(), confirm=common.ask)
         if not dry_run:
             already = execution.led_by_preferred(state, selected) if election_type is ElectionType.PREFERRED else []
             if already and output != "json":
