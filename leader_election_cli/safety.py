@@ -4,8 +4,7 @@ An unclean election elects a replica outside the ISR when no in-sync replica can
 leader had not replicated to it is gone. The prediction says which partitions that would happen to,
 and which would be left with fewer in-sync replicas than `min.insync.replicas` (acks=all writes fail
 until the replicas catch up). The toolkit asks before going ahead, and refuses without a terminal
-unless --yes is given; the drop-in asks only on a terminal, so scripts keep Kafka's tool's way (warnings
-on stderr, no question).
+unless --yes is given; the drop-in only warns, as Kafka's tool never asks.
 """
 
 from __future__ import annotations

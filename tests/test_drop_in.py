@@ -17,7 +17,7 @@ from leader_election_cli.cli.drop_in import command
 from leader_election_cli.sandbox import Sandbox
 
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
-ELECT_LEADERS = 43
+ELECT_LEADERS, METADATA = 43, 3
 
 
 def elect(*args: str) -> tuple[int, str, str]:
@@ -44,6 +44,17 @@ def test_preferred_election_after_a_broker_restart(sb: Sandbox) -> None:
     code, out, err = preferred(sb, "--all-topic-partitions")
     assert (code, out, err) == (0, "Successfully completed leader election (PREFERRED) for partitions t1-0\n", "")
     assert [sb.partition_state("t1", p).leader for p in range(3)] == [1, 2, 3]
+
+
+def test_the_election_request_gets_a_whole_timeout_after_slow_reads(sb: Sandbox) -> None:
+    """The read before the election takes 0.6 s of --timeout 1, the election 0.6 s more: the election
+    still gets a whole timeout, as Kafka's AdminClient gives each call (it got what the read left)."""
+    sb.set_leader("t1", 0, 2)
+    sb.delay_next(METADATA, 0)  # kafka-python's bootstrap
+    sb.delay_next(METADATA, 0.6)  # the read of every partition's leader
+    sb.delay_next(ELECT_LEADERS, 0.6)
+    code, out, err = preferred(sb, "--all-topic-partitions", "--timeout", "1")
+    assert (code, out) == (0, "Successfully completed leader election (PREFERRED) for partitions t1-0\n"), err
 
 
 def test_nothing_to_do_explicit_partition_vs_all_partitions(sb: Sandbox) -> None:

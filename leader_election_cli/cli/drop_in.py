@@ -1,8 +1,9 @@
 """`kafka-leader-election`: a drop-in for Kafka's `bin/kafka-leader-election.sh`.
 
 Kafka's flags and rules, checked in Kafka's order with Kafka's messages (see `selection`), plus options
-that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval, --yes,
---debug.
+that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval,
+--debug. Kafka's tool never asks a question; neither does this one (an unclean election's risk is
+printed on stderr instead).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.cli import common
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
@@ -49,11 +49,10 @@ The preferred replica of a partition is the first broker in its replica list; a 
 moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
 brokers run with auto.leader.rebalance.enable=true. An unclean election elects a replica that may be
 out of sync when a partition has no leader: it can lose data. The partitions at risk are named on
-stderr; on a terminal the tool also asks before going ahead (--yes does not ask).
+stderr (the election goes ahead, as with Kafka's tool).
 """
 
-EXIT_CODES = exit_code_help({5: "refused for safety (an unclean election not confirmed at the terminal; "
-                                   "--zookeeper: another election is in progress)"})
+EXIT_CODES = exit_code_help({5: "refused for safety (--zookeeper: another election is in progress)"})
 
 EXAMPLES = """\
 Examples:
@@ -101,9 +100,6 @@ Examples:
 @click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Predict each partition's outcome from one metadata read; send nothing.")
-@click.option("--yes", is_flag=True,
-              help="Go ahead with an unclean election that may lose data without asking. The question comes "
-                   "only when stdin is a terminal: without one, as with Kafka's tool, the warnings are all.")
 @click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
 @click.version_option(__version__, prog_name="kafka-leader-election")
 def command(**options: Any) -> None:
@@ -185,20 +181,17 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
             predictions = planning.predict(before, election_type, partitions, cluster.mode())
             return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
         before = cluster.describe()
-        warnings, risk = [], None
-        if election_type is ElectionType.UNCLEAN:  # Kafka never warns; we do on stderr, as best we can
+        warnings = []
+        if election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr, as best we can
             try:
                 assessed = execution.read_for_prediction(cluster, election_type, cluster.mode())
             except (InputError, UnreachableError, AuthError) as exc:
                 warnings = [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
             else:
                 predictions = planning.predict(assessed, election_type, partitions, cluster.mode())
-                risk = safety.assess(predictions)
-                warnings = safety.warning_lines(risk, assessed)
+                warnings = safety.warning_lines(safety.assess(predictions), assessed)
             for line in warnings:
                 click.echo(line, err=True)
-            if risk is not None and common.interactive():  # a person at a terminal; scripts keep Kafka's way
-                safety.require_confirmation(risk, yes=o["yes"], interactive=True, confirm=common.ask)
         total = len(before.partitions) if partitions is None else len(partitions)
         with progress_bar(output, total, o["batch_size"]) as advance:
             report = execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
