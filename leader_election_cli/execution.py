@@ -102,8 +102,7 @@ class _Sender:
         self.election_type = election_type
         self.answers = answers
         self.reconnected = False
-        self.lost: list[TopicPartition] = []  # sent, but the answer was lost: the request may have acted
-        self.resent: list[TopicPartition] = []  # sent again after a lost answer: the first request may have acted
+        self.lost: list[TopicPartition] = []  # sent, answer lost, sent again: the first request may have acted
 
     def send(self, batch: list[TopicPartition]) -> None:
         self.cluster.restart_timeout()
@@ -116,8 +115,7 @@ class _Sender:
             self.lost = [tp for tp in batch if tp not in self.answers]
             self.cluster.restart_timeout()
             self.cluster.reconnect()
-            self.resent = self.lost
-            self._send_with_split(self.resent)
+            self._send_with_split(self.lost)
 
     def _send_with_split(self, batch: list[TopicPartition]) -> None:
         response = self.cluster.elect(self.election_type, batch)
@@ -227,8 +225,8 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
             if progress:
                 progress(len(batch))
         after = _settled_leaders(cluster, before, {tp.topic for tp in [*answers, *in_doubt]}, answers, stop,
-                                 force=bool(in_doubt or sender.resent))
-    for tp in sender.resent:  # "not needed" the second time may be this run's own first request at work
+                                 force=bool(in_doubt or sender.lost))
+    for tp in sender.lost:  # "not needed" the second time may be this run's own first request at work
         if answers.get(tp, (None,))[0] == kafka_errors.ELECTION_NOT_NEEDED and \
                 _elected_meanwhile(tp, election_type, before, after):
             answers[tp] = (kafka_errors.NONE, None)

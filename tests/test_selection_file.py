@@ -88,8 +88,9 @@ def test_duplicates_in_kafkas_format_with_the_first_repeat(tmp_path: Path) -> No
 
 def test_many_duplicates_are_abbreviated(tmp_path: Path) -> None:
     path = write(tmp_path, entries(*[("t", i) for i in range(30)] * 2))
-    message = load_error(path).message
-    assert "[t-0, t-1, " in message and "t-19, ... (30 in all)]" in message and "t-20" not in message
+    # only the list: the file's path (pytest-208/...) once contained "t-20"
+    listed = load_error(path).message.split("duplicate partitions: ", 1)[1].split("]", 1)[0]
+    assert listed.startswith("[t-0, t-1, ") and listed.endswith("t-19, ... (30 in all)") and "t-20" not in listed
 
 
 @pytest.mark.parametrize("make_path, reason", [
