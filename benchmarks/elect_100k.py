@@ -2,23 +2,28 @@
 
 The sandbox runs in its own process (`kafka-leaders sandbox`), so its work is not counted; each client
 command runs as a real process too, and its CPU time (user + system) and peak resident memory come from
-the kernel's accounting of that process. Figures are printed beside their targets; nothing asserts.
+the kernel's accounting of that process. Each round starts a fresh sandbox; the figures are medians
+over the rounds (3 by default), printed beside their targets; nothing asserts.
 Run:
-    .venv/bin/python benchmarks/elect_100k.py [--partitions 100000] [--mode kraft] [--batch-size 1000]
+    .venv/bin/python benchmarks/elect_100k.py [--partitions 100000] [--mode kraft] [--batch-size 1000] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
+
+import leader_election_cli
 
 TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
 IMPORTS = "import leader_election_cli.cli.elect_command, leader_election_cli.execution, leader_election_cli.render"
@@ -43,20 +48,31 @@ def sandbox_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# Run from a small Python process: a child's ru_maxrss starts at its parent's resident size when it
+# forks (Linux keeps that high-water mark across exec), and this benchmark's process grows as it reads
+# the 100,000-partition reports.
+USAGE = """import os, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    child = subprocess.Popen(sys.argv[2:], stdout=out, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+print(child.stderr.read(), end="")"""
+
+
 def measure(args: list[str], output: Path, sandbox_pid: int) -> Usage:
     """Run one client command to completion; its own CPU time and peak memory, as the kernel counted them."""
     sandbox_before = sandbox_cpu(sandbox_pid)
     started = time.perf_counter()
-    with output.open("w") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.PIPE, text=True)
-        _, status, rusage = os.wait4(process.pid, 0)
+    result = subprocess.run([sys.executable, "-c", USAGE, str(output), *args], capture_output=True, text=True,
+                            check=True)
     wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(args[3:5])} exited {process.returncode}: {process.stderr.read()}")
+    first, _, stderr = result.stdout.partition("\n")
+    cpu, maxrss, code = first.split()
+    if int(code) not in (0, 1):
+        raise SystemExit(f"{' '.join(args[3:5])} exited {code}: {stderr}")
     sandbox_after = sandbox_cpu(sandbox_pid)
     spent = None if sandbox_before is None or sandbox_after is None else sandbox_after - sandbox_before
-    return Usage(wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss / 1024, spent)
+    return Usage(wall, float(cpu), int(maxrss) / 1024, spent)
 
 
 FIGURES: list[dict[str, object]] = []  # printed as the last line, for benchmarks/run
@@ -84,31 +100,55 @@ def start_sandbox(partitions: int, mode: str, ready: Path) -> tuple[subprocess.P
     return process, json.loads(ready.read_text())["bootstrap_servers"]
 
 
+def one_round(args: argparse.Namespace, work: Path) -> dict[str, Usage]:
+    """Imports alone, then plan and elect against a fresh sandbox (elect changes the leaders)."""
+    ready, out = work / "ready.json", work / "out.json"
+    ready.unlink(missing_ok=True)
+    sandbox, bootstrap = start_sandbox(args.partitions, args.mode, ready)
+    try:
+        common = ["--bootstrap-server", bootstrap, "--all-topic-partitions", "--output", "json",
+                  "--batch-size", str(args.batch_size)]
+        usages = {"start-up and imports alone": measure([sys.executable, "-c", IMPORTS], out, sandbox.pid)}
+        usage = measure([*TOOLKIT, "plan", *common], out, sandbox.pid)
+        summary = json.loads(out.read_text())["summary"]
+        usages[f"plan {summary['total']:,} partitions"] = usage
+        print(f"  plan: {summary['predicted']:,} predicted; client {usage.cpu:.2f} s CPU")
+        usage = measure([*TOOLKIT, "elect", *common], out, sandbox.pid)
+        summary = json.loads(out.read_text())["summary"]
+        usages[f"elect {summary['total']:,} partitions"] = usage
+        print(f"  elect: {summary['elected']:,} elected, {summary['already_elected']:,} already elected, "
+              f"{summary['failed']:,} failed, in batches of {args.batch_size}; client {usage.cpu:.2f} s CPU")
+        return usages
+    finally:
+        sandbox.send_signal(signal.SIGINT)
+        sandbox.wait(timeout=60)
+
+
+def median_usage(usages: list[Usage]) -> Usage:
+    """Each figure's median over the rounds: a VM's CPU speed drifts from one run to the next."""
+    sandbox = [u.sandbox_cpu for u in usages if u.sandbox_cpu is not None]
+    return Usage(statistics.median(u.wall for u in usages), statistics.median(u.cpu for u in usages),
+                 statistics.median(u.peak_mib for u in usages), statistics.median(sandbox) if sandbox else None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--mode", choices=["kraft", "zk"], default="kraft")
     parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3, help="Measure this many times; medians are shown.")
     args = parser.parse_args()
+    # With PYTHONDONTWRITEBYTECODE set, an editable install compiles our modules at every start: compile
+    # them first, as an install would, so that start-up costs what it costs an installed tool.
+    compileall.compile_dir(Path(leader_election_cli.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory(prefix="elect-100k-") as work:
-        ready, out = Path(work) / "ready.json", Path(work) / "out.json"
-        sandbox, bootstrap = start_sandbox(args.partitions, args.mode, ready)
-        try:
-            common = ["--bootstrap-server", bootstrap, "--all-topic-partitions", "--output", "json",
-                      "--batch-size", str(args.batch_size)]
-            show("start-up and imports alone", measure([sys.executable, "-c", IMPORTS], out, sandbox.pid))
-            usage = measure([*TOOLKIT, "plan", *common], out, sandbox.pid)
-            summary = json.loads(out.read_text())["summary"]
-            show(f"plan {summary['total']:,} partitions", usage)
-            print(f"{'':<34} {summary['predicted']:,} predicted")
-            usage = measure([*TOOLKIT, "elect", *common], out, sandbox.pid)
-            summary = json.loads(out.read_text())["summary"]
-            show(f"elect {summary['total']:,} partitions", usage)
-            print(f"{'':<34} {summary['elected']:,} elected, {summary['already_elected']:,} already elected, "
-                  f"{summary['failed']:,} failed, in batches of {args.batch_size}")
-        finally:
-            sandbox.send_signal(signal.SIGINT)
-            sandbox.wait(timeout=60)
+        rounds = []
+        for number in range(1, args.rounds + 1):
+            print(f"round {number} of {args.rounds}")
+            rounds.append(one_round(args, Path(work)))
+    print(f"medians over {args.rounds} round(s):")
+    for label in rounds[0]:
+        show(label, median_usage([r[label] for r in rounds]))
     print(json.dumps({"benchmark": "elect_100k", "figures": FIGURES}))
 
 

@@ -313,12 +313,12 @@ class Cluster:
         for topic in response.topics:
             if topic.error_code:
                 continue
+            name = topic.name
             if topic.is_internal:
-                internal.add(topic.name)
+                internal.add(name)
             for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
-                partitions[tp] = PartitionState(
-                    topic.name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
+                partitions[TopicPartition(name, p.partition_index)] = PartitionState(
+                    name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
                     offline_replicas=tuple(p.offline_replicas or ()))
         self._controller_id = response.controller_id
         state = ClusterState(brokers=brokers, controller_id=response.controller_id, partitions=partitions,
@@ -358,8 +358,8 @@ class Cluster:
                 for p in topic.partitions:
                     tp = TopicPartition(topic.name, p.partition_index)
                     if tp in partitions:
-                        partitions[tp] = replace(partitions[tp], elr=tuple(p.eligible_leader_replicas or ()),
-                                                 last_known_elr=tuple(p.last_known_elr or ()))
+                        partitions[tp] = partitions[tp]._replace(elr=tuple(p.eligible_leader_replicas or ()),
+                                                                 last_known_elr=tuple(p.last_known_elr or ()))
             if response.next_cursor is None:
                 break
             cursor = DescribeTopicPartitionsRequest.Cursor(topic_name=response.next_cursor.topic_name,

@@ -207,7 +207,7 @@ def predict_moves(plan: MovePlan, state: ClusterState) -> MoveReport:
 def _reordered(state: ClusterState, results: dict[TopicPartition, MoveResult],
                partitions: Sequence[TopicPartition]) -> ClusterState:
     """`state` with the new orders of `partitions`: what a preferred election after the reorders sees."""
-    reordered = {tp: replace(state.partitions[tp], replicas=results[tp].replicas_after) for tp in partitions}
+    reordered = {tp: state.partitions[tp]._replace(replicas=results[tp].replicas_after) for tp in partitions}
     return replace(state, partitions={**state.partitions, **reordered})
 
 

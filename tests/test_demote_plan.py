@@ -32,7 +32,7 @@ def after_moves(state: ClusterState, moves: list[Move]) -> ClusterState:
     """The cluster once every move is done: new orders, expected leaders."""
     partitions = dict(state.partitions)
     for m in moves:
-        partitions[m.tp] = replace(partitions[m.tp], replicas=m.new_replicas, leader=m.leader_after)
+        partitions[m.tp] = partitions[m.tp]._replace(replicas=m.new_replicas, leader=m.leader_after)
     return replace(state, partitions=partitions)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+from unittest.mock import patch
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from leader_election_cli import render
@@ -85,8 +86,17 @@ reports = st.builds(
 
 
 @given(reports)
-def test_render_json_is_the_document_exactly(report: ElectionReport) -> None:
-    out = io.StringIO()
+@example(ElectionReport(UNCLEAN, [predicted(0, 83, 1, 1, error='x"}, {"topic": "y'),
+                                  predicted(1, 83, 1, 1, error='}, {"topic": ')], dry_run=True))
+def test_render_json_is_the_document_exactly_one_partition_per_line(report: ElectionReport) -> None:
+    out, in_threes = io.StringIO(), io.StringIO()
     render.render_json(report, out)
+    with patch.object(render, "_ROWS_PER_WRITE", 3):  # written a few rows at a time: the same text
+        render.render_json(report, in_threes)
+    assert in_threes.getvalue() == out.getvalue()
     assert json.loads(out.getvalue()) == render.report_document(report)
     assert out.getvalue().endswith("}\n")
+    lines = out.getvalue().splitlines()
+    rows = lines[lines.index('  "partitions": [') + 1:lines.index("  ],")] if report.results else []
+    assert [json.loads(line.strip().removesuffix(",")) for line in rows] == \
+        render.report_document(report)["partitions"]

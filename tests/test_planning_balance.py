@@ -120,7 +120,7 @@ def test_a_rebalance_leaves_no_candidates_behind(state, threshold):
 
 @given(cluster_states(modes=(ControllerMode.ZK,)))
 def test_after_a_full_preferred_election_only_unfixable_partitions_are_unbalanced(state):
-    state = replace(state, partitions={tp: replace(p, offline_replicas=())
+    state = replace(state, partitions={tp: p._replace(offline_replicas=())
                                        for tp, p in state.partitions.items()})
     after = apply(state, predict(state, ElectionType.PREFERRED, None, state.mode))
     before_fixable = len(fixable_by_preferred(state))

@@ -96,7 +96,7 @@ def test_demotion_plan_moves_leadership_to_a_valid_replica_and_refuses_the_rest(
 
 
 def reordered(state: ClusterState, orders: dict[TopicPartition, tuple[int, ...]]) -> ClusterState:
-    return replace(state, partitions={tp: replace(p, replicas=orders.get(tp, p.replicas))
+    return replace(state, partitions={tp: p._replace(replicas=orders.get(tp, p.replicas))
                                       for tp, p in state.partitions.items()})
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import cluster_states
@@ -31,7 +29,7 @@ def test_a_partition_is_predicted_alone_as_in_the_whole_cluster(state, election_
     subset = data.draw(st.lists(st.sampled_from(sorted(state.partitions)), unique=True))
     everything = {p.tp: p for p in predict(state, election_type, None, state.mode)}
     for p in predict(state, election_type, subset, state.mode):
-        assert p == replace(everything[p.tp], left_out=False)
+        assert p == everything[p.tp]._replace(left_out=False)
 
 
 @given(cluster_states(), election_types)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import (
@@ -18,8 +19,7 @@ from leader_election_cli.planning.balance import is_under_min_isr
 from leader_election_cli.planning.rules import decide
 
 
-@dataclass(frozen=True)
-class Prediction:
+class Prediction(NamedTuple):
     """What the controller would answer for one partition, and the partition afterwards."""
 
     tp: TopicPartition
@@ -89,8 +89,7 @@ def apply(state: ClusterState, predictions: Sequence[Prediction]) -> ClusterStat
         if prediction.outcome is not Outcome.ELECTED:
             continue
         before = partitions[prediction.tp]
-        partitions[prediction.tp] = replace(
-            before,
+        partitions[prediction.tp] = before._replace(
             leader=prediction.leader_after,
             isr=prediction.isr_after,
             elr=prediction.elr_after,
