@@ -219,10 +219,17 @@ def test_input_errors_exit_2_before_connecting(args: list[str], message: str, mo
     assert (code, out, err.splitlines()[0]) == (2, "", message)
 
 
-def test_an_unreachable_cluster_exits_3() -> None:
-    code, _, err = kl("prefer", "--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5",
-                      "--topic", "t", "--partition", "0", "--leader", "1")
+@pytest.mark.parametrize("output", ["json", "table"])
+def test_an_unreachable_cluster_exits_3(output: str) -> None:
+    code, out, err = kl("prefer", "--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5", "--output", output,
+                        "--topic", "t", "--partition", "0", "--leader", "1")
     assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+    if output == "table":
+        assert out == ""
+    else:  # a CI job reading stdout still gets a document: nothing done, and why
+        document = json.loads(out)
+        assert (document["command"], document["dry_run"], document["partitions"]) == ("prefer", False, [])
+        assert document["summary"]["exit_code"] == 3 and document["summary"]["stopped"] == err.splitlines()[0]
 
 
 def test_waiting_for_a_reassignment_is_bounded(sb: Sandbox) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import math
@@ -168,23 +169,33 @@ def render_report(report: ElectionReport, output: str) -> None:
 
 
 @contextmanager
-def json_document_on_cluster_failure(output: str, election_type: ElectionType,
-                                     partitions: Sequence[TopicPartition] | None, dry_run: bool) -> Iterator[None]:
+def document_on_cluster_failure(output: str, write_document: Callable[[CliError], None]) -> Iterator[None]:
     """With --output json, a cluster that cannot be reached or refuses us, or a run refused for safety (an
-    unclean election not confirmed), still gets a document on stdout (the error line goes to stderr as
-    always): the partitions asked for, when known, not attempted, the reason and the exit code. Nothing
-    had been changed when such a failure gets here."""
+    unclean election not confirmed, a restore file from another cluster), still gets a document on stdout
+    (the error line goes to stderr as always): `write_document` writes it, with the reason and the exit
+    code. Nothing had been changed when such a failure gets here."""
     try:
         yield
     except (UnreachableError, AuthError, RefusedError) as exc:
         if output == "json":
-            from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
-
-            report = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED)
-                                                    for tp in partitions or ()], dry_run=dry_run)
-            report.abort(exc.exit_code, exc.message)
-            render_report(report, "json")
+            write_document(exc)
         raise
+
+
+def json_document_on_cluster_failure(output: str, election_type: ElectionType,
+                                     partitions: Sequence[TopicPartition] | None,
+                                     dry_run: bool) -> contextlib.AbstractContextManager[None]:
+    """`document_on_cluster_failure` for an election: the partitions asked for, when known, not attempted."""
+
+    def write(exc: CliError) -> None:
+        from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+
+        report = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()],
+                                dry_run=dry_run)
+        report.abort(exc.exit_code, exc.message)
+        render_report(report, "json")
+
+    return document_on_cluster_failure(output, write)
 
 
 def fail(message: str, hint: str | None = None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +19,12 @@ from leader_election_cli.cli.common import (
     bootstrap_servers,
     configure_logging,
     connection_options,
+    document_on_cluster_failure,
     run,
     verbatim,
 )
 from leader_election_cli.completion import complete_topics
-from leader_election_cli.errors import EXIT_CODE_HELP, InputError, RefusedError, shown
+from leader_election_cli.errors import EXIT_CODE_HELP, CliError, InputError, RefusedError, shown
 
 if TYPE_CHECKING:
     from leader_election_cli.cluster import Cluster
@@ -252,9 +253,11 @@ def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState
     restore_path = None
     if command != "restore":
         restore_path = Path(o["restore_file"]) if o["restore_file"] else moves.default_restore_path(command)
-    with connected(servers, settings) as cluster:
-        state = cluster.describe(with_reassignments=True)
-        plan = plan_for(state)
+    with ExitStack() as stack:
+        with document_on_cluster_failure(output, lambda exc: _render_stopped(command, o["dry_run"], exc)):
+            cluster = stack.enter_context(connected(servers, settings))
+            state = cluster.describe(with_reassignments=True)
+            plan = plan_for(state)
         if o["dry_run"]:
             report = moves.predict_moves(plan, state)
         else:
@@ -265,6 +268,15 @@ def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState
                            err=True)
     _render(report, output)
     return int(report.exit_code)
+
+
+def _render_stopped(command: str, dry_run: bool, exc: CliError) -> None:
+    """The JSON document of a run stopped before anything was planned: no partitions, and why."""
+    from leader_election_cli.moves import MoveReport
+
+    report = MoveReport(command, [], dry_run=dry_run)
+    report.abort(exc.exit_code, exc.message)
+    _render(report, "json")
 
 
 def _render(report: MoveReport, output: str) -> None:
