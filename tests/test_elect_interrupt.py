@@ -86,3 +86,29 @@ def test_ctrl_c_during_a_demotions_reorder_finishes_that_reorder_and_reports_it(
     assert [r["outcome"] for r in rows] == ["not_attempted"] * 4
     assert [r["error"] is not None and r["error"].startswith("reordered, but no election was run") for r in rows] \
         == [True, True, False, False]
+
+
+def _ctrl_c(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("command", [["elect", "--topic", "t"], ["prefer", "--topic", "t", "--partition", "0",
+                                                                  "--leader", "2"]])
+def test_ctrl_c_while_the_report_prints_does_not_say_nothing_was_sent(command: list[str], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The election is done by then: `Interrupted before anything was sent.` would be a lie."""
+    from click.testing import CliRunner
+
+    from leader_election_cli import render, render_balance
+    from leader_election_cli.cli.toolkit import cli
+
+    monkeypatch.chdir(tmp_path)  # prefer writes its restore file here
+    monkeypatch.setattr(render, "render_json", _ctrl_c)
+    monkeypatch.setattr(render_balance, "write_json", _ctrl_c)
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        sb.set_leader("t", 0, 3)
+        result = CliRunner().invoke(cli, [*command, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"])
+        assert sb.request_count(ELECT_LEADERS) == 1 and sb.partition_state("t", 0).leader in (1, 2)
+    assert result.exit_code == ExitCode.INTERRUPTED
+    assert result.stderr.splitlines()[0] == "Interrupted while printing the report: the run itself had finished"

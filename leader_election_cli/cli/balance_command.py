@@ -17,6 +17,7 @@ from leader_election_cli.cli.common import (
     configure_logging,
     connection_options,
     fail,
+    printing_the_report,
     run,
     verbatim,
 )
@@ -191,7 +192,8 @@ def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Pa
 def _render(outcome: Any, output: str) -> None:
     from leader_election_cli import render_balance
 
-    if output == "json":
-        render_balance.write_json(render_balance.rebalance_document(outcome), sys.stdout)
-    else:
-        render_balance.render_rebalance_table(outcome, sys.stdout, sys.stderr)
+    with printing_the_report():
+        if output == "json":
+            render_balance.write_json(render_balance.rebalance_document(outcome), sys.stdout)
+        else:
+            render_balance.render_rebalance_table(outcome, sys.stdout, sys.stderr)

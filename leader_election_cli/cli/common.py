@@ -156,8 +156,24 @@ def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Ca
         yield lambda n: bar.advance(task, n)
 
 
+@contextmanager
+def printing_the_report() -> Iterator[None]:
+    """Around the printing of a run's report: a Ctrl-C there cannot undo what the run did, so it says
+    so, and not `run`'s "Interrupted before anything was sent"."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise CliError("Interrupted while printing the report: the run itself had finished",
+                       hint="kafka-leaders status shows the leaders now.", exit_code=ExitCode.INTERRUPTED) from None
+
+
 def render_report(report: ElectionReport, output: str) -> None:
     """An election report in the chosen output: json, table, or Kafka's text lines."""
+    with printing_the_report():
+        _render_report(report, output)
+
+
+def _render_report(report: ElectionReport, output: str) -> None:
     from leader_election_cli import render
 
     if output == "json":

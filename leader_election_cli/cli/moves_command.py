@@ -20,6 +20,7 @@ from leader_election_cli.cli.common import (
     configure_logging,
     connection_options,
     document_on_cluster_failure,
+    printing_the_report,
     run,
     verbatim,
 )
@@ -282,7 +283,8 @@ def _render_stopped(command: str, dry_run: bool, exc: CliError) -> None:
 def _render(report: MoveReport, output: str) -> None:
     from leader_election_cli import render_balance
 
-    if output == "json":
-        render_balance.write_json(render_balance.moves_document(report), sys.stdout)
-    else:
-        render_balance.render_moves_table(report, sys.stdout, sys.stderr)
+    with printing_the_report():
+        if output == "json":
+            render_balance.write_json(render_balance.moves_document(report), sys.stdout)
+        else:
+            render_balance.render_moves_table(report, sys.stdout, sys.stderr)
