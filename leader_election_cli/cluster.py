@@ -331,6 +331,12 @@ class Cluster:
             state = replace(state, reassigning=frozenset(self.list_reassignments()))
         return state
 
+    def cluster_id(self) -> str | None:
+        """The cluster's id (None from a broker older than Kafka 0.10.1): a light read."""
+        response = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False),
+                              what="reading the cluster id")
+        return response.cluster_id
+
     def leaders(self, topics: Iterable[str]) -> dict[TopicPartition, int]:
         """The leader (-1 for none) of each partition of `topics`: a light read, e.g. after an election."""
         request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],

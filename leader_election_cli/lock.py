@@ -18,10 +18,15 @@ from pathlib import Path
 from leader_election_cli.errors import InputError, RefusedError, shown
 
 
-def default_lock_path(bootstrap_servers: str) -> Path:
-    """One lock per cluster in the system temp directory, named after the bootstrap servers."""
-    servers = ",".join(sorted(s.strip() for s in bootstrap_servers.split(",") if s.strip()))
-    digest = hashlib.sha256(servers.encode()).hexdigest()[:12]
+def default_lock_path(cluster_id: str | None, bootstrap_servers: str) -> Path:
+    """One lock per cluster in the system temp directory, named after its cluster id, so that runs given
+    different bootstrap servers of one cluster still exclude each other (after the bootstrap servers
+    for a cluster without an id, Kafka before 0.10.1)."""
+    if cluster_id:
+        key = f"cluster-id:{cluster_id}"
+    else:
+        key = "bootstrap-servers:" + ",".join(sorted(s.strip() for s in bootstrap_servers.split(",") if s.strip()))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"kafka-leaders-rebalance-{digest}.lock"
 
 

@@ -252,3 +252,26 @@ def test_a_balance_that_cannot_be_read_afterwards_is_not_claimed(sb: Sandbox, tm
     record = json.loads(audit.read_text())
     assert code == 3 and "now at or under" not in out and "The balance afterwards could not be read." in out
     assert record["done"]["brokers_still_above_threshold"] is None
+
+
+def test_the_default_lock_is_the_clusters_whichever_broker_is_asked(sb: Sandbox, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cron entries naming different brokers of one cluster must not elect together."""
+    import tempfile
+
+    from leader_election_cli.cluster import Cluster
+    from leader_election_cli.config import ClientSettings
+    from leader_election_cli.lock import default_lock_path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first, second = sb.bootstrap_servers.split(",")[:2]
+    with Cluster.connect(first, ClientSettings()) as cluster:
+        cluster_id = cluster.cluster_id()
+    assert cluster_id and default_lock_path(cluster_id, first) == default_lock_path(cluster_id, second)
+    lock = default_lock_path(cluster_id, first)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, _, err = kl("rebalance", "--bootstrap-server", second)
+    assert code == 5 and f"the lock file {lock} is locked" in err
+    assert sb.request_count(ELECT_LEADERS) == 0
+    assert kl("rebalance", "--bootstrap-server", first)[0] == 0 and sb.request_count(ELECT_LEADERS) > 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext, suppress
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ STATUS_EXIT_CODES = exit_code_help({0: "the report was printed, and no broker is
                                    5: None, 130: "interrupted"})
 REBALANCE_EXIT_CODES = exit_code_help({
     0: "nothing to do, or every partition elected has its preferred leader (or a dry run finished)",
+    1: "a partition failed to elect (each one is listed), the --audit-log or --metrics-file could not be "
+       "written (said on stderr), or an internal error",
     5: "refused: another run holds the lock"})
 
 
@@ -134,15 +136,19 @@ def _rebalance(o: dict[str, Any]) -> int:
     output = resolved_output(o["output"])
     audit_log = _output_file(o["audit_log"], "--audit-log")
     metrics_file = _output_file(o["metrics_file"], "--metrics-file")
-    lock_path = Path(o["lock_file"]) if o["lock_file"] else default_lock_path(servers)
     settings = client_settings(o)
     outcome = status.RebalanceRun(o["threshold"], o["dry_run"])
     error: CliError | None = None
     lock_held = False
     try:
-        # A dry run sends nothing, so it takes no lock and never waits on a real run.
-        lock = nullcontext() if o["dry_run"] else exclusive_lock(lock_path)
-        with lock, connected(servers, settings) as cluster:
+        with ExitStack() as stack:
+            # A dry run sends nothing, so it takes no lock and never waits on a real run. A --lock-file
+            # is taken before connecting (a bad path is an input error); the default one is the cluster's.
+            if o["lock_file"] and not o["dry_run"]:
+                stack.enter_context(exclusive_lock(Path(o["lock_file"])))
+            cluster = stack.enter_context(connected(servers, settings))
+            if not o["lock_file"] and not o["dry_run"]:
+                stack.enter_context(exclusive_lock(default_lock_path(cluster.cluster_id(), servers)))
             status.rebalance(cluster, outcome, batch_size=o["batch_size"], batch_interval=o["batch_interval"])
     except CliError as exc:
         lock_held = exc.exit_code == ExitCode.REFUSED
