@@ -275,3 +275,13 @@ def test_the_default_lock_is_the_clusters_whichever_broker_is_asked(sb: Sandbox,
     assert code == 5 and f"the lock file {lock} is locked" in err
     assert sb.request_count(ELECT_LEADERS) == 0
     assert kl("rebalance", "--bootstrap-server", first)[0] == 0 and sb.request_count(ELECT_LEADERS) > 0
+
+
+def test_an_audit_log_that_cannot_be_written_exits_1_and_says_so(sb: Sandbox, tmp_path: Path) -> None:
+    metrics = tmp_path / "m.prom"
+    code, _, err = rebalance(sb, tmp_path, "--audit-log", "/dev/full", "--metrics-file", str(metrics), "--output", "table")
+    assert code == 1
+    assert err.splitlines()[:2] == ["Could not write the --audit-log file /dev/full: No space left on device",
+                                    "Hint: Check the --audit-log path."]
+    assert sb.request_count(ELECT_LEADERS) > 0  # the run itself went ahead: the exit code says the record did not
+    assert "kafka_leaders_" in metrics.read_text()  # the metrics are still written

@@ -180,19 +180,22 @@ def _output_file(path: str | None, option: str) -> Path | None:
 
 
 def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
-    """Append the audit line and write the metrics; False (and a one-line message) if either fails."""
+    """Append the audit line and write the metrics; False (and a one-line message each) if either fails."""
     from leader_election_cli import status
 
-    try:
-        if audit_log is not None:
-            status.append_audit_line(audit_log, status.audit_record(outcome, servers))
-        if metrics_file is not None:
-            status.write_metrics(metrics_file, outcome)
-    except OSError as exc:
-        fail(f"Could not write {exc.filename or 'the audit log or metrics file'}: {exc.strerror or exc}",
-             "Check the --audit-log and --metrics-file paths.")
-        return False
-    return True
+    writes = (("--audit-log", audit_log,
+               lambda path: status.append_audit_line(path, status.audit_record(outcome, servers))),
+              ("--metrics-file", metrics_file, lambda path: status.write_metrics(path, outcome)))
+    written = True
+    for option, path, write in writes:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            fail(f"Could not write the {option} file {path}: {exc.strerror or exc}", f"Check the {option} path.")
+            written = False
+    return written
 
 
 def _render(outcome: Any, output: str) -> None:
