@@ -41,8 +41,7 @@ _LEADER_SETTLE_READS = 5
 def led_by_preferred(state: ClusterState, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
     """The partitions already led by their preferred replica: a preferred election needs not send them."""
     known = state.partitions
-    return [tp for tp in partitions
-            if tp in known and is_preferred_leader(known[tp].leader, known[tp].replicas)]
+    return [tp for tp in partitions if (p := known.get(tp)) is not None and is_preferred_leader(p.leader, p.replicas)]
 
 
 def read_for_prediction(cluster: Cluster, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
@@ -312,7 +311,8 @@ def _error(code: int, message: str | None) -> str | None:
 
 def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: ClusterState,
             after: dict[TopicPartition, int] | None) -> PartitionResult:
-    leader_before = before.partitions[tp].leader if tp in before.partitions else None
+    p = before.partitions.get(tp)
+    leader_before = None if p is None else p.leader
     leader_after = after.get(tp) if after is not None else None
     if answer is None:
         return PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=leader_before, leader_after=leader_after)

@@ -133,6 +133,6 @@ class ElectionReport:
             return ExitCode.INTERRUPTED
         if self.aborted_exit is not None:
             return self.aborted_exit
-        if self.failed:
+        if any(r.outcome is Outcome.FAILED for r in self.results):
             return ExitCode.PARTITION_FAILED
         return ExitCode.OK

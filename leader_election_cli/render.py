@@ -112,7 +112,8 @@ def _short_error(r: PartitionResult) -> str:
 
 def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
     """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
-    summary: dict[str, Any] = {o.value: report.count(o) for o in Outcome}
+    counts = Counter(r.outcome for r in report.results)
+    summary: dict[str, Any] = {o.value: counts[o] for o in Outcome}
     summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
     if report.aborted_reason:
         summary["stopped"] = report.aborted_reason
