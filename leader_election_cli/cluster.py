@@ -328,7 +328,8 @@ class Cluster:
         if with_configs:
             state = self._with_min_isr(state)
         if with_reassignments:
-            state = replace(state, reassigning=frozenset(self.list_reassignments()))
+            adding = self.list_reassignments()
+            state = replace(state, reassigning=frozenset(adding), adding_replicas=adding)
         return state
 
     def cluster_id(self) -> str | None:
@@ -384,10 +385,12 @@ class Cluster:
         response = self._send(request, what="reading topic configs")
         min_isr: dict[str, int] = {}
         for result in response.results:
+            if result.error_code:  # e.g. no DESCRIBE_CONFIGS on this topic: unknown, not "none under"
+                continue
             for entry in result.configs or ():
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
-        return replace(state, min_insync_replicas=min_isr)
+        return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys())
 
     def broker_configs(self, broker: int, names: Sequence[str]) -> dict[str, str]:
         """Some configs of one broker: its BROKER resource, asked of that broker (Kafka answers only
@@ -399,11 +402,11 @@ class Cluster:
                 for entry in result.configs or () if entry.value is not None}
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
-        """Pending reassignments: partition -> target replicas."""
+        """Pending reassignments: partition -> the replicas it is adding."""
         response = self._to_controller(lambda: ListPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(),
                                                                                 topics=None),
                                        "listing partition reassignments")
-        return {TopicPartition(t.name, p.partition_index): tuple(p.replicas)
+        return {TopicPartition(t.name, p.partition_index): tuple(p.adding_replicas or ())
                 for t in response.topics for p in t.partitions}
 
     # -- writes ----------------------------------------------------------------------------------

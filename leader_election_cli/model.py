@@ -70,7 +70,9 @@ class ClusterState:
     cluster_id: str | None = None
     internal_topics: frozenset[str] = frozenset()
     min_insync_replicas: dict[str, int] = field(default_factory=dict)  # per topic, when read
+    min_isr_unknown: frozenset[str] = frozenset()  # topics whose min.insync.replicas could not be read
     reassigning: frozenset[TopicPartition] = frozenset()  # pending reassignments, when read
+    adding_replicas: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)  # by those reassignments
 
     @property
     def live_brokers(self) -> frozenset[int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import IO, Any
 
 from leader_election_cli import kafka_errors, render
@@ -48,9 +49,10 @@ def _ids(brokers: tuple[int, ...]) -> str:
     return ",".join(map(str, brokers)) or "none"
 
 
-def _names(partitions: list[TopicPartition]) -> str:
-    listed = ", ".join(map(str, partitions[:LISTED_PARTITIONS]))
-    more = len(partitions) - LISTED_PARTITIONS
+def _names(items: Sequence[TopicPartition | str]) -> str:
+    """Partitions (or topics) for one line: the first few, and how many more."""
+    listed = ", ".join(map(str, items[:LISTED_PARTITIONS]))
+    more = len(items) - LISTED_PARTITIONS
     return listed + (f", ... ({more} more; --output json lists them all)" if more > 0 else "")
 
 
@@ -127,6 +129,7 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         **(balance_document(report.balance, report.fail_above) or {}),
         "offline_partitions": [str(tp) for tp in report.offline],
         "under_min_isr_partitions": [str(tp) for tp in report.under_min_isr],
+        "min_isr_unknown_topics": report.min_isr_unknown,
         "reassigning_partitions": [str(tp) for tp in report.reassigning],
         "failing_brokers": [b.broker for b in report.failing],
         "auto_leader_rebalance": report.auto_rebalance or None,
@@ -158,8 +161,9 @@ def _marked(ratio: float, above: bool) -> str:
 def render_status_table(report: StatusReport, out: IO[str]) -> None:
     console = _console(out)
     b = report.balance
-    mode = f", {report.mode.value}" if report.mode else ""
-    title = f"Leadership of cluster {report.cluster_id or '(no id)'} (controller {report.controller_id}{mode})"
+    about = [f"controller {report.controller_id}"] if report.controller_id is not None else []
+    about += [report.mode.value] if report.mode else []
+    title = f"Leadership of cluster {report.cluster_id or '(no id)'}" + (f" ({', '.join(about)})" if about else "")
     console.print(_broker_table(title, b, report.fail_above))
     lines = [
         ("Partitions", b.partitions, []),
@@ -174,6 +178,10 @@ def render_status_table(report: StatusReport, out: IO[str]) -> None:
         style = "bold red" if count and partitions and label != "Pending reassignments" else ""
         text = f"{label}: {count}" + (f" ({_names(partitions)})" if partitions else "")
         console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
+        if label == "Under min.insync.replicas" and report.min_isr_unknown:
+            console.print(f"[bold yellow]  not known for {len(report.min_isr_unknown)} topic(s), whose configs "
+                          f"could not be read (DESCRIBE_CONFIGS needed): {_names(report.min_isr_unknown)}[/]",
+                          highlight=False, soft_wrap=True)
     console.print(f"Automatic leader rebalance: {_auto_rebalance(report)}", highlight=False, soft_wrap=True)
     if report.fail_above is not None:
         failing = ", ".join(f"{x.broker} ({_pct(x.ratio)})" for x in report.failing)
@@ -194,7 +202,10 @@ def _auto_rebalance(report: StatusReport) -> str:
     scope = ("every partition led off its preferred replica" if report.mode is ControllerMode.KRAFT else
              f"the partitions of brokers above leader.imbalance.per.broker.percentage "
              f"({configs.get('leader.imbalance.per.broker.percentage', '?')}%)")
-    return f"on: the controller elects preferred leaders every {every} s for {scope}"
+    said = f"on: the controller elects preferred leaders every {every} s for {scope}"
+    if report.mode is ControllerMode.KRAFT:  # the controllers' own configs decide, and brokers cannot show them
+        said += f" (as broker {report.auto_rebalance_broker} is configured: the KRaft controllers' own setting decides)"
+    return said
 
 
 # -- rebalance ----------------------------------------------------------------------------------------

@@ -52,12 +52,14 @@ class StatusReport:
     balance: ClusterBalance
     offline: list[TopicPartition]  # leaderless, or led by a broker that is not live
     under_min_isr: list[TopicPartition]
+    min_isr_unknown: list[str]  # topics whose min.insync.replicas could not be read (not counted above)
     reassigning: list[TopicPartition]
     cluster_id: str | None
-    controller_id: int
+    controller_id: int | None  # None in KRaft mode: a KRaft broker names a random live broker
     mode: ControllerMode | None
     fail_above: float | None = None  # --fail-above PCT
     auto_rebalance: dict[str, str] = field(default_factory=dict)  # AUTO_REBALANCE_CONFIGS the broker reported
+    auto_rebalance_broker: int | None = None  # the broker that reported them
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -69,6 +71,15 @@ class StatusReport:
         return ExitCode.PARTITION_FAILED if self.failing else ExitCode.OK
 
 
+def auto_rebalance_broker(state: ClusterState) -> int | None:
+    """The broker whose configs say what the controller does by itself: in ZooKeeper mode the controller
+    (only its own auto.leader.rebalance.enable counts); in KRaft mode the controllers are not brokers,
+    so the lowest live broker, as a hint."""
+    if state.mode is ControllerMode.ZK and state.controller_id in state.live_brokers:
+        return state.controller_id
+    return min(state.live_brokers) if state.live_brokers else None
+
+
 def status_report(state: ClusterState, fail_above: float | None = None,
                   auto_rebalance: dict[str, str] | None = None) -> StatusReport:
     """Kafka's per-broker imbalance and the cluster's partition health, from one read."""
@@ -76,8 +87,10 @@ def status_report(state: ClusterState, fail_above: float | None = None,
     offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
     under_min = sorted(tp for tp, p in state.partitions.items()
                        if is_under_min_isr(p.isr, state.min_insync_replicas.get(tp.topic)))
-    return StatusReport(balance(state), offline, under_min, sorted(state.reassigning), state.cluster_id,
-                        state.controller_id, state.mode, fail_above, dict(auto_rebalance or {}))
+    controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
+    return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
+                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}),
+                        auto_rebalance_broker(state) if auto_rebalance else None)
 
 
 # -- rebalance ----------------------------------------------------------------------------------------

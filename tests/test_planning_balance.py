@@ -51,6 +51,8 @@ def test_predicates_on_plain_values():
     assert not is_fixable(2, [1, 2], [2], [1, 2])  # preferred replica out of sync
     assert not is_fixable(2, [1, 2], [1, 2], [2])  # preferred replica dead
     assert is_under_replicated([1, 2, 3], [1, 2]) and not is_under_replicated([1, 2], [2, 1])
+    assert not is_under_replicated([1, 2, 3], [1, 2], adding=[3])  # a reassignment adding broker 3
+    assert is_under_replicated([1, 2, 3, 4], [1], adding=[3, 4])
     assert is_under_min_isr([1], 2) and not is_under_min_isr([1, 2], 2) and not is_under_min_isr([], None)
     assert is_offline(NO_LEADER, [1]) and is_offline(2, [1]) and not is_offline(1, [1])
 
@@ -61,6 +63,9 @@ def test_imbalance_ratio_and_kafkas_strict_threshold():
     assert is_above_threshold(2, 10, 10)
     assert not is_above_threshold(0, 0, 0)
     assert is_above_threshold(1, 1000, 0.05) and not is_above_threshold(1, 1000, 0.1)
+    # the threshold as written: 9.2 * 750 is 6899.999... in floats, so 69/750 (exactly 9.2 %) looked above
+    assert not is_above_threshold(69, 750, 9.2) and is_above_threshold(70, 750, 9.2)
+    assert is_above_threshold(1, 3, 33.33) and not is_above_threshold(1, 3, 33.34)
 
 
 def test_balance_counts_per_broker_and_for_the_cluster():

@@ -17,6 +17,7 @@ TOPICS = {"orders": {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 2, 3]},
           "logs": {0: [2, 1], 1: [1, 2]},
           "solo": {0: [3]}}
 MIN_ISR = {"orders": 2, "logs": 1, "solo": 1}
+DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 32, 29
 
 
 def kl(*args: str) -> tuple[int, str, str]:
@@ -76,7 +77,9 @@ def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
     assert doc["fixable"] == sum(p.leader != p.replicas[0] and p.replicas[0] in live and p.replicas[0] in p.isr
                                  for p in parts)
     assert (doc["reassigning"], doc["reassigning_partitions"]) == (0, [])
-    assert (doc["controller_id"], doc["mode"]) == (sb.controller_id, sb.mode)
+    assert doc["min_isr_unknown_topics"] == []
+    # A KRaft broker answers Metadata with a random live broker as the controller: not shown as one.
+    assert (doc["controller_id"], doc["mode"]) == (None if sb.mode == "kraft" else sb.controller_id, sb.mode)
 
 
 def test_pending_reassignments_are_counted() -> None:
@@ -85,6 +88,17 @@ def test_pending_reassignments_are_counted() -> None:
         sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
         _, doc = status(sb)
         assert (doc["reassigning"], doc["reassigning_partitions"]) == (1, ["grow-0"])
+        # replicas [1, 2, 3], ISR [1, 2]: the replica being added is not missing (Kafka's count too)
+        assert doc["under_replicated"] == 0
+
+
+def test_topics_whose_min_isr_cannot_be_read_are_not_counted_as_fine(sb: Sandbox) -> None:
+    sb.fail_next(DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED)  # per topic, as Kafka answers without DESCRIBE_CONFIGS
+    _, doc = status(sb)
+    assert (doc["under_min_isr"], doc["min_isr_unknown_topics"]) == (0, sorted(TOPICS))
+    sb.fail_next(DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED)
+    _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
+    assert "Under min.insync.replicas: 0\n  not known for 3 topic(s), whose configs could not be read" in out
 
 
 def test_fail_above_exits_1_only_above_the_ratio(sb: Sandbox) -> None:
@@ -110,7 +124,7 @@ def test_table_output(sb: Sandbox) -> None:
     code, out, err = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
                         "--fail-above", "50")
     assert (code, err) == (1, "")
-    assert f"controller {sb.controller_id}, {sb.mode})" in out
+    assert (f"(controller {sb.controller_id}, zk)" if sb.mode == "zk" else "(kraft)") in out
     assert "100.0%" in out and "Leaderless or offline: 1 (solo-0)" in out
     assert "Under min.insync.replicas: " in out and "orders-1" in out
     assert "Brokers above 50%: 3 (100.0%)" in out
@@ -149,6 +163,8 @@ def test_status_shows_the_controllers_own_rebalance(sb: Sandbox) -> None:
     scope = "every partition led off its preferred replica" if sb.mode == "kraft" else \
         "the partitions of brokers above leader.imbalance.per.broker.percentage (10%)"
     assert f"Automatic leader rebalance: on: the controller elects preferred leaders every 300 s for {scope}" in out
+    if sb.mode == "kraft":  # what a broker says of its own config; the controllers' decides
+        assert "(as broker 1 is configured: the KRaft controllers' own setting decides)" in out
 
 
 def test_status_says_when_the_controller_leaves_leaders_alone() -> None:

@@ -67,7 +67,7 @@ def status(**o: Any) -> None:
 
 def _status(o: dict[str, Any]) -> int:
     from leader_election_cli import render_balance
-    from leader_election_cli.status import AUTO_REBALANCE_CONFIGS, status_report
+    from leader_election_cli.status import AUTO_REBALANCE_CONFIGS, auto_rebalance_broker, status_report
 
     configure_logging(o["debug"])
     servers = bootstrap_servers(o)
@@ -77,8 +77,9 @@ def _status(o: dict[str, Any]) -> int:
         state = cluster.describe(with_configs=True, with_reassignments=True)
         auto_rebalance = {}
         with suppress(CliError):  # shown as unknown: the balance itself was read
-            if state.live_brokers:  # the controller's own rebalance, as one live broker is configured
-                auto_rebalance = cluster.broker_configs(min(state.live_brokers), AUTO_REBALANCE_CONFIGS)
+            broker = auto_rebalance_broker(state)
+            if broker is not None:
+                auto_rebalance = cluster.broker_configs(broker, AUTO_REBALANCE_CONFIGS)
     report = status_report(state, o["fail_above"], auto_rebalance)
     if output == "json":
         render_balance.write_json(render_balance.status_document(report), sys.stdout)

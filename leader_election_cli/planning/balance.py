@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from leader_election_cli.model import NO_LEADER, ClusterState, TopicPartition
 
@@ -32,9 +33,10 @@ def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int],
             and replicas[0] in live_brokers and replicas[0] in isr)
 
 
-def is_under_replicated(replicas: Sequence[int], isr: Collection[int]) -> bool:
-    """Fewer in-sync replicas than replicas."""
-    return len(isr) < len(replicas)
+def is_under_replicated(replicas: Sequence[int], isr: Collection[int], adding: Collection[int] = ()) -> bool:
+    """Fewer in-sync replicas than replicas, not counting those a pending reassignment is adding (as
+    Kafka's UnderReplicatedPartitions and `kafka-topics --under-replicated-partitions` count)."""
+    return len(isr) < len(replicas) - len(adding)
 
 
 def is_under_min_isr(isr: Collection[int], min_insync_replicas: int | None) -> bool:
@@ -53,8 +55,9 @@ def imbalance_ratio(not_led_by_preferred: int, preferred: int) -> float:
 
 
 def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct: float) -> bool:
-    """ratio > threshold_pct / 100, compared exactly (no float rounding at the boundary)."""
-    return preferred > 0 and not_led_by_preferred * 100 > threshold_pct * preferred
+    """ratio > threshold_pct / 100, compared exactly: the threshold as the decimal it was written
+    (9.2, not the float just under it), so a ratio of exactly 9.2% is not above 9.2."""
+    return preferred > 0 and not_led_by_preferred * 100 > Fraction(repr(threshold_pct)) * preferred
 
 
 # -- per broker and per cluster --------------------------------------------------------------------
@@ -114,7 +117,7 @@ def balance(state: ClusterState) -> ClusterBalance:
             not_preferred += 1
             if p.replicas:
                 not_led[p.replicas[0]] += 1
-        under_replicated += is_under_replicated(p.replicas, p.isr)
+        under_replicated += is_under_replicated(p.replicas, p.isr, state.adding_replicas.get(tp, ()))
         under_min += is_under_min_isr(p.isr, state.min_insync_replicas.get(tp.topic))
         offline += is_offline(p.leader, live)
         fixable += is_fixable(p.leader, p.replicas, p.isr, live)
