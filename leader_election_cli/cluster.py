@@ -47,7 +47,7 @@ _NOT_CONTROLLER_RETRIES = 3
 _RECONNECT_ATTEMPTS = 30  # bounded; the API timeout usually ends the asking first
 _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
-_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+.-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
+_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
 
 
@@ -100,12 +100,16 @@ class _RedactSecrets(logging.Filter):
         self.secrets: set[str] = set()
 
     def hide(self, secret: str) -> None:
-        self.secrets.update((secret, repr(secret.encode())[2:-1]))
+        """The secret as it is, and inside the repr of a str or of bytes (a frame, a config dict): Python
+        escapes a quote only when the whole text holds both kinds, so both spellings are hidden."""
+        raw = secret.encode("utf-8", "backslashreplace")
+        self.secrets.update((secret, repr(secret)[1:-1], repr(secret + "'\"")[1:-4],
+                             repr(raw)[2:-1], repr(raw + b"'\"")[2:-4]))
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if any(secret in message for secret in self.secrets):
-            for secret in self.secrets:
+            for secret in sorted(self.secrets, key=len, reverse=True):  # a longer form first: it may hold a shorter
                 message = message.replace(secret, "[hidden]")
             record.msg, record.args = message, None
         return True

@@ -97,7 +97,7 @@ def read_properties(text: str, source: str = "the properties") -> list[tuple[int
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Java's LineReader: skip blank and comment lines, join continuations, drop their leading blanks."""
     natural = re.split(r"\r\n|\r|\n", text)
-    pending: str | None = None  # a logical line continued onto the next natural line
+    pending: list[str] | None = None  # the parts of a logical line continued onto the next natural line
     start = 0
     for number, raw in enumerate(natural, 1):
         content = raw.lstrip(" \t\f")
@@ -105,23 +105,23 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
             if not content or content[0] in "#!":
                 continue
             start = number
+            pending = []
         elif not content:
             # An empty continuation line ends the logical line; at the very end of the text Java keeps
             # even an empty one, elsewhere it drops it.
-            if pending or (number == len(natural) and raw == ""):
-                yield start, pending
+            if any(pending) or (number == len(natural) and raw == ""):
+                yield start, "".join(pending)
             pending = None
             continue
-        else:
-            content = pending + content
+        # Java counts the backslashes of this natural line only (it starts again after a continuation).
         backslashes = len(content) - len(content.rstrip("\\"))
         if backslashes % 2:
-            pending = content[:-1]
+            pending.append(content[:-1])  # joined once, at the end: a long continued line stays linear
         else:
+            yield start, "".join([*pending, content])
             pending = None
-            yield start, content
     if pending is not None:
-        yield start, pending
+        yield start, "".join(pending)
 
 
 def _key_and_value(line: str, number: int, source: str) -> tuple[str, str]:
@@ -316,7 +316,8 @@ def load_client_settings(path: str | None, timeout_override_ms: int | None = Non
     if path is None:
         return ClientSettings.default().bounded_by(timeout_override_ms)
     source = _shown(path)
-    entries = read_properties(_read_text(path, "the config file", "--command-config (or --admin.config)"), source)
+    entries = read_properties(_read_text(path, "the config file", "--command-config (or --admin.config)", source),
+                              source)
     return settings_from_properties({key: value for _, key, value in entries}, source,
                                     _key_warnings(entries, source)).bounded_by(timeout_override_ms)
 
@@ -328,7 +329,7 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
                          "resolved", hint="Write the values into the config file itself.")
     protocol = _java_trim(props.get("security.protocol", "PLAINTEXT")).upper()
     if protocol not in SECURITY_PROTOCOLS:
-        raise InputError(f"Invalid value {_shown(_java_trim(props['security.protocol']))} for configuration "
+        raise InputError(f"Invalid value {_value(_java_trim(props['security.protocol']))} for configuration "
                          f"security.protocol: String must be one of: {', '.join(SECURITY_PROTOCOLS)}",
                          hint=f"Fix security.protocol in {source}.")
     request_timeout = _int_setting(props, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS, source)
@@ -354,16 +355,30 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         client_id=client_id or None, warnings=warnings)
 
 
-def _read_text(path: str, what: str, option: str) -> str:
+_MAX_KEY_PASSWORD_BYTES = 1024  # Python's ssl module passes at most this much to OpenSSL
+_PLAIN_VALUE = re.compile(r"[^\s=\"';\\]{0,128}")
+_PLAIN_PATH = re.compile(r"[^=\"';\\\r\n]{0,512}")
+
+
+def _value(text: str, *, path: bool = False) -> str:
+    """A value from the config file, for a message: shown only when it is one plain word (or a plain
+    path), because a line ending in a stray backslash joins the next line into it, and that line may
+    be sasl.jaas.config with its password."""
+    if (_PLAIN_PATH if path else _PLAIN_VALUE).fullmatch(text):
+        return _shown(text)
+    return "(not shown: it holds blanks, quotes, '=', ';' or '\\', as when a line ending in '\\' runs into the next)"
+
+
+def _read_text(path: str, what: str, option: str, shown_path: str) -> str:
     """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
     try:
         with open(path, "rb") as file:
             data = file.read(_MAX_FILE_BYTES + 1)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"Unable to read {what} {_shown(path)}: {reason}", hint=f"Check the {option} path.") from None
+        raise InputError(f"Unable to read {what} {shown_path}: {reason}", hint=f"Check the {option} path.") from None
     if len(data) > _MAX_FILE_BYTES:
-        raise InputError(f"Unable to read {what} {_shown(path)}: larger than {_MAX_FILE_BYTES // 2**20} MiB",
+        raise InputError(f"Unable to read {what} {shown_path}: larger than {_MAX_FILE_BYTES // 2**20} MiB",
                          hint=f"Check the {option} path.")
     return data.decode("latin-1")
 
@@ -390,7 +405,7 @@ def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, 
     text = _java_trim(props[key])
     bits = 32 if kind == "INT" else 64
     if not re.fullmatch(rf"[+-]?\d{{1,{bits * 3 // 10 + 1}}}", text) or not -2**(bits - 1) <= int(text) < 2**(bits - 1):
-        raise InputError(f"Invalid value {_shown(text)} for configuration {key}: Not a number of type {kind}",
+        raise InputError(f"Invalid value {_value(text)} for configuration {key}: Not a number of type {kind}",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
     if int(text) < 0:
         raise InputError(f"Invalid value {text} for configuration {key}: Value must be at least 0",
@@ -406,7 +421,7 @@ def _sasl(props: Mapping[str, str], protocol: str, source: str) -> tuple[str, st
         default = " (Kafka's default when sasl.mechanism is not set)" if "sasl.mechanism" not in props else ""
         hint = (f"Mechanism names are case-sensitive: write sasl.mechanism={mechanism.upper()}."
                 if mechanism.upper() in LOGIN_MODULES else f"Set sasl.mechanism to one of {supported} in {source}.")
-        raise InputError(f"sasl.mechanism {_shown(mechanism)}{default} is not supported: this tool supports "
+        raise InputError(f"sasl.mechanism {_value(mechanism)}{default} is not supported: this tool supports "
                          f"{supported}", hint=hint)
     if "sasl.jaas.config" not in props:
         raise InputError(f"security.protocol {protocol} needs sasl.jaas.config in {source}", hint=_JAAS_EXAMPLE)
@@ -429,7 +444,18 @@ def _sasl(props: Mapping[str, str], protocol: str, source: str) -> tuple[str, st
     for option in ("username", "password"):
         if option not in module.options:
             raise InputError(f"sasl.jaas.config in {source} sets no {option}", hint=_JAAS_EXAMPLE)
+        _check_unicode(module.options[option], f"The {option} in sasl.jaas.config in {source}")
     return mechanism, module.options["username"], module.options["password"]
+
+
+def _check_unicode(secret: str, what: str) -> None:
+    """A value sent as UTF-8 must be text: a lone surrogate (a \\uD800 escape) cannot be (Java would send
+    '?' in its place, and log in as someone else or not at all). The value is never shown."""
+    try:
+        secret.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} is not valid text: it holds a lone surrogate (a \\uD800-\\uDFFF escape)",
+                         hint="Fix that \\u escape in the config file.") from None
 
 
 # -- TLS ------------------------------------------------------------------------------------------------
@@ -446,7 +472,7 @@ def ssl_context(props: Mapping[str, str], source: str) -> ssl.SSLContext:
     if algorithm == "":
         context.check_hostname = False  # Kafka: only the host-name check is off, the chain is still verified
     elif algorithm.lower() != "https":
-        raise InputError(f"ssl.endpoint.identification.algorithm {_shown(algorithm)} is not supported",
+        raise InputError(f"ssl.endpoint.identification.algorithm {_value(algorithm)} is not supported",
                          hint=f"Use https (the default), or an empty value to skip the host-name check, in {source}.")
     trusted = _trusted_certificates(props, source)
     if trusted is None:
@@ -471,7 +497,7 @@ def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, s
     if certificates is not None:
         if explicit and store_type != "PEM":
             raise _ssl_error(f"SSL trust store certs can be specified only for PEM, but trust store type is "
-                             f"{_shown(store_type)}.", source)
+                             f"{_value(store_type)}.", source)
         if location is not None:
             raise _ssl_error("Both SSL trust store location and separate trust certificates are specified.", source)
         if has_password:
@@ -482,7 +508,7 @@ def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, s
         text = _read_store(location, "ssl.truststore", store_type, explicit, _TRUSTSTORE_CONVERSION)
         if has_password:
             raise _ssl_error("SSL trust store password cannot be specified for PEM format.", source)
-        return text, f"ssl.truststore.location {_shown(location)}"
+        return text, f"ssl.truststore.location {_value(location, path=True)}"
     if has_password:
         raise _ssl_error("SSL trust store is not specified, but trust store password is specified.", source)
     return None
@@ -508,10 +534,15 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
     location = props.get("ssl.keystore.location")
     has_password = "ssl.keystore.password" in props
     key_password = _java_trim(props["ssl.key.password"]) if "ssl.key.password" in props else None
+    if key_password is not None:
+        _check_unicode(key_password, "ssl.key.password")
+        if len(key_password.encode("utf-8")) > _MAX_KEY_PASSWORD_BYTES:
+            raise InputError(f"ssl.key.password is longer than {_MAX_KEY_PASSWORD_BYTES} bytes, more than OpenSSL "
+                             "takes for a key's passphrase", hint="Protect the key with a shorter passphrase.")
     if key is not None:
         if explicit and store_type != "PEM":
             raise _ssl_error("SSL private key can be specified only for PEM, but key store type is "
-                             f"{_shown(store_type)}.", source)
+                             f"{_value(store_type)}.", source)
         if chain is None:
             raise _ssl_error("SSL private key is specified, but certificate chain is not specified.", source)
         if location is not None:
@@ -525,7 +556,7 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
     elif location is not None:
         location = _java_trim(location)
         text = _read_store(location, "ssl.keystore", store_type, explicit, _KEYSTORE_CONVERSION)
-        where = f"ssl.keystore.location {_shown(location)}"
+        where = f"ssl.keystore.location {_value(location, path=True)}"
         _key_and_chain(text, where, text, where)
         if has_password:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
@@ -541,17 +572,17 @@ def _ssl_error(kafka_message: str, source: str) -> InputError:
 
 def _read_store(location: str, prefix: str, store_type: str, explicit: bool, conversion: str) -> str:
     """A store file's text, refused with a conversion hint unless it is PEM."""
-    text = _read_text(location, f"{prefix}.location", f"{prefix}.location")
+    text = _read_text(location, f"{prefix}.location", f"{prefix}.location", _value(location, path=True))
     if store_type not in ("PEM", "JKS", "PKCS12"):
-        raise InputError(f"{prefix}.type {_shown(store_type)} is not supported: this tool reads PEM stores only",
+        raise InputError(f"{prefix}.type {_value(store_type)} is not supported: this tool reads PEM stores only",
                          hint=conversion)
     if "-----BEGIN " not in text:
         kind = f"a {store_type} store" if explicit else "a JKS or PKCS12 store"
-        raise InputError(f"{prefix}.location {_shown(location)} is {kind}, not PEM: this tool reads PEM stores only",
-                         hint=conversion)
+        raise InputError(f"{prefix}.location {_value(location, path=True)} is {kind}, not PEM: this tool reads PEM "
+                         "stores only", hint=conversion)
     if explicit and store_type != "PEM":
-        raise InputError(f"{prefix}.location {_shown(location)} is a PEM file but {prefix}.type is {store_type}",
-                         hint=f"Set {prefix}.type=PEM.")
+        raise InputError(f"{prefix}.location {_value(location, path=True)} is a PEM file but {prefix}.type is "
+                         f"{store_type}", hint=f"Set {prefix}.type=PEM.")
     return text
 
 

@@ -325,3 +325,45 @@ def test_properties_are_read_as_latin1_like_kafka(tmp_path: Path) -> None:
 def test_settings_from_properties_without_a_file() -> None:
     settings = settings_from_properties({"client.id": "x"}, "inline")
     assert settings.client_id == "x" and settings.security_protocol == "PLAINTEXT"
+
+
+# -- values from the file in messages -----------------------------------------------------------------
+
+STRAY_SECRET = "Sup3rSecretPw"
+JAAS_LINE = f'sasl.jaas.config={PLAIN} required username="alice" password="{STRAY_SECRET}";\n'
+
+
+@pytest.mark.parametrize("first", [
+    "security.protocol=SASL_PLAINTEXT", "sasl.mechanism=PLAIN", "request.timeout.ms=100",
+    "ssl.endpoint.identification.algorithm=https", "ssl.truststore.location=/etc/hosts\nssl.truststore.type=PEM",
+    "ssl.truststore.location=/nope",
+])
+def test_a_stray_backslash_never_shows_the_next_lines_secret(tmp_path: Path, first: str) -> None:
+    """A line ending in '\\' takes the next line into its value, as in Java: an error naming that value
+    would print sasl.jaas.config's password."""
+    protocol = ("" if first.startswith("security.protocol") else
+                "security.protocol=SSL\n" if first.startswith("ssl.") else "security.protocol=SASL_SSL\n")
+    error = error_of(tmp_path, f"{protocol}{first}\\\n{JAAS_LINE}")
+    text = f"{error.message} {error.hint}"
+    assert STRAY_SECRET not in text and STRAY_SECRET.upper() not in text, text
+    assert "(not shown" in error.message, text
+
+
+def test_a_plain_wrong_value_is_still_shown(tmp_path: Path) -> None:
+    assert error_of(tmp_path, "security.protocol=SASL_PLAIN\n").message.startswith(
+        "Invalid value SASL_PLAIN for configuration security.protocol")
+
+
+@pytest.mark.parametrize("text, message", [
+    (f'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={PLAIN} required '
+     'username="alice" password="Sur\\uD800rogateSecret";\n',
+     "The password in sasl.jaas.config in {source} is not valid text: it holds a lone surrogate"),
+    ("security.protocol=SSL\nssl.key.password=KeyPa\\uD800ssw0rdZ\n",
+     "ssl.key.password is not valid text: it holds a lone surrogate"),
+    ("security.protocol=SSL\nssl.key.password=" + "k" * 1025 + "\n",
+     "ssl.key.password is longer than 1024 bytes"),
+])
+def test_passwords_openssl_or_utf8_cannot_carry_are_input_errors(tmp_path: Path, text: str, message: str) -> None:
+    error = error_of(tmp_path, text)
+    assert error.message.startswith(message.format(source=tmp_path / "client.properties"))
+    assert "rogateSecret" not in error.message and "ssw0rdZ" not in error.message and "kkkk" not in error.message

@@ -526,6 +526,15 @@ def test_malformed_bootstrap_servers(sb: Sandbox, server: str) -> None:
     assert_refused(invoke(sb, toolkit, ["elect", "--bootstrap-server", server, "--all-topic-partitions"]))
 
 
+@pytest.mark.parametrize("scheme", ["PLAINTEXT://", "SASL_PLAINTEXT://", "SASL_SSL://"])
+def test_a_listener_name_before_the_address_is_accepted_as_kafka_does(scheme: str) -> None:
+    """Kafka's HOST_PORT_PATTERN takes any prefix before the host; '_' was refused (exit 2)."""
+    from leader_election_cli.cluster import bootstrap_addresses
+
+    assert bootstrap_addresses(f"{scheme}127.0.0.1:9092, {scheme}[::1]:9093") == [
+        f"{scheme}127.0.0.1:9092", f"{scheme}[::1]:9093"]
+
+
 @pytest.mark.parametrize("args", [
     ["--bootstrap-server", "SB", "--election-type", "preferred", "--topic", "\x1b" * 300, "--partition", "0"],
     ["--bootstrap-server", "SB", "--election-type", "\udcef" * 300, "--all-topic-partitions"],

@@ -213,3 +213,22 @@ def test_broken_election_file(sb: Sandbox, client: Client, tmp_path: Path, tool:
                "--path-to-json-file", str(election))
     assert done.code == 2
     assert "Invalid replica election data" in done.err
+
+
+@pytest.mark.parametrize("secret", ["Pa'ss-word-012345678Q", 'Gr\u00fc\'n"Secret', "Gr\u00fc\tnSecret", SASL_SECRET])
+def test_debug_lines_hide_the_password_in_every_repr(secret: str) -> None:
+    """kafka-python's DEBUG lines hold the password inside reprs whose quote escaping depends on the
+    whole line: a PLAIN frame whose length byte is '"', a config dict, a str with both quotes."""
+    import logging
+
+    from leader_election_cli.cluster import _RedactSecrets
+
+    redact = _RedactSecrets()
+    redact.hide(secret)
+    raw = secret.encode()
+    for shown in (repr(secret), repr({"sasl_plain_password": secret, "x": "'\""}), repr(bytearray(b'"' + raw)),
+                  repr(b"\x00\x00\x00\x22\x00admin\x00" + raw), repr(b"'\"" + raw), repr(secret + "'")):
+        record = logging.LogRecord("kafka.protocol.parser", logging.DEBUG, __file__, 1, "Send: %s", (shown,), None)
+        assert redact.filter(record)
+        message = record.getMessage()
+        assert "[hidden]" in message and "Secret" not in message and "012345678Q" not in message, message
