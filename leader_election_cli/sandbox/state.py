@@ -55,7 +55,9 @@ threshold and takes every partition led off its preferred replica.
 
 The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
 that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
-live broker that Metadata and DescribeCluster report, as a KRaft broker reports some live broker.
+live broker that Metadata and DescribeCluster report. A real KRaft broker reports a random live broker
+at each request (`getRandomAliveBrokerId`); the sandbox keeps one, so that tests can aim faults at it,
+and clients must not read it as the active controller (`kafka-leaders status` does not show it).
 """
 
 from __future__ import annotations
