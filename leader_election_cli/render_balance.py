@@ -14,7 +14,7 @@ from typing import IO, Any
 from leader_election_cli import kafka_errors, render
 from leader_election_cli.model import NO_LEADER, ControllerMode, Outcome, TopicPartition
 from leader_election_cli.moves import MoveReport, MoveResult
-from leader_election_cli.planning import ClusterBalance
+from leader_election_cli.planning import BrokerBalance, ClusterBalance
 from leader_election_cli.status import RebalanceRun, StatusReport, balance_document
 
 SCHEMA_VERSION = 1
@@ -58,6 +58,12 @@ def _names(items: Sequence[TopicPartition | str]) -> str:
 
 def _pct(ratio: float) -> str:
     return f"{ratio * 100:.1f}%"
+
+
+def _brokers(above: Sequence[BrokerBalance]) -> str:
+    """Brokers above a threshold, with their counts: a rounded ratio alone can look like the threshold."""
+    return ", ".join(f"{b.broker} ({b.not_led_by_preferred} of {b.preferred} not led by it, {_pct(b.ratio)})"
+                     for b in above)
 
 
 # -- prefer / demote / restore ------------------------------------------------------------------------
@@ -184,7 +190,7 @@ def render_status_table(report: StatusReport, out: IO[str]) -> None:
                           highlight=False, soft_wrap=True)
     console.print(f"Automatic leader rebalance: {_auto_rebalance(report)}", highlight=False, soft_wrap=True)
     if report.fail_above is not None:
-        failing = ", ".join(f"{x.broker} ({_pct(x.ratio)})" for x in report.failing)
+        failing = _brokers(report.failing)
         console.print(f"Brokers above {report.fail_above:g}%: {failing}" if failing else
                       f"Every broker is at or under {report.fail_above:g}%", highlight=False)
 
@@ -244,15 +250,15 @@ def rebalance_summary(run: RebalanceRun) -> str:
     """One line: what was found and what was done."""
     if run.before is None:
         return "Nothing was done: the cluster could not be read."
-    above = ", ".join(f"{b.broker} ({_pct(b.ratio)})" for b in run.above)
+    above = _brokers(run.above)
     if not run.above:
         return f"Every broker is at or under {run.threshold:g}%: nothing to do."
     if not run.candidates:
         return (f"Brokers above {run.threshold:g}%: {above}; no partition can take its preferred leader now "
                 "(preferred replicas down or out of sync, or reassignments pending).")
     if run.dry_run:
-        return f"Brokers above {run.threshold:g}%: {above}; would elect the preferred leader of {len(run.candidates)} " \
-               "partition(s)."
+        return (f"Brokers above {run.threshold:g}%: {above}; would elect the preferred leader of "
+                f"{len(run.candidates)} partition(s).")
     not_attempted = run.count(Outcome.NOT_ATTEMPTED)
     done = (f"Brokers above {run.threshold:g}%: {above}; elected the preferred leader of "
             f"{run.count(Outcome.ELECTED)} partition(s), {run.count(Outcome.FAILED)} failed"
