@@ -210,7 +210,7 @@ def _auto_rebalance(report: StatusReport) -> str:
              f"({configs.get('leader.imbalance.per.broker.percentage', '?')}%)")
     said = f"on: the controller elects preferred leaders every {every} s for {scope}"
     if report.mode is ControllerMode.KRAFT:  # the controllers' own configs decide, and brokers cannot show them
-        said += f" (as broker {report.auto_rebalance_broker} is configured: the KRaft controllers' own setting decides)"
+        said += f" (broker {report.auto_rebalance_broker}'s setting: the KRaft controllers' own decides)"
     return said
 
 

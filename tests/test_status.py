@@ -164,7 +164,7 @@ def test_status_shows_the_controllers_own_rebalance(sb: Sandbox) -> None:
         "the partitions of brokers above leader.imbalance.per.broker.percentage (10%)"
     assert f"Automatic leader rebalance: on: the controller elects preferred leaders every 300 s for {scope}" in out
     if sb.mode == "kraft":  # what a broker says of its own config; the controllers' decides
-        assert "(as broker 1 is configured: the KRaft controllers' own setting decides)" in out
+        assert "(broker 1's setting: the KRaft controllers' own decides)" in out
 
 
 def test_status_says_when_the_controller_leaves_leaders_alone() -> None:
