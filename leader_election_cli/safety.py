@@ -9,7 +9,7 @@ unless --yes is given; the drop-in only warns, as Kafka's tool never asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from leader_election_cli.errors import RefusedError
@@ -25,16 +25,19 @@ class Risk:
 
     outside_isr: tuple[Prediction, ...]  # a new leader outside the ISR: data loss possible
     below_min_isr: tuple[Prediction, ...]  # fewer in-sync replicas than min.insync.replicas afterwards
+    min_isr_unknown: tuple[Prediction, ...] = ()  # not checked: their topic's min.insync.replicas is unknown
 
     @property
     def needs_confirmation(self) -> bool:
         return bool(self.outside_isr)
 
 
-def assess(predictions: Sequence[Prediction]) -> Risk:
-    """The risks of the predicted elections (only partitions that would get a new leader count)."""
+def assess(predictions: Sequence[Prediction], min_isr_unknown: Collection[str] = frozenset()) -> Risk:
+    """The risks of the predicted elections (only partitions that would get a new leader count);
+    `min_isr_unknown`: topics whose min.insync.replicas could not be read."""
     elected = [p for p in predictions if p.outcome is Outcome.ELECTED]
-    return Risk(tuple(p for p in elected if p.unclean), tuple(p for p in elected if p.below_min_isr))
+    return Risk(tuple(p for p in elected if p.unclean), tuple(p for p in elected if p.below_min_isr),
+                tuple(p for p in elected if p.tp.topic in min_isr_unknown))
 
 
 def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
@@ -52,6 +55,11 @@ def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
             f"min.insync.replicas (acks=all writes fail until replicas catch up): "
             + _listed(risk.below_min_isr, lambda p: f"{p.tp} (ISR {_ids(p.isr_after)}, "
                                                     f"min {state.min_insync_replicas.get(p.tp.topic)})"))
+    if risk.min_isr_unknown:
+        lines.append(
+            f"Warning: {len(risk.min_isr_unknown)} partition(s) could not be checked against min.insync.replicas "
+            "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): "
+            + _listed(risk.min_isr_unknown, lambda p: str(p.tp)))
     return lines
 
 

@@ -17,7 +17,7 @@ from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, Partitio
 from leader_election_cli.planning import Prediction
 from leader_election_cli.sandbox import Sandbox
 
-ELECT_LEADERS = 43
+ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 43, 32, 29
 AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
            "u-0 (leader 2, ISR was ")
 
@@ -50,6 +50,16 @@ def test_without_a_terminal_and_without_yes_it_refuses_and_sends_nothing(sb: San
     assert lines[2] == ("Refusing an unclean election that may lose data on 1 partition(s) without confirmation: "
                         "nothing was sent")
     assert sb.partition_state("u", 0).leader == NO_LEADER
+
+
+def test_a_topic_whose_min_isr_cannot_be_read_is_said_unchecked(sb: Sandbox) -> None:
+    """DescribeConfigs refused for the topic (no DESCRIBE_CONFIGS): no 'below min.insync.replicas' line
+    could be written, and saying nothing looked like 'checked, fine'."""
+    sb.fail_next(DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED)
+    code, _, err = toolkit(sb, "--topic", "u", "--dry-run")
+    assert code == 0
+    assert err.splitlines()[1:] == ["Warning: 1 partition(s) could not be checked against min.insync.replicas "
+                                    "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): u-0"]
 
 
 def test_yes_runs_it(sb: Sandbox) -> None:

@@ -189,7 +189,7 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
                 warnings = [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
             else:
                 predictions = planning.predict(assessed, election_type, partitions, cluster.mode())
-                warnings = safety.warning_lines(safety.assess(predictions), assessed)
+                warnings = safety.warning_lines(safety.assess(predictions, assessed.min_isr_unknown), assessed)
             for line in warnings:
                 click.echo(line, err=True)
         total = len(before.partitions) if partitions is None else len(partitions)

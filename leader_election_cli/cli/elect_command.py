@@ -143,7 +143,7 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
         selected = resolve(selection, state)
         if predicting:
             predictions = planning.predict(state, election_type, selected, mode)
-            risk = safety.assess(predictions)
+            risk = safety.assess(predictions, state.min_isr_unknown)
             risk_lines = safety.warning_lines(risk, state)
             for line in risk_lines:
                 click.echo(line, err=True)
