@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -47,7 +48,8 @@ _NOT_CONTROLLER_RETRIES = 3
 _RECONNECT_ATTEMPTS = 30  # bounded; the API timeout usually ends the asking first
 _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
-_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[[0-9a-zA-Z._%:-]+]|[0-9a-zA-Z._%:-]+):([0-9]+)")
+_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[(?P<ipv6>[0-9a-zA-Z._%:-]+)]|(?P<host>[0-9a-zA-Z._%:-]+))"
+                        r":(?P<port>[0-9]+)")
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
 
 
@@ -60,17 +62,35 @@ class ElectionResponse:
 
 
 def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
-    """The comma-separated servers, each checked as Kafka's ClientUtils does before anything is sent."""
+    """The comma-separated servers, each checked as Kafka's ClientUtils does before anything is sent:
+    the form, the port, and the host's name (a name that does not resolve is left out, as Kafka does;
+    none resolving is an error at once, not a timeout)."""
     addresses = [s.strip() for s in bootstrap_servers.split(",") if s.strip()]
+    hosts: dict[str, str] = {}
     for address in addresses:
         match = _HOST_PORT.fullmatch(address)
         if match is None:
             raise InputError(f"Invalid url in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
-        if int(match.group(1)) > 65535:
+        if int(match["port"]) > 65535:
             raise InputError(f"Invalid port in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
+        hosts[address] = match["ipv6"] or match["host"]
     if not addresses:
         raise InputError("No resolvable bootstrap urls given in bootstrap.servers", hint=_BOOTSTRAP_HINT)
-    return addresses
+    resolvable = [address for address in addresses if _resolves(hosts[address])]
+    if not resolvable:
+        names = ", ".join(dict.fromkeys(shown(host) for host in hosts.values()))
+        raise InputError("No resolvable bootstrap urls given in bootstrap.servers",
+                         hint=f"No host name resolves ({names}): check them in --bootstrap-server.")
+    return resolvable
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        log.warning("Couldn't resolve server %s from bootstrap.servers as DNS resolution failed", host)
+        return False
+    return True
 
 
 def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str, Any]:

@@ -526,6 +526,18 @@ def test_malformed_bootstrap_servers(sb: Sandbox, server: str) -> None:
     assert_refused(invoke(sb, toolkit, ["elect", "--bootstrap-server", server, "--all-topic-partitions"]))
 
 
+def test_bootstrap_hosts_that_do_not_resolve(sb: Sandbox) -> None:
+    """Kafka's admin client resolves the names first: none resolving is an error at once (it waited for
+    the whole timeout, then said the cluster was unreachable, exit 3); one that does not is left out."""
+    bad = "no-such-host.invalid:9092,999.999.999.999:9092"
+    assert assert_refused(invoke(sb, drop_in, ["--bootstrap-server", bad, "--election-type", "preferred",
+                                               "--all-topic-partitions"])) == \
+        "No resolvable bootstrap urls given in bootstrap.servers"
+    from leader_election_cli.cluster import bootstrap_addresses
+
+    assert bootstrap_addresses(f"no-such-host.invalid:9092,{sb.bootstrap_servers}") == sb.bootstrap_servers.split(",")
+
+
 @pytest.mark.parametrize("scheme", ["PLAINTEXT://", "SASL_PLAINTEXT://", "SASL_SSL://"])
 def test_a_listener_name_before_the_address_is_accepted_as_kafka_does(scheme: str) -> None:
     """Kafka's HOST_PORT_PATTERN takes any prefix before the host; '_' was refused (exit 2)."""
