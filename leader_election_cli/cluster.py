@@ -414,7 +414,9 @@ class Cluster:
             for entry in result.configs or ():
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
-        return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys())
+        capped = (self._admin._manager.broker_version or (0,)) >= (3, 7)
+        return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys(),
+                       min_isr_capped=capped)
 
     def broker_configs(self, broker: int, names: Sequence[str]) -> dict[str, str]:
         """Some configs of one broker: its BROKER resource, asked of that broker (Kafka answers only

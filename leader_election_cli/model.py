@@ -71,6 +71,7 @@ class ClusterState:
     internal_topics: frozenset[str] = frozenset()
     min_insync_replicas: dict[str, int] = field(default_factory=dict)  # per topic, when read
     min_isr_unknown: frozenset[str] = frozenset()  # topics whose min.insync.replicas could not be read
+    min_isr_capped: bool = False  # Kafka 3.7+: a leader applies at most its replica count (KAFKA-15583)
     reassigning: frozenset[TopicPartition] = frozenset()  # pending reassignments, when read
     adding_replicas: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)  # by those reassignments
 
@@ -80,6 +81,16 @@ class ClusterState:
 
     def topics(self) -> set[str]:
         return {tp.topic for tp in self.partitions}
+
+    def min_isr(self, tp: TopicPartition) -> int | None:
+        """The min.insync.replicas the leader of `tp` applies (None when unknown): the topic's, and since
+        Kafka 3.7 at most the partition's replica count (an RF=1 topic with min.insync.replicas=2 takes
+        acks=all writes there, and is not under min ISR)."""
+        value = self.min_insync_replicas.get(tp.topic)
+        partition = self.partitions.get(tp)
+        if value is None or not self.min_isr_capped or partition is None:
+            return value
+        return min(value, len(partition.replicas))
 
 
 class Outcome(str, Enum):

@@ -54,7 +54,7 @@ def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
             f"Warning: {len(risk.below_min_isr)} partition(s) would have fewer in-sync replicas than "
             f"min.insync.replicas (acks=all writes fail until replicas catch up): "
             + _listed(risk.below_min_isr, lambda p: f"{p.tp} (ISR {_ids(p.isr_after)}, "
-                                                    f"min {state.min_insync_replicas.get(p.tp.topic)})"))
+                                                    f"min {state.min_isr(p.tp)})"))
     if risk.min_isr_unknown:
         lines.append(
             f"Warning: {len(risk.min_isr_unknown)} partition(s) could not be checked against min.insync.replicas "

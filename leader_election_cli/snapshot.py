@@ -44,8 +44,8 @@ def rows(state: ClusterState, cluster: str, taken_at: datetime) -> list[Snapshot
     live = sorted(state.live_brokers)
     return [SnapshotRow(cluster=cluster, taken_at=taken_at, topic=p.topic, partition=p.partition,
                         replicas=list(p.replicas), isr=list(p.isr), elr=list(p.elr), leader=p.leader,
-                        min_insync_replicas=state.min_insync_replicas.get(p.topic), live_brokers=live)
-            for _, p in sorted(state.partitions.items())]
+                        min_insync_replicas=state.min_isr(tp), live_brokers=live)
+            for tp, p in sorted(state.partitions.items())]
 
 
 def states(snapshot_rows: Iterable[SnapshotRow]) -> dict[tuple[str, datetime], ClusterState]:

@@ -89,7 +89,7 @@ def test_zk_preferred_success_means_the_preferred_replica_leads(state):
 @given(cluster_states(), election_types)
 def test_below_min_isr_follows_the_isr_after_the_election(state, election_type):
     for p in predict(state, election_type, None, state.mode):
-        assert p.below_min_isr == is_under_min_isr(p.isr_after, state.min_insync_replicas.get(p.tp.topic))
+        assert p.below_min_isr == is_under_min_isr(p.isr_after, state.min_isr(p.tp))
 
 
 @given(cluster_states(), election_types)

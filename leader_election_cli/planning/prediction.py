@@ -54,7 +54,6 @@ def predict(state: ClusterState, election_type: ElectionType, partitions: Iterab
     selected: Iterable[TopicPartition] = sorted(state.partitions) if everything else partitions
     live = state.live_brokers
     topics = state.topics()
-    min_isr = state.min_insync_replicas
     predictions = []
     for tp in selected:
         partition = state.partitions.get(tp)
@@ -64,7 +63,7 @@ def predict(state: ClusterState, election_type: ElectionType, partitions: Iterab
         code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live)
         predictions.append(Prediction(
             tp, outcome_of(code), code, partition.leader, leader, isr, elr, unclean,
-            is_under_min_isr(isr, min_isr.get(tp.topic)),
+            is_under_min_isr(isr, state.min_isr(tp)),
             everything and code == kafka_errors.ELECTION_NOT_NEEDED,
             message))
     return predictions
