@@ -143,6 +143,11 @@ def status_document(report: StatusReport) -> dict[str, Any]:
     }
 
 
+def status_unread_document(error: str, exit_code: int) -> dict[str, Any]:
+    """`status --output json` when the cluster could not be read (unreachable, login refused)."""
+    return {"schema_version": SCHEMA_VERSION, "cluster_id": None, "error": error, "exit_code": int(exit_code)}
+
+
 def _broker_table(title: str, b: ClusterBalance, threshold: float | None, after: ClusterBalance | None = None) -> Any:
     columns = [("Broker", "right"), ("Alive", "left"), ("Leads", "right"), ("Preferred for", "right"),
                ("Not led by it", "right"), ("Imbalance", "right")]

@@ -130,7 +130,7 @@ def test_a_lock_held_in_this_process_refuses_with_exit_5(sb: Sandbox, tmp_path: 
     with open(tmp_path / "lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         code, out, err = rebalance(sb, tmp_path, "--audit-log", str(audit), "--metrics-file", str(tmp_path / "m.prom"))
-    assert (code, out) == (5, "")
+    assert (code, json.loads(out)["error"], json.loads(out)["summary"]["exit_code"]) == (5, err.splitlines()[0], 5)
     assert err.startswith(f"Another rebalance is running: the lock file {tmp_path / 'lock'} is locked")
     assert sb.request_count() == 0  # not even connected
     [line] = audit.read_text().splitlines()
@@ -201,11 +201,19 @@ def test_failed_elections_exit_1_and_are_counted(sb: Sandbox, tmp_path: Path) ->
     assert (record["exit_code"], record["done"]["failed"], len(record["done"]["failed_partitions"])) == (1, expected, expected)
 
 
-def test_an_unreachable_cluster_is_audited_and_exits_3(tmp_path: Path) -> None:
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_an_unreachable_cluster_is_audited_and_exits_3(tmp_path: Path, output: str) -> None:
     audit, file = tmp_path / "audit.jsonl", tmp_path / "m.prom"
     code, out, err = kl("rebalance", "--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5", "--lock-file",
-                        str(tmp_path / "lock"), "--audit-log", str(audit), "--metrics-file", str(file))
-    assert (code, out) == (3, "") and "Could not reach any broker of 127.0.0.1:1" in err
+                        str(tmp_path / "lock"), "--audit-log", str(audit), "--metrics-file", str(file),
+                        "--output", output)
+    assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+    if output == "table":
+        assert out == ""
+    else:  # stdout was empty: a JSON consumer got nothing to read
+        document = json.loads(out)
+        assert (document["before"], document["partitions"], document["summary"]["exit_code"]) == (None, [], 3)
+        assert document["error"] == err.splitlines()[0]
     record = json.loads(audit.read_text())
     assert record["exit_code"] == 3 and record["error"].startswith("Could not reach any broker")
     assert metrics(file)[("kafka_leaders_rebalance_exit_code", ())] == 3

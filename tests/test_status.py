@@ -147,10 +147,16 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert (code, out, err.splitlines()[0]) == (2, "", message)
 
 
-def test_unreachable_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_unreachable_exits_3(monkeypatch: pytest.MonkeyPatch, output: str) -> None:
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
-    code, _, err = kl("status", "--timeout", "0.5")
+    code, out, err = kl("status", "--timeout", "0.5", "--output", output)
     assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+    if output == "table":
+        assert out == ""
+    else:  # a monitor reading stdout gets a document saying why, not an empty string
+        assert json.loads(out) == {"schema_version": 1, "cluster_id": None, "error": err.splitlines()[0],
+                                   "exit_code": 3}
 
 
 def test_status_shows_the_controllers_own_rebalance(sb: Sandbox) -> None:

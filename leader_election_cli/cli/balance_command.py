@@ -16,6 +16,7 @@ from leader_election_cli.cli.common import (
     bootstrap_servers,
     configure_logging,
     connection_options,
+    document_on_cluster_failure,
     fail,
     printing_the_report,
     run,
@@ -73,7 +74,11 @@ def _status(o: dict[str, Any]) -> int:
     servers = bootstrap_servers(o)
     output = resolved_output(o["output"])
     settings = client_settings(o)
-    with connected(servers, settings) as cluster:
+
+    def unread(exc: CliError) -> None:  # --output json: a monitor reading stdout still gets a document
+        render_balance.write_json(render_balance.status_unread_document(exc.message, exc.exit_code), sys.stdout)
+
+    with document_on_cluster_failure(output, unread), connected(servers, settings) as cluster:
         state = cluster.describe(with_configs=True, with_reassignments=True)
         auto_rebalance = {}
         with suppress(CliError):  # shown as unknown: the balance itself was read
@@ -160,7 +165,8 @@ def _rebalance(o: dict[str, Any]) -> int:
         error = CliError("Interrupted.", exit_code=ExitCode.INTERRUPTED)
     outcome.finish()
     written = _record(outcome, servers, audit_log, None if lock_held else metrics_file)
-    if outcome.before is not None and (o["verbose"] or not outcome.nothing_to_do):
+    # A run stopped before the balance was read has no table, but --output json still gets its document.
+    if (outcome.before is not None or output == "json") and (o["verbose"] or not outcome.nothing_to_do):
         _render(outcome, output)
     if error is not None:
         raise error
