@@ -280,8 +280,7 @@ class Cluster:
                 controller = self._controller()
                 if controller is None:
                     raise UnreachableError("No controller is known yet")
-                self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False), node_id=controller,
-                           what="reaching the controller")
+                self._light_metadata("reaching the controller", node_id=controller)
                 return
             except UnreachableError:
                 backoff_ms = min(self._settings.retry_backoff_max_ms, self._settings.retry_backoff_ms * 2 ** attempt)
@@ -352,15 +351,12 @@ class Cluster:
         if with_configs:
             state = self._with_min_isr(state)
         if with_reassignments:
-            adding = self.list_reassignments()
-            state = replace(state, reassigning=frozenset(adding), adding_replicas=adding)
+            state = replace(state, reassigning=self.list_reassignments())
         return state
 
     def cluster_id(self) -> str | None:
         """The cluster's id (None from a broker older than Kafka 0.10.1): a light read."""
-        response = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False),
-                              what="reading the cluster id")
-        return response.cluster_id
+        return self._light_metadata("reading the cluster id").cluster_id
 
     def leaders(self, topics: Iterable[str]) -> dict[TopicPartition, int]:
         """The leader (-1 for none) of each partition of `topics`: a light read, e.g. after an election."""
@@ -519,10 +515,12 @@ class Cluster:
 
     def _controller(self) -> int | None:
         if self._controller_id is None or self._controller_id < 0:
-            response = self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False),
-                                  what="finding the controller")
-            self._controller_id = response.controller_id
+            self._controller_id = self._light_metadata("finding the controller").controller_id
         return self._controller_id if self._controller_id >= 0 else None
+
+    def _light_metadata(self, what: str, node_id: int | None = None) -> Any:
+        """A Metadata answer about no topic: brokers, controller and cluster id."""
+        return self._send(MetadataRequest(topics=[], allow_auto_topic_creation=False), node_id=node_id, what=what)
 
     @staticmethod
     def _raise_top_level(code: int, what: str) -> None:

@@ -72,8 +72,8 @@ class ClusterState:
     min_insync_replicas: dict[str, int] = field(default_factory=dict)  # per topic, when read
     min_isr_unknown: frozenset[str] = frozenset()  # topics whose min.insync.replicas could not be read
     min_isr_capped: bool = False  # Kafka 3.7+: a leader applies at most its replica count (KAFKA-15583)
-    reassigning: frozenset[TopicPartition] = frozenset()  # pending reassignments, when read
-    adding_replicas: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)  # by those reassignments
+    # Pending reassignments, when read: partition -> the replicas each is adding.
+    reassigning: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def live_brokers(self) -> frozenset[int]:

@@ -81,16 +81,16 @@ def auto_rebalance_broker(state: ClusterState) -> int | None:
 
 
 def status_report(state: ClusterState, fail_above: float | None = None,
-                  auto_rebalance: dict[str, str] | None = None) -> StatusReport:
-    """Kafka's per-broker imbalance and the cluster's partition health, from one read."""
+                  auto_rebalance: dict[str, str] | None = None, asked: int | None = None) -> StatusReport:
+    """Kafka's per-broker imbalance and the cluster's partition health, from one read; `auto_rebalance`
+    are the AUTO_REBALANCE_CONFIGS broker `asked` reported."""
     live = state.live_brokers
     offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
     under_min = sorted(tp for tp, p in state.partitions.items()
                        if is_under_min_isr(p.isr, state.min_isr(tp)))
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
     return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}),
-                        auto_rebalance_broker(state) if auto_rebalance else None)
+                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
 
 
 # -- rebalance ----------------------------------------------------------------------------------------

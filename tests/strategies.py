@@ -57,7 +57,7 @@ def cluster_states(draw: st.DrawFn, max_brokers: int = 5, max_topics: int = 3, m
         for p in range(draw(st.integers(1, max_partitions))):
             partitions[TopicPartition(topic, p)] = draw(
                 partition_states(topic, p, broker_ids, mode, topic_min_isr))
-    reassigning = frozenset(tp for tp in partitions if draw(st.integers(0, 9)) == 0)
+    reassigning = {tp: () for tp in partitions if draw(st.integers(0, 9)) == 0}
     return ClusterState(
         brokers={b: ("127.0.0.1", 9090 + b) for b in live},
         controller_id=live[0] if live else NO_LEADER,

@@ -63,7 +63,7 @@ def test_restore_puts_back_every_order_the_demotion_changed(state: ClusterState,
         saved = load_restore_file(str(file))
     assert (saved.command, saved.cluster_id) == ("demote", state.cluster_id)
     moved = after_moves(state, plan.moves)
-    back = restore_plan(replace(moved, reassigning=frozenset()), saved.orders)
+    back = restore_plan(replace(moved, reassigning={}), saved.orders)
     assert all(isinstance(e, Move) for e in back.entries)
     assert {e.tp: e.new_replicas for e in back.moves} == {m.tp: m.replicas for m in plan.reorders}
 

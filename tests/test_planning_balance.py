@@ -36,7 +36,7 @@ from leader_election_cli.planning import (
 def cluster(live, partitions, min_isr=None, reassigning=()) -> ClusterState:
     return ClusterState(brokers={b: ("localhost", 9000 + b) for b in live}, controller_id=live[0],
                         partitions={p.tp: p for p in partitions}, min_insync_replicas=min_isr or {},
-                        reassigning=frozenset(reassigning))
+                        reassigning=dict.fromkeys(reassigning, ()))
 
 
 def part(topic, partition, leader, replicas, isr) -> PartitionState:

@@ -25,7 +25,7 @@ TP = TopicPartition("t", 0)
 
 def cluster(live, *partitions, reassigning=()) -> ClusterState:
     return ClusterState(brokers={b: ("localhost", 9000 + b) for b in live}, controller_id=live[0],
-                        partitions={p.tp: p for p in partitions}, reassigning=frozenset(reassigning))
+                        partitions={p.tp: p for p in partitions}, reassigning=dict.fromkeys(reassigning, ()))
 
 
 def part(partition, leader, replicas, isr, topic="t", offline=()) -> PartitionState:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import datetime
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -225,10 +226,11 @@ def test_debug_lines_hide_the_password_in_every_repr(secret: str) -> None:
 
     redact = _RedactSecrets()
     redact.hide(secret)
+    longest_word = max(re.findall(r"[A-Za-z0-9-]+", secret), key=len)  # what any spelling of it still shows
     raw = secret.encode()
     for shown in (repr(secret), repr({"sasl_plain_password": secret, "x": "'\""}), repr(bytearray(b'"' + raw)),
                   repr(b"\x00\x00\x00\x22\x00admin\x00" + raw), repr(b"'\"" + raw), repr(secret + "'")):
         record = logging.LogRecord("kafka.protocol.parser", logging.DEBUG, __file__, 1, "Send: %s", (shown,), None)
         assert redact.filter(record)
         message = record.getMessage()
-        assert "[hidden]" in message and "Secret" not in message and "012345678Q" not in message, message
+        assert "[hidden]" in message and longest_word not in message, message

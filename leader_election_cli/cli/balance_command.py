@@ -81,11 +81,11 @@ def _status(o: dict[str, Any]) -> int:
     with document_on_cluster_failure(output, unread), connected(servers, settings) as cluster:
         state = cluster.describe(with_configs=True, with_reassignments=True)
         auto_rebalance = {}
+        broker = auto_rebalance_broker(state)
         with suppress(CliError):  # shown as unknown: the balance itself was read
-            broker = auto_rebalance_broker(state)
             if broker is not None:
                 auto_rebalance = cluster.broker_configs(broker, AUTO_REBALANCE_CONFIGS)
-    report = status_report(state, o["fail_above"], auto_rebalance)
+    report = status_report(state, o["fail_above"], auto_rebalance, broker)
     if output == "json":
         render_balance.write_json(render_balance.status_document(report), sys.stdout)
     else:

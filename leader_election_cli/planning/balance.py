@@ -118,7 +118,7 @@ def balance(state: ClusterState) -> ClusterBalance:
             not_preferred += 1
             if p.replicas:
                 not_led[p.replicas[0]] += 1
-        under_replicated += is_under_replicated(p.replicas, p.isr, state.adding_replicas.get(tp, ()))
+        under_replicated += is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ()))
         under_min += is_under_min_isr(p.isr, state.min_isr(tp))
         offline += is_offline(p.leader, live)
         fixable += is_fixable(p.leader, p.replicas, p.isr, live)
