@@ -41,8 +41,10 @@ from kafka.cluster import collect_hosts
 
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
-from leader_election_cli.cluster import bootstrap_addresses
-from leader_election_cli.config import load_client_settings, parse_jaas_config, parse_properties
+from leader_election_cli.cluster.admin import bootstrap_addresses
+from leader_election_cli.config.jaas import parse_jaas_config
+from leader_election_cli.config.properties import parse_properties
+from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.errors import InputError
 from leader_election_cli.sandbox import Sandbox
 
@@ -50,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from election_file_oracle import is_valid_election_file  # noqa: E402  (the tests' oracle)
 
 from leader_election_cli.sandbox.security import make_certificates
-from leader_election_cli.selection import load_election_file, parse_partition_spec
+from leader_election_cli.selection.drop_in import load_election_file, parse_partition_spec
 
 SECRET = "Fuzz-Secret-93f1"
 MAX_LINE = 1000

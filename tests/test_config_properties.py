@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leader_election_cli.config import parse_properties, read_properties
+from leader_election_cli.config.properties import parse_properties, read_properties
 from leader_election_cli.errors import InputError
 
 

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from leader_election_cli import config
-from leader_election_cli.config import ClientSettings, load_client_settings
+from leader_election_cli.config import tls
+from leader_election_cli.config.settings import ClientSettings, load_client_settings
 from leader_election_cli.errors import InputError
 
 PASSPHRASE = "Key-Passphrase-42"
@@ -206,13 +206,13 @@ def test_pem_keystore_file_with_an_encrypted_key(tmp_path: Path, pki: Pki) -> No
 def test_inline_key_and_chain_go_through_a_private_file_that_is_removed(tmp_path: Path, pki: Pki,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[str, int]] = []
-    load = config._load_key_and_chain
+    load = tls._load_key_and_chain
 
     def spy(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
         seen.append((certfile, stat.S_IMODE(os.stat(certfile).st_mode)))
         load(context, certfile, key_password, where)
 
-    monkeypatch.setattr(config, "_load_key_and_chain", spy)
+    monkeypatch.setattr(tls, "_load_key_and_chain", spy)
     settings = settings_of(tmp_path, f"security.protocol=SASL_SSL\nssl.truststore.location={pki.ca}\n"
                                      f"ssl.keystore.type=PEM\nssl.keystore.key={continued(pki.client_key_pem)}\n"
                                      f"ssl.keystore.certificate.chain={continued(pki.client_chain_pem)}\n"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from strategies import cluster_states
 
 from leader_election_cli.model import ClusterState, Outcome
-from leader_election_cli.moves import (
+from leader_election_cli.operations.moves import (
     demote_plan,
     load_restore_file,
     predict_moves,

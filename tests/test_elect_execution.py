@@ -9,11 +9,12 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from leader_election_cli import execution, kafka_errors
+from leader_election_cli import kafka_errors
+from leader_election_cli.operations import execution
 from leader_election_cli.cli.common import progress_bar
 from leader_election_cli.cli.elect_command import elect
-from leader_election_cli.cluster import Cluster
-from leader_election_cli.config import load_client_settings
+from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import ElectionType, Outcome, TopicPartition
 from leader_election_cli.sandbox import Sandbox

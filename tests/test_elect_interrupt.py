@@ -99,7 +99,8 @@ def test_ctrl_c_while_the_report_prints_does_not_say_nothing_was_sent(command: l
     """The election is done by then: `Interrupted before anything was sent.` would be a lie."""
     from click.testing import CliRunner
 
-    from leader_election_cli import render, render_balance
+    from leader_election_cli.render import election as render
+    from leader_election_cli.render import balance as render_balance
     from leader_election_cli.cli.toolkit import cli
 
     monkeypatch.chdir(tmp_path)  # prefer writes its restore file here

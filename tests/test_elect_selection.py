@@ -15,7 +15,7 @@ from leader_election_cli.cli.elect_command import elect, plan
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.topic_selection import Selection, resolve
+from leader_election_cli.selection.topics import Selection, resolve
 
 ELECT_LEADERS = 43
 TOPICS = {"orders": 3, "orders.eu": 2, "orders-dlq": 1, "payments": 2, "__consumer_offsets": 2}

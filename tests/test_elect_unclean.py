@@ -9,7 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from leader_election_cli import safety
+from leader_election_cli.planning import risk as safety
 from leader_election_cli.cli import common, elect_command
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.errors import ExitCode, RefusedError

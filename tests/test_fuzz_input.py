@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.selection import ADMIN_CONFIG_DEPRECATED, ZOOKEEPER_DEPRECATED
+from leader_election_cli.selection.drop_in import ADMIN_CONFIG_DEPRECATED, ZOOKEEPER_DEPRECATED
 
 API_VERSIONS, METADATA, ELECT_LEADERS, ALTER_REASSIGNMENTS = 18, 3, 43, 45
 WRITE_APIS = (ELECT_LEADERS, ALTER_REASSIGNMENTS)
@@ -533,7 +533,7 @@ def test_bootstrap_hosts_that_do_not_resolve(sb: Sandbox) -> None:
     assert assert_refused(invoke(sb, drop_in, ["--bootstrap-server", bad, "--election-type", "preferred",
                                                "--all-topic-partitions"])) == \
         "No resolvable bootstrap urls given in bootstrap.servers"
-    from leader_election_cli.cluster import bootstrap_addresses
+    from leader_election_cli.cluster.admin import bootstrap_addresses
 
     assert bootstrap_addresses(f"no-such-host.invalid:9092,{sb.bootstrap_servers}") == sb.bootstrap_servers.split(",")
 
@@ -541,7 +541,7 @@ def test_bootstrap_hosts_that_do_not_resolve(sb: Sandbox) -> None:
 @pytest.mark.parametrize("scheme", ["PLAINTEXT://", "SASL_PLAINTEXT://", "SASL_SSL://"])
 def test_a_listener_name_before_the_address_is_accepted_as_kafka_does(scheme: str) -> None:
     """Kafka's HOST_PORT_PATTERN takes any prefix before the host; '_' was refused (exit 2)."""
-    from leader_election_cli.cluster import bootstrap_addresses
+    from leader_election_cli.cluster.admin import bootstrap_addresses
 
     assert bootstrap_addresses(f"{scheme}127.0.0.1:9092, {scheme}[::1]:9093") == [
         f"{scheme}127.0.0.1:9092", f"{scheme}[::1]:9093"]

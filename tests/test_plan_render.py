@@ -9,7 +9,7 @@ from unittest.mock import patch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from leader_election_cli import render
+from leader_election_cli.render import election as render
 from leader_election_cli.model import ElectionReport, ElectionType, Outcome, PartitionResult, TopicPartition
 
 UNCLEAN = ElectionType.UNCLEAN

@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
 
-from leader_election_cli import execution, kafka_errors, planning
-from leader_election_cli.cluster import Cluster
-from leader_election_cli.config import load_client_settings
+from leader_election_cli import kafka_errors, planning
+from leader_election_cli.operations import execution
+from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.model import NO_LEADER, ClusterState, ControllerMode, ElectionType, Outcome, TopicPartition
 from leader_election_cli.sandbox import Sandbox
 

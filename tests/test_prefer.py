@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.cluster import Cluster
-from leader_election_cli.config import ClientSettings
+from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.model import TopicPartition
-from leader_election_cli.moves import wait_for_reassignments
+from leader_election_cli.operations.moves import wait_for_reassignments
 from leader_election_cli.sandbox import Sandbox
 
 ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46

@@ -141,7 +141,7 @@ def test_a_lock_held_in_this_process_refuses_with_exit_5(sb: Sandbox, tmp_path: 
 
 def test_a_lock_held_by_another_process_refuses_with_exit_5(sb: Sandbox, tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom leader_election_cli.lock import "
+        [sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom leader_election_cli.operations.lock import "
          "exclusive_lock\nwith exclusive_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n    "
          "sys.stdin.read()", str(tmp_path / "lock")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -267,9 +267,9 @@ def test_the_default_lock_is_the_clusters_whichever_broker_is_asked(sb: Sandbox,
     """Two cron entries naming different brokers of one cluster must not elect together."""
     import tempfile
 
-    from leader_election_cli.cluster import Cluster
-    from leader_election_cli.config import ClientSettings
-    from leader_election_cli.lock import default_lock_path
+    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.config.settings import ClientSettings
+    from leader_election_cli.operations.lock import default_lock_path
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     first, second = sb.bootstrap_servers.split(",")[:2]

@@ -222,7 +222,7 @@ def test_debug_lines_hide_the_password_in_every_repr(secret: str) -> None:
     whole line: a PLAIN frame whose length byte is '"', a config dict, a str with both quotes."""
     import logging
 
-    from leader_election_cli.cluster import _RedactSecrets
+    from leader_election_cli.cluster.admin import _RedactSecrets
 
     redact = _RedactSecrets()
     redact.hide(secret)

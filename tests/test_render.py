@@ -10,7 +10,7 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leader_election_cli import render
+from leader_election_cli.render import election as render
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import ElectionReport, ElectionType, Outcome, PartitionResult, TopicPartition
 

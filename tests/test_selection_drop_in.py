@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from leader_election_cli.errors import ExitCode, InputError
 from leader_election_cli.model import ElectionType, TopicPartition
-from leader_election_cli.selection import (
+from leader_election_cli.selection.drop_in import (
     ADMIN_CONFIG_DEPRECATED,
     ZOOKEEPER_DEPRECATED,
     DropInOptions,

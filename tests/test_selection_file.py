@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leader_election_cli import selection
+from leader_election_cli.selection import drop_in as selection
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import TopicPartition
-from leader_election_cli.selection import (
+from leader_election_cli.selection.drop_in import (
     load_election_file,
     parse_partition_spec,
     parse_partition_specs,

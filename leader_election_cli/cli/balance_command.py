@@ -67,8 +67,8 @@ def status(**o: Any) -> None:
 
 
 def _status(o: dict[str, Any]) -> int:
-    from leader_election_cli import render_balance
-    from leader_election_cli.status import AUTO_REBALANCE_CONFIGS, auto_rebalance_broker, status_report
+    from leader_election_cli.operations.status import AUTO_REBALANCE_CONFIGS, auto_rebalance_broker, status_report
+    from leader_election_cli.render import balance as render_balance
 
     configure_logging(o["debug"])
     servers = bootstrap_servers(o)
@@ -134,8 +134,8 @@ def rebalance(**o: Any) -> None:
 
 
 def _rebalance(o: dict[str, Any]) -> int:
-    from leader_election_cli import status
-    from leader_election_cli.lock import default_lock_path, exclusive_lock
+    from leader_election_cli.operations import status
+    from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
 
     configure_logging(o["debug"])
     servers = bootstrap_servers(o)
@@ -188,7 +188,7 @@ def _output_file(path: str | None, option: str) -> Path | None:
 
 def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
     """Append the audit line and write the metrics; False (and a one-line message each) if either fails."""
-    from leader_election_cli import status
+    from leader_election_cli.operations import status
 
     writes = (("--audit-log", audit_log,
                lambda path: status.append_audit_line(path, status.audit_record(outcome, servers))),
@@ -206,7 +206,7 @@ def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Pa
 
 
 def _render(outcome: Any, output: str) -> None:
-    from leader_election_cli import render_balance
+    from leader_election_cli.render import balance as render_balance
 
     with printing_the_report():
         if output == "json":

@@ -174,7 +174,7 @@ def render_report(report: ElectionReport, output: str) -> None:
 
 
 def _render_report(report: ElectionReport, output: str) -> None:
-    from leader_election_cli import render
+    from leader_election_cli.render import election as render
 
     if output == "json":
         render.render_json(report, sys.stdout)

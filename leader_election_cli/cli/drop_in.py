@@ -30,7 +30,7 @@ from leader_election_cli.cli.common import (
     verbatim,
     without_cyclic_gc,
 )
-from leader_election_cli.completion import complete_topics
+from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.errors import (
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
@@ -113,8 +113,8 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
 
 
 def _elect(o: dict[str, Any]) -> int:
-    from leader_election_cli.config import load_client_settings
-    from leader_election_cli.selection import DropInOptions, load_election_file, validate_drop_in
+    from leader_election_cli.config.settings import load_client_settings
+    from leader_election_cli.selection.drop_in import DropInOptions, load_election_file, validate_drop_in
 
     configure_logging(o["debug"])
     given = {key: o[key] for key in _SINGLE_VALUED}  # each a tuple: click collects repeats, Kafka refuses them
@@ -171,9 +171,11 @@ def _nothing_to_elect(election_type: Any, output: str, dry_run: bool) -> int:
 
 
 def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any, output: str) -> Any:
-    from leader_election_cli import execution, planning, safety
-    from leader_election_cli.cluster import Cluster
+    from leader_election_cli import planning
+    from leader_election_cli.cluster.admin import Cluster
     from leader_election_cli.model import ElectionType
+    from leader_election_cli.operations import execution
+    from leader_election_cli.planning import risk as safety
 
     with Cluster.connect(o["bootstrap_server"], settings) as cluster:
         if o["dry_run"]:
@@ -203,7 +205,7 @@ def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any,
 
 def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
     """The deprecated --zookeeper path: write the election znode, then (unless --no-wait) report the outcome."""
-    from leader_election_cli import zookeeper
+    from leader_election_cli.cluster import zookeeper
     from leader_election_cli.model import ElectionType
 
     if o["dry_run"]:

@@ -30,10 +30,10 @@ from leader_election_cli.cli.common import (
     verbatim,
     without_cyclic_gc,
 )
-from leader_election_cli.completion import complete_topics
+from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP
 from leader_election_cli.model import ControllerMode, ElectionType
-from leader_election_cli.topic_selection import parse_selection, resolve
+from leader_election_cli.selection.topics import parse_selection, resolve
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -123,9 +123,11 @@ def plan(**options: Any) -> None:
 
 
 def _run(o: dict[str, Any], dry_run: bool) -> int:
-    from leader_election_cli import execution, planning, safety
-    from leader_election_cli.cluster import Cluster
-    from leader_election_cli.config import load_client_settings
+    from leader_election_cli import planning
+    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.config.settings import load_client_settings
+    from leader_election_cli.operations import execution
+    from leader_election_cli.planning import risk as safety
 
     configure_logging(o["debug"])
     election_type = ElectionType[o["election_type"].upper()]

@@ -24,14 +24,14 @@ from leader_election_cli.cli.common import (
     run,
     verbatim,
 )
-from leader_election_cli.completion import complete_topics
+from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP, CliError, InputError, RefusedError, shown
 
 if TYPE_CHECKING:
-    from leader_election_cli.cluster import Cluster
-    from leader_election_cli.config import ClientSettings
+    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.config.settings import ClientSettings
     from leader_election_cli.model import ClusterState
-    from leader_election_cli.moves import MovePlan, MoveReport
+    from leader_election_cli.operations.moves import MovePlan, MoveReport
 
 DEFAULT_BATCH_SIZE = 1000
 _MAX_ID = 2**31 - 1
@@ -53,7 +53,7 @@ def resolved_output(output: str) -> str:
 
 def client_settings(o: dict[str, Any]) -> ClientSettings:
     """The --command-config file bounded by --timeout; its warnings go to stderr."""
-    from leader_election_cli.config import load_client_settings
+    from leader_election_cli.config.settings import load_client_settings
 
     settings = load_client_settings(o["command_config"], int(o["timeout"] * 1000) if o["timeout"] else None)
     for warning in settings.warnings:
@@ -63,7 +63,7 @@ def client_settings(o: dict[str, Any]) -> ClientSettings:
 
 @contextmanager
 def connected(servers: str, settings: ClientSettings) -> Iterator[Cluster]:
-    from leader_election_cli.cluster import Cluster
+    from leader_election_cli.cluster.admin import Cluster
 
     with Cluster.connect(servers, settings) as cluster:
         yield cluster
@@ -125,9 +125,9 @@ def prefer(**o: Any) -> None:
 
 
 def _prefer(o: dict[str, Any]) -> int:
-    from leader_election_cli import moves
     from leader_election_cli.model import TopicPartition
-    from leader_election_cli.selection import load_prefer_file, shown, topic_problem
+    from leader_election_cli.operations import moves
+    from leader_election_cli.selection.drop_in import load_prefer_file, shown, topic_problem
 
     configure_logging(o["debug"])
     single = (o["topic"], o["partition"], o["leader"])
@@ -183,7 +183,7 @@ def demote(**o: Any) -> None:
 
 
 def _demote(o: dict[str, Any]) -> int:
-    from leader_election_cli import moves
+    from leader_election_cli.operations import moves
 
     configure_logging(o["debug"])
     matcher = moves.topic_matcher(o["topic_regex"])
@@ -226,8 +226,8 @@ def restore(**o: Any) -> None:
 
 
 def _restore(o: dict[str, Any]) -> int:
-    from leader_election_cli import moves
-    from leader_election_cli.selection import shown
+    from leader_election_cli.operations import moves
+    from leader_election_cli.selection.drop_in import shown
 
     configure_logging(o["debug"])
     saved = moves.load_restore_file(o["restore_file"])
@@ -246,7 +246,7 @@ def _restore(o: dict[str, Any]) -> int:
 
 def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState], MovePlan]) -> int:
     """Read the cluster, plan, then predict (--dry-run) or run the moves; render; the report's exit code."""
-    from leader_election_cli import moves
+    from leader_election_cli.operations import moves
 
     servers = bootstrap_servers(o)
     output = resolved_output(o["output"])
@@ -273,7 +273,7 @@ def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState
 
 def _render_stopped(command: str, dry_run: bool, exc: CliError) -> None:
     """The JSON document of a run stopped before anything was planned: no partitions, and why."""
-    from leader_election_cli.moves import MoveReport
+    from leader_election_cli.operations.moves import MoveReport
 
     report = MoveReport(command, [], dry_run=dry_run)
     report.abort(exc.exit_code, exc.message)
@@ -281,7 +281,7 @@ def _render_stopped(command: str, dry_run: bool, exc: CliError) -> None:
 
 
 def _render(report: MoveReport, output: str) -> None:
-    from leader_election_cli import render_balance
+    from leader_election_cli.render import balance as render_balance
 
     with printing_the_report():
         if output == "json":

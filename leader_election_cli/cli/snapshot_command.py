@@ -49,8 +49,8 @@ def snapshot(**options: Any) -> None:
 
 def _snapshot(o: dict[str, Any]) -> int:
     from leader_election_cli import snapshot as snapshots
-    from leader_election_cli.cluster import Cluster
-    from leader_election_cli.config import load_client_settings
+    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.config.settings import load_client_settings
 
     configure_logging(o["debug"])
     servers = bootstrap_servers(o)

@@ -23,7 +23,8 @@ from leader_election_cli.planning.balance import (
     rebalance_candidates,
 )
 from leader_election_cli.planning.batches import batches, split_in_halves
-from leader_election_cli.planning.moves import (
+from leader_election_cli.planning.prediction import Prediction, apply, outcome_of, predict
+from leader_election_cli.planning.reorders import (
     Move,
     Refusal,
     check_prefer,
@@ -31,7 +32,6 @@ from leader_election_cli.planning.moves import (
     reorder_for_demotion,
     reorder_for_leader,
 )
-from leader_election_cli.planning.prediction import Prediction, apply, outcome_of, predict
 
 __all__ = [
     "DEFAULT_THRESHOLD_PCT", "BrokerBalance", "ClusterBalance", "Move", "Prediction", "Refusal", "apply",

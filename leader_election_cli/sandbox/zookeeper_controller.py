@@ -33,10 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from leader_election_cli.errors import UnreachableError
-from leader_election_cli.model import NO_LEADER, TopicPartition
-from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
-from leader_election_cli.zookeeper import (
+from leader_election_cli.cluster.zookeeper import (
     BROKER_IDS_PATH,
     CONTROLLER_PATH,
     ELECTION_PATH,
@@ -45,6 +42,9 @@ from leader_election_cli.zookeeper import (
     parse_connect_string,
     state_path,
 )
+from leader_election_cli.errors import UnreachableError
+from leader_election_cli.model import NO_LEADER, TopicPartition
+from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
 
 log = logging.getLogger("leader_election_cli.sandbox.zookeeper")
 

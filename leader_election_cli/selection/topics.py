@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ClusterState, TopicPartition
-from leader_election_cli.selection import load_election_file, parse_partition_specs, topic_problem
+from leader_election_cli.selection.drop_in import load_election_file, parse_partition_specs, topic_problem
 
 _LISTED = 10  # names listed in an error message; the rest are counted
 

@@ -70,8 +70,8 @@ def cache_file(bootstrap: str, config: str | None) -> Path:
 
 def _ask_cluster(bootstrap: str, config: str | None) -> list[str]:
     from leader_election_cli.cli.common import configure_logging
-    from leader_election_cli.cluster import Cluster
-    from leader_election_cli.config import load_client_settings
+    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.config.settings import load_client_settings
 
     configure_logging(debug=False)
     with contextlib.redirect_stderr(io.StringIO()):  # nothing may reach the terminal mid-prompt

@@ -11,11 +11,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import IO, Any
 
-from leader_election_cli import kafka_errors, render
+from leader_election_cli import kafka_errors
 from leader_election_cli.model import NO_LEADER, ControllerMode, Outcome, TopicPartition
-from leader_election_cli.moves import MoveReport, MoveResult
+from leader_election_cli.operations.moves import MoveReport, MoveResult
+from leader_election_cli.operations.status import RebalanceRun, StatusReport, balance_document
 from leader_election_cli.planning import BrokerBalance, ClusterBalance
-from leader_election_cli.status import RebalanceRun, StatusReport, balance_document
+from leader_election_cli.render import election as render
 
 SCHEMA_VERSION = 1
 LISTED_PARTITIONS = 20  # a table lists at most this many partitions of a kind; JSON lists them all

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.cluster import Cluster, ElectionResponse
+from leader_election_cli.cluster.admin import Cluster, ElectionResponse
 from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, ExitCode, UnreachableError
 from leader_election_cli.model import (
     NO_LEADER,

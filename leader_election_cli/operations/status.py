@@ -15,8 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leader_election_cli import execution
-from leader_election_cli.cluster import Cluster
+from leader_election_cli.cluster.admin import Cluster
 from leader_election_cli.errors import CliError, ExitCode
 from leader_election_cli.model import (
     ClusterState,
@@ -27,6 +26,7 @@ from leader_election_cli.model import (
     PartitionResult,
     TopicPartition,
 )
+from leader_election_cli.operations import execution
 from leader_election_cli.planning import (
     BrokerBalance,
     ClusterBalance,

@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leader_election_cli import execution, kafka_errors
-from leader_election_cli.cluster import Cluster
+from leader_election_cli import kafka_errors
+from leader_election_cli.cluster.admin import Cluster
 from leader_election_cli.errors import CliError, ExitCode, InputError, UnreachableError, shown
 from leader_election_cli.model import (
     NO_LEADER,
@@ -34,6 +34,7 @@ from leader_election_cli.model import (
     PartitionResult,
     TopicPartition,
 )
+from leader_election_cli.operations import execution
 from leader_election_cli.planning import (
     Move,
     Refusal,

@@ -29,7 +29,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import MetadataRequest
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.config import ClientSettings
+from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError, shown
 from leader_election_cli.model import (
     ClusterState,

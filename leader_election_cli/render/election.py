@@ -13,7 +13,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.model import NO_LEADER, ElectionReport, Outcome, PartitionResult
 
 if TYPE_CHECKING:
-    from leader_election_cli.moves import MoveReport
+    from leader_election_cli.operations.moves import MoveReport
 
 SCHEMA_VERSION = 1
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed

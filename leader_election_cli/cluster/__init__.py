@@ -1,0 +1,1 @@
+"""Cluster access: the only client code that talks to Kafka (`admin`, kafka-python) or ZooKeeper (`zookeeper`, kazoo)."""

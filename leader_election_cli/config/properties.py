@@ -1,0 +1,136 @@
+"""java.util.Properties.load, as Kafka's Utils.loadProps reads a client config file.
+
+ISO-8859-1, `\\uXXXX` escapes, continued lines, comments; values trimmed as Kafka's ConfigDef trims
+them. A value read from the file is shown in a message only through `shown_value`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from leader_election_cli.errors import InputError
+from leader_election_cli.errors import shown as _shown
+
+MAX_FILE_BYTES = 16 * 2**20
+_PLAIN_VALUE = re.compile(r"[^\s=\"';\\]{0,128}")
+_PLAIN_PATH = re.compile(r"[^=\"';\\\r\n]{0,512}")
+
+
+def parse_properties(text: str, source: str = "the properties") -> dict[str, str]:
+    """Keys and values as java.util.Properties.load reads them (a repeated key: the last one wins)."""
+    return {key: value for _, key, value in read_properties(text, source)}
+
+
+def read_properties(text: str, source: str = "the properties") -> list[tuple[int, str, str]]:
+    """Each entry as (line number, key, value), in file order."""
+    return [(number, *_key_and_value(line, number, source)) for number, line in _logical_lines(text)]
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Java's LineReader: skip blank and comment lines, join continuations, drop their leading blanks."""
+    natural = re.split(r"\r\n|\r|\n", text)
+    pending: list[str] | None = None  # the parts of a logical line continued onto the next natural line
+    start = 0
+    for number, raw in enumerate(natural, 1):
+        content = raw.lstrip(" \t\f")
+        if pending is None:
+            if not content or content[0] in "#!":
+                continue
+            start = number
+            pending = []
+        elif not content:
+            # An empty continuation line ends the logical line; at the very end of the text Java keeps
+            # even an empty one, elsewhere it drops it.
+            if any(pending) or (number == len(natural) and raw == ""):
+                yield start, "".join(pending)
+            pending = None
+            continue
+        # Java counts the backslashes of this natural line only (it starts again after a continuation).
+        backslashes = len(content) - len(content.rstrip("\\"))
+        if backslashes % 2:
+            pending.append(content[:-1])  # joined once, at the end: a long continued line stays linear
+        else:
+            yield start, "".join([*pending, content])
+            pending = None
+    if pending is not None:
+        yield start, "".join(pending)
+
+
+def _key_and_value(line: str, number: int, source: str) -> tuple[str, str]:
+    """Properties.load0: the key ends at the first unescaped '=', ':' or blank."""
+    key_end, value_start, has_separator, escaped = len(line), len(line), False, False
+    for index, char in enumerate(line):
+        if char in "=:" and not escaped:
+            key_end, value_start, has_separator = index, index + 1, True
+            break
+        if char in " \t\f" and not escaped:
+            key_end, value_start = index, index + 1
+            break
+        escaped = char == "\\" and not escaped
+    while value_start < len(line) and line[value_start] in " \t\f=:":
+        if line[value_start] in "=:":
+            if has_separator:
+                break
+            has_separator = True
+        value_start += 1
+    return (_unescape(line[:key_end], number, source, "a key"),
+            _unescape(line[value_start:], number, source, "a value"))
+
+
+_ESCAPES = {"t": "\t", "r": "\r", "n": "\n", "f": "\f"}
+
+
+def _unescape(text: str, number: int, source: str, what: str) -> str:
+    """Properties.loadConvert: \\t \\r \\n \\f, \\uXXXX, and a backslash before anything else drops."""
+    def convert(match: re.Match[str]) -> str:
+        escape = match.group(1)
+        if escape[0] != "u":
+            return _ESCAPES.get(escape, escape)
+        if re.fullmatch(r"u[0-9a-fA-F]{4}", escape):
+            return chr(int(escape[1:], 16))
+        raise InputError(f"Malformed \\uxxxx encoding in {what} on line {number} of {source}",
+                         hint="Write \\u followed by exactly four hexadecimal digits, or \\\\u for a literal \\u.")
+
+    converted = re.sub(r"\\(u.{0,4}|.)", convert, text, flags=re.S)
+    # Java strings are UTF-16: an escaped surrogate pair is one character.
+    return converted.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def java_trim(value: str) -> str:
+    """String.trim(), which Kafka's ConfigDef applies to every value: drops characters up to U+0020."""
+    return value.strip("".join(map(chr, range(33))))
+
+
+def shown_value(text: str, *, path: bool = False) -> str:
+    """A value from the config file, for a message: shown only when it is one plain word (or a plain
+    path), because a line ending in a stray backslash joins the next line into it, and that line may
+    be sasl.jaas.config with its password."""
+    if (_PLAIN_PATH if path else _PLAIN_VALUE).fullmatch(text):
+        return _shown(text)
+    return "(not shown: it holds blanks, quotes, '=', ';' or '\\', as when a line ending in '\\' runs into the next)"
+
+
+def read_text(path: str, what: str, option: str, shown_path: str) -> str:
+    """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"Unable to read {what} {shown_path}: {reason}", hint=f"Check the {option} path.") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"Unable to read {what} {shown_path}: larger than {MAX_FILE_BYTES // 2**20} MiB",
+                         hint=f"Check the {option} path.")
+    return data.decode("latin-1")
+
+
+def check_unicode(secret: str, what: str) -> None:
+    """A value sent as UTF-8 must be text: a lone surrogate (a \\uD800 escape) cannot be (Java would send
+    '?' in its place, and log in as someone else or not at all). The value is never shown."""
+    try:
+        secret.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} is not valid text: it holds a lone surrogate (a \\uD800-\\uDFFF escape)",
+                         hint="Fix that \\u escape in the config file.") from None
+

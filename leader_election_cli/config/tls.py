@@ -1,0 +1,213 @@
+"""TLS for the admin client: an `ssl.SSLContext` from the config file's trust and key stores,
+as Kafka's DefaultSslEngineFactory builds one. Passwords and key material never reach a message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import ssl
+import tempfile
+from collections.abc import Callable, Mapping
+
+from leader_election_cli.config.properties import check_unicode, java_trim, read_text, shown_value
+from leader_election_cli.errors import InputError
+
+_MAX_KEY_PASSWORD_BYTES = 1024  # Python's ssl module passes at most this much to OpenSSL
+_KEYSTORE_CONVERSION = (
+    "Convert the key store to PEM: keytool -importkeystore -srckeystore store.jks -destkeystore store.p12 "
+    "-deststoretype PKCS12, then openssl pkcs12 -in store.p12 -out store.pem -nodes; "
+    "set ssl.keystore.type=PEM and ssl.keystore.location=store.pem.")
+_TRUSTSTORE_CONVERSION = (
+    "Export the CA certificates to PEM: keytool -exportcert -rfc -alias CA_ALIAS -keystore truststore.jks "
+    "-file ca.pem (for PKCS12: openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem); "
+    "set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem.")
+
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+_PRIVATE_KEY_LABELS = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY",
+                                 "DSA PRIVATE KEY"})
+
+
+def ssl_context(props: Mapping[str, str], source: str) -> ssl.SSLContext:
+    """A verifying client context from PEM trust and key stores, as Kafka's DefaultSslEngineFactory."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # certificates and host names verified
+    algorithm = java_trim(props.get("ssl.endpoint.identification.algorithm", "https"))
+    if algorithm == "":
+        context.check_hostname = False  # Kafka: only the host-name check is off, the chain is still verified
+    elif algorithm.lower() != "https":
+        raise InputError(f"ssl.endpoint.identification.algorithm {shown_value(algorithm)} is not supported",
+                         hint=f"Use https (the default), or an empty value to skip the host-name check, in {source}.")
+    trusted = _trusted_certificates(props, source)
+    if trusted is None:
+        context.load_default_certs()
+    else:
+        _load_trusted(context, *trusted)
+    _load_client_certificate(context, props, source)
+    return context
+
+
+def _store_type(props: Mapping[str, str], key: str) -> tuple[str, bool]:
+    """(type, given explicitly); Kafka's default type is JKS."""
+    return java_trim(props.get(key, "JKS")).upper(), key in props
+
+
+def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, str] | None:
+    """(PEM text, where it came from) of the trust store, or None for the system's CAs."""
+    store_type, explicit = _store_type(props, "ssl.truststore.type")
+    certificates = props.get("ssl.truststore.certificates")
+    location = props.get("ssl.truststore.location")
+    has_password = "ssl.truststore.password" in props
+    if certificates is not None:
+        if explicit and store_type != "PEM":
+            raise _ssl_error(f"SSL trust store certs can be specified only for PEM, but trust store type is "
+                             f"{shown_value(store_type)}.", source)
+        if location is not None:
+            raise _ssl_error("Both SSL trust store location and separate trust certificates are specified.", source)
+        if has_password:
+            raise _ssl_error("SSL trust store password cannot be specified for PEM format.", source)
+        return certificates, "ssl.truststore.certificates"
+    if location is not None:
+        location = java_trim(location)
+        text = _read_store(location, "ssl.truststore", store_type, explicit, _TRUSTSTORE_CONVERSION)
+        if has_password:
+            raise _ssl_error("SSL trust store password cannot be specified for PEM format.", source)
+        return text, f"ssl.truststore.location {shown_value(location, path=True)}"
+    if has_password:
+        raise _ssl_error("SSL trust store is not specified, but trust store password is specified.", source)
+    return None
+
+
+def _load_trusted(context: ssl.SSLContext, text: str, where: str) -> None:
+    certificates = _pem_blocks(text, {"CERTIFICATE"})
+    if not certificates:
+        raise InputError(f"{where} holds no certificate: At least one certificate expected, but none found",
+                         hint="Give the CA certificates in PEM (-----BEGIN CERTIFICATE----- ...).")
+    try:
+        context.load_verify_locations(cadata="".join(certificates))
+    except ssl.SSLError as exc:
+        detail = f" ({exc.reason})" if exc.reason else ""
+        raise InputError(f"{where} holds a certificate that cannot be read{detail}",
+                         hint="Give the CA certificates in PEM (-----BEGIN CERTIFICATE----- ...).") from None
+
+
+def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], source: str) -> None:
+    """The key store, if any: Kafka's createKeystore rules, for PEM."""
+    store_type, explicit = _store_type(props, "ssl.keystore.type")
+    key, chain = props.get("ssl.keystore.key"), props.get("ssl.keystore.certificate.chain")
+    location = props.get("ssl.keystore.location")
+    has_password = "ssl.keystore.password" in props
+    key_password = java_trim(props["ssl.key.password"]) if "ssl.key.password" in props else None
+    if key_password is not None:
+        check_unicode(key_password, "ssl.key.password")
+        if len(key_password.encode("utf-8")) > _MAX_KEY_PASSWORD_BYTES:
+            raise InputError(f"ssl.key.password is longer than {_MAX_KEY_PASSWORD_BYTES} bytes, more than OpenSSL "
+                             "takes for a key's passphrase", hint="Protect the key with a shorter passphrase.")
+    if key is not None:
+        if explicit and store_type != "PEM":
+            raise _ssl_error("SSL private key can be specified only for PEM, but key store type is "
+                             f"{shown_value(store_type)}.", source)
+        if chain is None:
+            raise _ssl_error("SSL private key is specified, but certificate chain is not specified.", source)
+        if location is not None:
+            raise _ssl_error("Both SSL key store location and separate private key are specified.", source)
+        if has_password:
+            raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
+                             "specified.", source)
+        _load_inline_key(context, key, chain, key_password)
+    elif chain is not None:
+        raise _ssl_error("SSL certificate chain is specified, but private key is not specified", source)
+    elif location is not None:
+        location = java_trim(location)
+        text = _read_store(location, "ssl.keystore", store_type, explicit, _KEYSTORE_CONVERSION)
+        where = f"ssl.keystore.location {shown_value(location, path=True)}"
+        _key_and_chain(text, where, text, where)
+        if has_password:
+            raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
+                             "specified", source)
+        _load_key_and_chain(context, location, key_password, where)
+    elif has_password:
+        raise _ssl_error("SSL key store is not specified, but key store password is specified.", source)
+
+
+def _ssl_error(kafka_message: str, source: str) -> InputError:
+    return InputError(kafka_message, hint=f"Fix the ssl.* settings in {source}.")
+
+
+def _read_store(location: str, prefix: str, store_type: str, explicit: bool, conversion: str) -> str:
+    """A store file's text, refused with a conversion hint unless it is PEM."""
+    text = read_text(location, f"{prefix}.location", f"{prefix}.location", shown_value(location, path=True))
+    if store_type not in ("PEM", "JKS", "PKCS12"):
+        raise InputError(f"{prefix}.type {shown_value(store_type)} is not supported: this tool reads PEM stores only",
+                         hint=conversion)
+    if "-----BEGIN " not in text:
+        kind = f"a {store_type} store" if explicit else "a JKS or PKCS12 store"
+        raise InputError(f"{prefix}.location {shown_value(location, path=True)} is {kind}, not PEM: this tool "
+                         "reads PEM stores only", hint=conversion)
+    if explicit and store_type != "PEM":
+        raise InputError(f"{prefix}.location {shown_value(location, path=True)} is a PEM file but {prefix}.type is "
+                         f"{store_type}", hint=f"Set {prefix}.type=PEM.")
+    return text
+
+
+def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
+    """The PEM blocks with these labels, re-wrapped: Kafka accepts PEM joined onto one line by continuation
+    lines, OpenSSL does not. Blocks with headers (legacy encrypted keys) are kept as they are."""
+    blocks = []
+    for match in _PEM_BLOCK.finditer(text):
+        label, body = match.groups()
+        if label not in labels:
+            continue
+        if ":" in body:
+            blocks.append(match.group(0).strip() + "\n")
+            continue
+        data = "".join(body.split())
+        lines = "\n".join(data[i:i + 64] for i in range(0, len(data), 64))
+        blocks.append(f"-----BEGIN {label}-----\n{lines}\n-----END {label}-----\n")
+    return blocks
+
+
+def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, key_password: str | None) -> None:
+    """ssl.keystore.key + ssl.keystore.certificate.chain. The ssl module loads keys only from files, so the
+    PEM goes to a private (0600) temporary file that is removed as soon as it is loaded."""
+    pem = _key_and_chain(key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain")
+    descriptor, name = tempfile.mkstemp(prefix="leader-election-key-", suffix=".pem")
+    try:
+        with os.fdopen(descriptor, "w", encoding="ascii", errors="replace") as file:
+            file.write(pem)
+        _load_key_and_chain(context, name, key_password, "ssl.keystore.key")
+    finally:
+        os.unlink(name)
+
+
+def _key_and_chain(key_text: str, key_where: str, chain_text: str, chain_where: str) -> str:
+    """One private key and its certificate chain as clean PEM, or an InputError saying which is missing."""
+    keys = _pem_blocks(key_text, _PRIVATE_KEY_LABELS)
+    certificates = _pem_blocks(chain_text, {"CERTIFICATE"})
+    if not keys:
+        raise InputError(f"{key_where} holds no PEM private key", hint="Give the key in PEM "
+                         "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----).")
+    if not certificates:
+        raise InputError(f"{chain_where} holds no certificate: At least one certificate expected, but none found",
+                         hint="Give the certificate chain in PEM, the key's own certificate first.")
+    return "".join(certificates + keys[:1])
+
+
+def _load_key_and_chain(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
+    try:
+        context.load_cert_chain(certfile, password=key_password if key_password is not None else
+                                _missing_key_password(where))
+    except ssl.SSLError as exc:
+        if exc.reason == "KEY_VALUES_MISMATCH":
+            raise InputError(f"The private key in {where} does not match its certificate",
+                             hint="Give the certificate issued for this key first in the chain.") from None
+        detail = f" ({exc.reason})" if exc.reason else ""
+        raise InputError(f"Could not load the private key in {where}{detail}",
+                         hint="Check ssl.key.password (the key's passphrase) and that the key is PEM.") from None
+
+
+def _missing_key_password(where: str) -> Callable[[], str]:
+    """The password callback without ssl.key.password: OpenSSL would otherwise prompt on the terminal."""
+    def no_password() -> str:
+        raise InputError(f"The private key in {where} is encrypted, but ssl.key.password is not set",
+                         hint="Set ssl.key.password to the key's passphrase.")
+    return no_password

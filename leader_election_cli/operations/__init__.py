@@ -1,0 +1,1 @@
+"""Operations: each command's work over the cluster, from settings to a finished report."""

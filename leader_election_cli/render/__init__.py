@@ -1,0 +1,1 @@
+"""Rendering: reports as Kafka's text lines, rich tables, JSON documents and record files."""

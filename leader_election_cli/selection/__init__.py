@@ -1,0 +1,1 @@
+"""Selection: flags and files -> validated partitions, with Kafka's rules and messages."""
