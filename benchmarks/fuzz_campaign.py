@@ -52,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from election_file_oracle import is_valid_election_file  # noqa: E402  (the tests' oracle)
 
 from leader_election_cli.sandbox.security import make_certificates
-from leader_election_cli.selection.drop_in import load_election_file, parse_partition_spec
+from leader_election_cli.selection.files import load_election_file
+from leader_election_cli.selection.names import parse_partition_spec
 
 SECRET = "Fuzz-Secret-93f1"
 MAX_LINE = 1000

@@ -39,7 +39,7 @@ def memory_mib(field: str) -> float:
 
 def child(path: str) -> None:
     """Runs in a fresh interpreter: load once, print the figures as JSON."""
-    from leader_election_cli.selection.drop_in import load_election_file
+    from leader_election_cli.selection.files import load_election_file
 
     baseline = memory_mib("VmRSS")
     wall, cpu = time.perf_counter(), time.process_time()
@@ -51,7 +51,7 @@ def child(path: str) -> None:
 
 def jsonschema_per_entry_seconds(path: Path) -> float:
     """Seconds per entry for validating every entry with jsonschema, measured on a sample."""
-    from leader_election_cli.selection.drop_in import _validator
+    from leader_election_cli.selection.files import _validator
 
     sample = {"partitions": json.loads(path.read_text())["partitions"][:SAMPLE]}
     validator = _validator()

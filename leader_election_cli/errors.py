@@ -79,7 +79,7 @@ def extra_hint(extra: str) -> str:
             f"(or pip install '.[{extra}]' in its virtualenv).")
 
 
-class CliError(Exception):
+class LeaderElectionError(Exception):
     """A failure with a one-line message, an optional hint and an exit code."""
 
     exit_code: ExitCode = ExitCode.USAGE
@@ -92,25 +92,25 @@ class CliError(Exception):
             self.exit_code = exit_code
 
 
-class InputError(CliError):
+class InputError(LeaderElectionError):
     """Bad flags, files or values: nothing was sent (exit 2)."""
 
     exit_code = ExitCode.USAGE
 
 
-class UnreachableError(CliError):
+class UnreachableError(LeaderElectionError):
     """The cluster could not be reached or did not answer in time (exit 3)."""
 
     exit_code = ExitCode.UNREACHABLE
 
 
-class AuthError(CliError):
+class AuthError(LeaderElectionError):
     """Authentication or authorization failed (exit 4)."""
 
     exit_code = ExitCode.AUTH
 
 
-class RefusedError(CliError):
+class RefusedError(LeaderElectionError):
     """Refused for safety (exit 5)."""
 
     exit_code = ExitCode.REFUSED

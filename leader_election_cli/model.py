@@ -1,7 +1,7 @@
 """The data every layer shares: partitions, cluster state, election outcomes and the report.
 
 Plain immutable values, no I/O. The cluster layer fills them from the wire, the planner reads them,
-the executor writes `PartitionResult`s, and the renderers only ever see an `ElectionReport`. The
+the executor writes `PartitionResult`s, which `reports` gathers for the renderers. The
 per-partition values are named tuples (`_replace` makes a changed copy): an election over 100,000
 partitions builds a few of them per partition, and a named tuple takes about 0.6 times as long to
 build as a frozen dataclass.
@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import NamedTuple
-
-from leader_election_cli.errors import ExitCode
 
 NO_LEADER = -1
 
@@ -115,37 +113,3 @@ class PartitionResult(NamedTuple):
     leader_after: int | None = None
     unclean: bool = False  # dry run: the predicted leader is outside the ISR (data loss possible)
     below_min_isr: bool = False  # dry run: fewer in-sync replicas than min.insync.replicas afterwards
-
-
-@dataclass
-class ElectionReport:
-    """Every selected partition once, in the order they were selected; nothing dropped."""
-
-    election_type: ElectionType
-    results: list[PartitionResult]
-    dry_run: bool = False
-    all_partitions: bool = False  # Kafka's --all-topic-partitions: a null list was sent
-    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM
-    aborted_exit: ExitCode | None = None  # stopped by a cluster failure after some batches were sent
-    aborted_reason: str | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    def abort(self, exit_code: ExitCode, reason: str) -> None:
-        self.aborted_exit, self.aborted_reason = exit_code, reason
-
-    def count(self, outcome: Outcome) -> int:
-        return sum(1 for r in self.results if r.outcome is outcome)
-
-    @property
-    def failed(self) -> list[PartitionResult]:
-        return [r for r in self.results if r.outcome is Outcome.FAILED]
-
-    @property
-    def exit_code(self) -> ExitCode:
-        if self.interrupted:
-            return ExitCode.INTERRUPTED
-        if self.aborted_exit is not None:
-            return self.aborted_exit
-        if any(r.outcome is Outcome.FAILED for r in self.results):
-            return ExitCode.PARTITION_FAILED
-        return ExitCode.OK

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from leader_election_cli.config.jaas import LoginModule, parse_jaas_config
 from leader_election_cli.config.settings import (
     ClientSettings,
     load_client_settings,
     settings_from_properties,
 )
-from leader_election_cli.config.jaas import LoginModule, parse_jaas_config
 from leader_election_cli.errors import InputError
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"

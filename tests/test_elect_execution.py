@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.operations import execution
 from leader_election_cli.cli.common import progress_bar
 from leader_election_cli.cli.elect_command import elect
-from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import ElectionType, Outcome, TopicPartition
+from leader_election_cli.operations import execution
 from leader_election_cli.sandbox import Sandbox
 
 ELECT_LEADERS = 43
@@ -74,7 +74,7 @@ def test_a_controller_that_moved_after_the_metadata_read_is_found_again() -> Non
     with Sandbox(brokers=3, mode="zk") as sb:
         sb.create_topic("t", partitions=4, replication_factor=3)
         off_preferred(sb, "t", 4)
-        with Cluster.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
+        with ClusterConnection.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
             before = cluster.describe()
             sb.move_controller(3)
             report = execution.elect(cluster, PREFERRED, sorted(before.partitions), before, batch_size=2)
@@ -87,7 +87,7 @@ def four_to_elect():
     with Sandbox(brokers=3) as sb:
         sb.create_topic("t", partitions=4, replication_factor=3)
         off_preferred(sb, "t", 4)
-        with Cluster.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
+        with ClusterConnection.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
             yield sb, cluster, cluster.describe()
 
 

@@ -99,13 +99,13 @@ def test_ctrl_c_while_the_report_prints_does_not_say_nothing_was_sent(command: l
     """The election is done by then: `Interrupted before anything was sent.` would be a lie."""
     from click.testing import CliRunner
 
-    from leader_election_cli.render import election as render
-    from leader_election_cli.render import balance as render_balance
     from leader_election_cli.cli.toolkit import cli
+    from leader_election_cli.render import election as render
+    from leader_election_cli.render import output as render_output
 
     monkeypatch.chdir(tmp_path)  # prefer writes its restore file here
     monkeypatch.setattr(render, "render_json", _ctrl_c)
-    monkeypatch.setattr(render_balance, "write_json", _ctrl_c)
+    monkeypatch.setattr(render_output, "write_json", _ctrl_c)
     with Sandbox(brokers=3) as sb:
         sb.create_topic("t", assignment={0: [1, 2, 3]})
         sb.set_leader("t", 0, 3)

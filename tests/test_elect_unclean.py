@@ -9,12 +9,14 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from leader_election_cli.planning import risk as safety
 from leader_election_cli.cli import common, elect_command
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.errors import ExitCode, RefusedError
 from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, PartitionState, TopicPartition
+from leader_election_cli.operations.elect import confirm_unclean
+from leader_election_cli.operations.hooks import Hooks
 from leader_election_cli.planning import Prediction
+from leader_election_cli.planning import risk as safety
 from leader_election_cli.sandbox import Sandbox
 
 ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 43, 32, 29
@@ -146,11 +148,12 @@ def test_confirmation_rule(predictions: list[Prediction], yes: bool, interactive
         return bool(answer)
 
     risk = safety.assess(predictions)
+    hooks = Hooks(confirm=confirm if interactive else None)
     if refused:
         with pytest.raises(RefusedError):
-            safety.require_confirmation(risk, yes=yes, interactive=interactive, confirm=confirm)
+            confirm_unclean(risk, yes, hooks)
     else:
-        safety.require_confirmation(risk, yes=yes, interactive=interactive, confirm=confirm)
+        confirm_unclean(risk, yes, hooks)
     assert len(asked) == (answer is not None)
 
 

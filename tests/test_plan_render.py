@@ -9,8 +9,10 @@ from unittest.mock import patch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
 from leader_election_cli.render import election as render
-from leader_election_cli.model import ElectionReport, ElectionType, Outcome, PartitionResult, TopicPartition
+from leader_election_cli.reports import election as election_report
+from leader_election_cli.reports.election import ElectionReport
 
 UNCLEAN = ElectionType.UNCLEAN
 
@@ -61,11 +63,11 @@ def test_table_says_what_would_happen() -> None:
 
 
 def test_json_carries_the_flags_only_in_a_dry_run() -> None:
-    rows = render.report_document(PLAN)["partitions"]
+    rows = election_report.document(PLAN)["partitions"]
     assert [(r["unclean"], r["below_min_isr"]) for r in rows] == [(True, True), (False, True), (False, False),
                                                                    (False, False)]
     real = ElectionReport(UNCLEAN, [PartitionResult(TopicPartition("t", 0), Outcome.ELECTED)])
-    assert "unclean" not in render.report_document(real)["partitions"][0]
+    assert "unclean" not in election_report.document(real)["partitions"][0]
 
 
 reports = st.builds(
@@ -94,9 +96,9 @@ def test_render_json_is_the_document_exactly_one_partition_per_line(report: Elec
     with patch.object(render, "_ROWS_PER_WRITE", 3):  # written a few rows at a time: the same text
         render.render_json(report, in_threes)
     assert in_threes.getvalue() == out.getvalue()
-    assert json.loads(out.getvalue()) == render.report_document(report)
+    assert json.loads(out.getvalue()) == election_report.document(report)
     assert out.getvalue().endswith("}\n")
     lines = out.getvalue().splitlines()
     rows = lines[lines.index('  "partitions": [') + 1:lines.index("  ],")] if report.results else []
     assert [json.loads(line.strip().removesuffix(",")) for line in rows] == \
-        render.report_document(report)["partitions"]
+        election_report.document(report)["partitions"]

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from strategies import cluster_states
 
 from leader_election_cli import kafka_errors, planning
-from leader_election_cli.operations import execution
-from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.model import NO_LEADER, ClusterState, ControllerMode, ElectionType, Outcome, TopicPartition
+from leader_election_cli.operations import execution
 from leader_election_cli.sandbox import Sandbox
 
 UNKNOWN = [TopicPartition("t0", 99), TopicPartition("nosuch", 0)]
@@ -67,7 +67,7 @@ def test_every_prediction_matches_the_sandbox(mode: ControllerMode, data: st.Dat
     sb = build(state)
     try:
         live = ",".join(f"{host}:{port}" for b, (host, port) in sb.brokers.items() if b in sb.live_brokers)
-        with Cluster.connect(live, load_client_settings(None)) as cluster:
+        with ClusterConnection.connect(live, load_client_settings(None)) as cluster:
             assert cluster.mode() is mode
             before = execution.read_for_prediction(cluster, election_type, mode)
             predictions = planning.predict(before, election_type, selected, mode)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.cluster.admin import Cluster
+from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.operations.moves import wait_for_reassignments
@@ -235,7 +235,7 @@ def test_an_unreachable_cluster_exits_3(output: str) -> None:
 def test_waiting_for_a_reassignment_is_bounded(sb: Sandbox) -> None:
     sb.create_topic("grow", assignment={0: [1, 2]})
     sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
-    with Cluster.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+    with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
         pending = [TopicPartition("grow", 0), TopicPartition("t", 0)]
         assert wait_for_reassignments(cluster, pending, 0.3) == {TopicPartition("grow", 0)}
         sb.finish_reassignment("grow", 0)

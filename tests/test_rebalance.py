@@ -267,13 +267,13 @@ def test_the_default_lock_is_the_clusters_whichever_broker_is_asked(sb: Sandbox,
     """Two cron entries naming different brokers of one cluster must not elect together."""
     import tempfile
 
-    from leader_election_cli.cluster.admin import Cluster
+    from leader_election_cli.cluster.admin import ClusterConnection
     from leader_election_cli.config.settings import ClientSettings
     from leader_election_cli.operations.lock import default_lock_path
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     first, second = sb.bootstrap_servers.split(",")[:2]
-    with Cluster.connect(first, ClientSettings()) as cluster:
+    with ClusterConnection.connect(first, ClientSettings()) as cluster:
         cluster_id = cluster.cluster_id()
     assert cluster_id and default_lock_path(cluster_id, first) == default_lock_path(cluster_id, second)
     lock = default_lock_path(cluster_id, first)

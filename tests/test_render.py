@@ -10,9 +10,11 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leader_election_cli.render import election as render
 from leader_election_cli.errors import ExitCode
-from leader_election_cli.model import ElectionReport, ElectionType, Outcome, PartitionResult, TopicPartition
+from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
+from leader_election_cli.render import election as render
+from leader_election_cli.reports import election as election_report
+from leader_election_cli.reports.election import ElectionReport
 
 SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
 
@@ -70,7 +72,7 @@ def test_interrupted_report_lists_what_was_not_attempted() -> None:
 
 
 def test_json_document_validates_and_keeps_every_partition() -> None:
-    doc = render.report_document(MIXED)
+    doc = election_report.document(MIXED)
     jsonschema.validate(doc, SCHEMA)
     assert [(p["topic"], p["partition"]) for p in doc["partitions"]] == [tuple(r.tp) for r in MIXED.results]
     assert doc["summary"]["failed"] == 2 and doc["summary"]["exit_code"] == 1
@@ -139,7 +141,7 @@ _results = st.lists(
 def test_every_report_renders_to_valid_json_and_text(results: list[PartitionResult], kind: ElectionType,
                                                       dry_run: bool, interrupted: bool) -> None:
     report = ElectionReport(kind, results, dry_run=dry_run, interrupted=interrupted)
-    doc = json.loads(json.dumps(render.report_document(report)))
+    doc = json.loads(json.dumps(election_report.document(report)))
     jsonschema.validate(doc, SCHEMA)
     assert len(doc["partitions"]) == len(results) == doc["summary"]["total"]
     out, err = _text(report)

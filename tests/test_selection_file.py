@@ -12,15 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leader_election_cli.selection import drop_in as selection
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import TopicPartition
-from leader_election_cli.selection.drop_in import (
-    load_election_file,
-    parse_partition_spec,
-    parse_partition_specs,
-    topic_problem,
-)
+from leader_election_cli.selection import files as selection
+from leader_election_cli.selection.files import load_election_file
+from leader_election_cli.selection.names import parse_partition_spec, parse_partition_specs, topic_problem
 
 FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1}]}.'
 LEGAL_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"

@@ -22,20 +22,13 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 from zk_server import ZooKeeperServer, free_port, start_zookeeper, zookeeper_server  # noqa: F401 (fixture)
 
-from leader_election_cli.cluster import zookeeper
 from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cluster import zookeeper
+from leader_election_cli.cluster.zookeeper import MAX_ELECTION_BYTES, Deadline, ZooKeeper, start_election
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.cluster.zookeeper import (
-    ELECTION_PATH,
-    MAX_ELECTION_BYTES,
-    Deadline,
-    ZooKeeper,
-    encode_election,
-    parse_connect_string,
-    start_election,
-)
+from leader_election_cli.znodes import ELECTION_PATH, encode_election, parse_connect_string
 
 pytestmark = pytest.mark.zookeeper
 

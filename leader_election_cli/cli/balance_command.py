@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from contextlib import ExitStack, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,23 +12,22 @@ from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
-    bootstrap_servers,
     configure_logging,
+    connection,
     connection_options,
-    document_on_cluster_failure,
+    document_on_failure,
     fail,
-    printing_the_report,
+    hooks,
     run,
+    show,
     verbatim,
 )
-from leader_election_cli.cli.moves_command import (
-    DEFAULT_BATCH_SIZE,
-    client_settings,
-    connected,
-    output_option,
-    resolved_output,
-)
-from leader_election_cli.errors import CliError, ExitCode, InputError, exit_code_help
+from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
+from leader_election_cli.errors import ExitCode, InputError, exit_code_help
+from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
+
+if TYPE_CHECKING:
+    from leader_election_cli.reports.balance import RebalanceRun
 
 IMBALANCE_NOTE = """\
 A broker's imbalance ratio is Kafka's (leader.imbalance.per.broker.percentage): of the partitions whose
@@ -67,29 +65,15 @@ def status(**o: Any) -> None:
 
 
 def _status(o: dict[str, Any]) -> int:
-    from leader_election_cli.operations.status import AUTO_REBALANCE_CONFIGS, auto_rebalance_broker, status_report
-    from leader_election_cli.render import balance as render_balance
+    from leader_election_cli.operations.status import status
+    from leader_election_cli.reports.balance import StatusUnread
 
     configure_logging(o["debug"])
-    servers = bootstrap_servers(o)
-    output = resolved_output(o["output"])
-    settings = client_settings(o)
-
-    def unread(exc: CliError) -> None:  # --output json: a monitor reading stdout still gets a document
-        render_balance.write_json(render_balance.status_unread_document(exc.message, exc.exit_code), sys.stdout)
-
-    with document_on_cluster_failure(output, unread), connected(servers, settings) as cluster:
-        state = cluster.describe(with_configs=True, with_reassignments=True)
-        auto_rebalance = {}
-        broker = auto_rebalance_broker(state)
-        with suppress(CliError):  # shown as unknown: the balance itself was read
-            if broker is not None:
-                auto_rebalance = cluster.broker_configs(broker, AUTO_REBALANCE_CONFIGS)
-    report = status_report(state, o["fail_above"], auto_rebalance, broker)
-    if output == "json":
-        render_balance.write_json(render_balance.status_document(report), sys.stdout)
-    else:
-        render_balance.render_status_table(report, sys.stdout)
+    output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
+    connection_ = connection(o)
+    with document_on_failure(output, lambda exc: StatusUnread(exc.message, exc.exit_code)):
+        report = status(connection_, o["fail_above"], hooks(output))
+    show(report, output)
     return int(report.exit_code)
 
 
@@ -134,43 +118,23 @@ def rebalance(**o: Any) -> None:
 
 
 def _rebalance(o: dict[str, Any]) -> int:
-    from leader_election_cli.operations import status
-    from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
+    from leader_election_cli.operations.rebalance import rebalance
 
     configure_logging(o["debug"])
-    servers = bootstrap_servers(o)
-    output = resolved_output(o["output"])
+    output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
+    connection_ = connection(o)
     audit_log = _output_file(o["audit_log"], "--audit-log")
     metrics_file = _output_file(o["metrics_file"], "--metrics-file")
-    settings = client_settings(o)
-    outcome = status.RebalanceRun(o["threshold"], o["dry_run"])
-    error: CliError | None = None
-    lock_held = False
-    try:
-        with ExitStack() as stack:
-            # A dry run sends nothing, so it takes no lock and never waits on a real run. A --lock-file
-            # is taken before connecting (a bad path is an input error); the default one is the cluster's.
-            if o["lock_file"] and not o["dry_run"]:
-                stack.enter_context(exclusive_lock(Path(o["lock_file"])))
-            cluster = stack.enter_context(connected(servers, settings))
-            if not o["lock_file"] and not o["dry_run"]:
-                stack.enter_context(exclusive_lock(default_lock_path(cluster.cluster_id(), servers)))
-            status.rebalance(cluster, outcome, batch_size=o["batch_size"], batch_interval=o["batch_interval"])
-    except CliError as exc:
-        lock_held = exc.exit_code == ExitCode.REFUSED
-        outcome.fail(exc.exit_code, exc.message)
-        error = exc
-    except KeyboardInterrupt:
-        outcome.fail(ExitCode.INTERRUPTED, "Interrupted.")
-        error = CliError("Interrupted.", exit_code=ExitCode.INTERRUPTED)
-    outcome.finish()
-    written = _record(outcome, servers, audit_log, None if lock_held else metrics_file)
+    run_ = rebalance(connection_, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
+                     batch_interval=o["batch_interval"], lock_file=Path(o["lock_file"]) if o["lock_file"] else None,
+                     hooks=hooks(output))
+    written = _record(run_, connection_.bootstrap_servers, audit_log, None if run_.lock_held else metrics_file)
     # A run stopped before the balance was read has no table, but --output json still gets its document.
-    if (outcome.before is not None or output == "json") and (o["verbose"] or not outcome.nothing_to_do):
-        _render(outcome, output)
-    if error is not None:
-        raise error
-    return int(outcome.exit_code) if written else int(ExitCode.PARTITION_FAILED)
+    if (run_.before is not None or output == "json") and (o["verbose"] or not run_.nothing_to_do):
+        show(run_, output)
+    if run_.stopped_by is not None:
+        raise run_.stopped_by
+    return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)
 
 
 def _output_file(path: str | None, option: str) -> Path | None:
@@ -186,13 +150,13 @@ def _output_file(path: str | None, option: str) -> Path | None:
     return file
 
 
-def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
+def _record(run_: RebalanceRun, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
     """Append the audit line and write the metrics; False (and a one-line message each) if either fails."""
-    from leader_election_cli.operations import status
+    from leader_election_cli.render import records
+    from leader_election_cli.reports.balance import audit_record
 
-    writes = (("--audit-log", audit_log,
-               lambda path: status.append_audit_line(path, status.audit_record(outcome, servers))),
-              ("--metrics-file", metrics_file, lambda path: status.write_metrics(path, outcome)))
+    writes = (("--audit-log", audit_log, lambda path: records.append_audit_line(path, audit_record(run_, servers))),
+              ("--metrics-file", metrics_file, lambda path: records.write_metrics(path, run_)))
     written = True
     for option, path, write in writes:
         if path is None:
@@ -203,13 +167,3 @@ def _record(outcome: Any, servers: str, audit_log: Path | None, metrics_file: Pa
             fail(f"Could not write the {option} file {path}: {exc.strerror or exc}", f"Check the {option} path.")
             written = False
     return written
-
-
-def _render(outcome: Any, output: str) -> None:
-    from leader_election_cli.render import balance as render_balance
-
-    with printing_the_report():
-        if output == "json":
-            render_balance.write_json(render_balance.rebalance_document(outcome), sys.stdout)
-        else:
-            render_balance.render_rebalance_table(outcome, sys.stdout, sys.stderr)

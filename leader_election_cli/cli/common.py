@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import math
@@ -11,16 +10,15 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.shell_completion import BashComplete, add_completion_class
 
 from leader_election_cli.errors import (
     AuthError,
-    CliError,
     ExitCode,
-    InputError,
+    LeaderElectionError,
     RefusedError,
     UnreachableError,
     one_line,
@@ -28,13 +26,14 @@ from leader_election_cli.errors import (
 )
 
 if TYPE_CHECKING:
-    from leader_election_cli.model import ElectionReport, ElectionType, TopicPartition
+    from leader_election_cli.model import ElectionType, TopicPartition
+    from leader_election_cli.operations.connection import Connection
+    from leader_election_cli.operations.hooks import Hooks
+    from leader_election_cli.reports.run import Report
 
-OUTPUT_CHOICES = ("auto", "table", "text", "json")
 # Every command's click settings: -h too, whether the command runs alone or under `kafka-leaders` (click
 # caches a command's help option the first time it is built, with the names of that context).
 COMMAND_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
 
 
 class Finite(click.FloatRange):
@@ -65,9 +64,12 @@ def verbatim(*paragraphs: str) -> str:
     return "\n\n".join("\b\n" + p for p in paragraphs)
 
 
+BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
+
+
 def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The toolkit's connection options: --bootstrap-server (or $KAFKA_BOOTSTRAP_SERVERS), --command-config,
-    --timeout, --debug. Check the server with `bootstrap_servers` when the command runs."""
+    --timeout, --debug. `connection` makes them one value when the command runs."""
     for option in reversed((
         click.option("--bootstrap-server", envvar=BOOTSTRAP_ENV, show_envvar=True, metavar="HOST:PORT",
                      help="Broker(s) to connect to, comma-separated host:port. REQUIRED unless the environment "
@@ -83,27 +85,11 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def bootstrap_servers(o: dict[str, Any]) -> str:
-    """The --bootstrap-server value (click has read $KAFKA_BOOTSTRAP_SERVERS when the flag is absent)."""
-    servers = (o["bootstrap_server"] or "").strip()
-    if not servers:
-        raise InputError("Missing required option --bootstrap-server",
-                         hint=f"Give --bootstrap-server HOST:PORT, or set {BOOTSTRAP_ENV}.")
-    return servers
-
-
 def configure_logging(debug: bool) -> None:
     """kafka-python logs loudly; keep it quiet unless --debug."""
     logging.basicConfig(level=logging.DEBUG if debug else logging.CRITICAL, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
-
-
-def resolve_output(output: str, stream: IO[str]) -> str:
-    """`auto` is a table on a terminal and Kafka's own lines when piped."""
-    if output != "auto":
-        return output
-    return "table" if stream.isatty() else "text"
 
 
 def interactive() -> bool:
@@ -163,55 +149,70 @@ def printing_the_report() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        raise CliError("Interrupted while printing the report: the run itself had finished",
+        raise LeaderElectionError("Interrupted while printing the report: the run itself had finished",
                        hint="kafka-leaders status shows the leaders now.", exit_code=ExitCode.INTERRUPTED) from None
 
 
-def render_report(report: ElectionReport, output: str) -> None:
-    """An election report in the chosen output: json, table, or Kafka's text lines."""
+def connection(o: dict[str, Any], command_config: str | None = None) -> Connection:
+    """The toolkit's connection options (or the drop-in's, with its validated config path) as one value."""
+    from leader_election_cli.operations.connection import Connection
+
+    return Connection.of(o["bootstrap_server"], command_config or o["command_config"], o["timeout"])
+
+
+def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
+    """What an operation tells the person running it: warnings on stderr, notes too (not beside a JSON
+    document), a progress bar on a terminal, and (when asked for) a question on the terminal."""
+    from leader_election_cli.operations.hooks import Hooks
+
+    def echo(line: str) -> None:
+        click.echo(line, err=True)
+
+    def note(line: str) -> None:
+        if output != "json":
+            click.echo(line, err=True)
+
+    return Hooks(warn=echo, note=note, progress=lambda total, batch_size: progress_bar(output, total, batch_size),
+                 confirm=ask if ask_unclean and interactive() else None)
+
+
+def show(report: Report, output: str) -> None:
+    """Print `report` in the resolved output mode."""
+    from leader_election_cli.render.output import render
+
     with printing_the_report():
-        _render_report(report, output)
-
-
-def _render_report(report: ElectionReport, output: str) -> None:
-    from leader_election_cli.render import election as render
-
-    if output == "json":
-        render.render_json(report, sys.stdout)
-    elif output == "table":
-        render.render_table(report, sys.stdout, sys.stderr)
-    else:
-        render.render_text(report, sys.stdout, sys.stderr)
+        render(report, output, sys.stdout, sys.stderr)
 
 
 @contextmanager
-def document_on_cluster_failure(output: str, write_document: Callable[[CliError], None]) -> Iterator[None]:
+def document_on_failure(output: str, stopped: Callable[[LeaderElectionError], Report]) -> Iterator[None]:
     """With --output json, a cluster that cannot be reached or refuses us, or a run refused for safety (an
     unclean election not confirmed, a restore file from another cluster), still gets a document on stdout
-    (the error line goes to stderr as always): `write_document` writes it, with the reason and the exit
-    code. Nothing had been changed when such a failure gets here."""
+    (the error line goes to stderr as always): `stopped` makes the report of the stop. Nothing had been
+    changed when such a failure gets here."""
     try:
         yield
     except (UnreachableError, AuthError, RefusedError) as exc:
         if output == "json":
-            write_document(exc)
+            show(stopped(exc), "json")
         raise
 
 
-def json_document_on_cluster_failure(output: str, election_type: ElectionType,
-                                     partitions: Sequence[TopicPartition] | None,
-                                     dry_run: bool) -> contextlib.AbstractContextManager[None]:
-    """`document_on_cluster_failure` for an election: the partitions asked for, when known, not attempted."""
+def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPartition] | None,
+                     dry_run: bool) -> Callable[[LeaderElectionError], Report]:
+    """An election's report when it stopped before sending anything: the partitions asked for, when known,
+    not attempted, and why."""
 
-    def write(exc: CliError) -> None:
-        from leader_election_cli.model import ElectionReport, Outcome, PartitionResult
+    def report(exc: LeaderElectionError) -> Report:
+        from leader_election_cli.model import Outcome, PartitionResult
+        from leader_election_cli.reports.election import ElectionReport
 
-        report = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()],
-                                dry_run=dry_run)
-        report.abort(exc.exit_code, exc.message)
-        render_report(report, "json")
+        stopped = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()],
+                                 dry_run=dry_run)
+        stopped.abort(exc.exit_code, exc.message)
+        return stopped
 
-    return document_on_cluster_failure(output, write)
+    return report
 
 
 def fail(message: str, hint: str | None = None) -> None:
@@ -226,7 +227,7 @@ def run(body: Callable[[], int], debug: bool) -> int:
     """Run a command body; every failure becomes a one-line message and a documented exit code."""
     try:
         return body()
-    except CliError as exc:
+    except LeaderElectionError as exc:
         if debug:
             traceback.print_exc()
         fail(exc.message, exc.hint)

@@ -70,11 +70,10 @@ def cache_file(bootstrap: str, config: str | None) -> Path:
 
 def _ask_cluster(bootstrap: str, config: str | None) -> list[str]:
     from leader_election_cli.cli.common import configure_logging
-    from leader_election_cli.cluster.admin import Cluster
-    from leader_election_cli.config.settings import load_client_settings
+    from leader_election_cli.operations.connection import Connection
 
     configure_logging(debug=False)
     with contextlib.redirect_stderr(io.StringIO()):  # nothing may reach the terminal mid-prompt
-        settings = load_client_settings(config, TIMEOUT_MS)
-        with Cluster.connect(bootstrap, settings) as cluster:
+        connection = Connection(bootstrap, config, TIMEOUT_MS)
+        with connection.open(connection.settings(lambda _warning: None)) as cluster:
             return sorted(cluster.describe().topics())

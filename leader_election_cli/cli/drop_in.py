@@ -14,19 +14,19 @@ from typing import Any
 import click
 
 from leader_election_cli import __version__
+from leader_election_cli.cli import common
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
-    OUTPUT_CHOICES,
     TIMEOUT_SECONDS,
     Command,
     configure_logging,
-    json_document_on_cluster_failure,
+    document_on_failure,
+    hooks,
     process_main,
-    progress_bar,
-    render_report,
-    resolve_output,
     run,
+    show,
+    stopped_election,
     verbatim,
     without_cyclic_gc,
 )
@@ -40,6 +40,7 @@ from leader_election_cli.errors import (
     UnreachableError,
     exit_code_help,
 )
+from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
 HELP = """\
 This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
@@ -90,7 +91,7 @@ Examples:
               help="Perform election on all of the topic partitions.")
 @click.option("--path-to-json-file", metavar="FILE", multiple=True,
               help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
-@click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
+@click.option("--output", type=click.Choice(KAFKA_LINE_MODES), default="auto", show_default=True,
               help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
 @click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
               help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
@@ -113,8 +114,9 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
 
 
 def _elect(o: dict[str, Any]) -> int:
-    from leader_election_cli.config.settings import load_client_settings
-    from leader_election_cli.selection.drop_in import DropInOptions, load_election_file, validate_drop_in
+    from leader_election_cli.operations.elect import Election, elect
+    from leader_election_cli.selection.drop_in import DropInOptions, validate_drop_in
+    from leader_election_cli.selection.files import load_election_file
 
     configure_logging(o["debug"])
     given = {key: o[key] for key in _SINGLE_VALUED}  # each a tuple: click collects repeats, Kafka refuses them
@@ -125,28 +127,28 @@ def _elect(o: dict[str, Any]) -> int:
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
         command_config=o["command_config"],
         repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
+    output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
     if validated.zookeeper is not None:
         for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr
             click.echo(warning, err=True)
-        return _elect_through_zookeeper(o, validated.request().partitions)
+        return _elect_through_zookeeper(o, validated.request().partitions, output)
     if o["no_wait"]:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
-    output = resolve_output(o["output"], sys.stdout)
     partitions = validated.partitions
     if validated.json_file is not None:
         partitions = load_election_file(validated.json_file)
     for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
         click.echo(warning, err=output != "text")
-    timeout_ms = int(o["timeout"] * 1000) if o["timeout"] else None
-    settings = load_client_settings(validated.config_path, timeout_ms)
-    for warning in settings.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    if partitions == ():
+    connection = common.connection(o, validated.config_path)
+    if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
+        connection.settings(hooks(output).warn)
         return _nothing_to_elect(validated.election_type, output, o["dry_run"])
+    election = Election(validated.election_type, partitions=partitions, dry_run=o["dry_run"],
+                        batch_size=o["batch_size"], batch_interval=o["batch_interval"])
     try:
-        with json_document_on_cluster_failure(output, validated.election_type, partitions, o["dry_run"]):
-            report = _send(o, validated.election_type, partitions, settings, output)
+        with document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
+            report = elect(connection, election, hooks(output))
     except UnreachableError:
         if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
             click.echo(TIMEOUT_LINE)
@@ -157,79 +159,36 @@ def _elect(o: dict[str, Any]) -> int:
         raise
     if output == "text" and report.aborted_exit is ExitCode.UNREACHABLE:
         click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
-    render_report(report, output)
+    show(report, output)
     return int(report.exit_code)
 
 
 def _nothing_to_elect(election_type: Any, output: str, dry_run: bool) -> int:
-    """An empty election file: Kafka prints nothing and exits 0; a table or JSON still says so."""
-    from leader_election_cli.model import ElectionReport
+    from leader_election_cli.reports.election import ElectionReport
 
     if output != "text":
-        render_report(ElectionReport(election_type, [], dry_run=dry_run), output)
+        show(ElectionReport(election_type, [], dry_run=dry_run), output)
     return 0
 
 
-def _send(o: dict[str, Any], election_type: Any, partitions: Any, settings: Any, output: str) -> Any:
-    from leader_election_cli import planning
-    from leader_election_cli.cluster.admin import Cluster
-    from leader_election_cli.model import ElectionType
-    from leader_election_cli.operations import execution
-    from leader_election_cli.planning import risk as safety
-
-    with Cluster.connect(o["bootstrap_server"], settings) as cluster:
-        if o["dry_run"]:
-            before = execution.read_for_prediction(cluster, election_type, cluster.mode())
-            predictions = planning.predict(before, election_type, partitions, cluster.mode())
-            return execution.dry_run_report(predictions, election_type, all_partitions=partitions is None)
-        before = cluster.describe()
-        warnings = []
-        if election_type is ElectionType.UNCLEAN:  # Kafka never asks; we warn on stderr, as best we can
-            try:
-                assessed = execution.read_for_prediction(cluster, election_type, cluster.mode())
-            except (InputError, UnreachableError, AuthError) as exc:
-                warnings = [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
-            else:
-                predictions = planning.predict(assessed, election_type, partitions, cluster.mode())
-                warnings = safety.warning_lines(safety.assess(predictions, assessed.min_isr_unknown), assessed)
-            for line in warnings:
-                click.echo(line, err=True)
-        total = len(before.partitions) if partitions is None else len(partitions)
-        with progress_bar(output, total, o["batch_size"]) as advance:
-            report = execution.elect(cluster, election_type, partitions, before, batch_size=o["batch_size"],
-                                     batch_interval=o["batch_interval"], progress=advance)
-        if output == "json":  # stdout is the document: it carries the warnings too
-            report.warnings.extend(line.removeprefix("Warning: ") for line in warnings)
-        return report
-
-
-def _elect_through_zookeeper(o: dict[str, Any], partitions: Any) -> int:
+def _elect_through_zookeeper(o: dict[str, Any], partitions: Any, output: str) -> int:
     """The deprecated --zookeeper path: write the election znode, then (unless --no-wait) report the outcome."""
-    from leader_election_cli.cluster import zookeeper
     from leader_election_cli.model import ElectionType
+    from leader_election_cli.operations import zookeeper_election
 
-    if o["dry_run"]:
-        raise InputError("Option --dry-run can't be used with --zookeeper",
-                         hint="Use --bootstrap-server to plan an election.")
-    if o["batch_size"] is not None or o["batch_interval"]:
-        option = "--batch-size" if o["batch_size"] is not None else "--batch-interval"
-        raise InputError(f"Option {option} can't be used with --zookeeper: ZooKeeper takes one election at a time",
-                         hint=f"Drop {option}, or use --bootstrap-server.")
-    output = resolve_output(o["output"], sys.stdout)
+    zookeeper_election.check_options(dry_run=o["dry_run"], batch_size=o["batch_size"],
+                                     batch_interval=o["batch_interval"], wait=not o["no_wait"], json=output == "json")
     if partitions == ():
         return _nothing_to_elect(ElectionType.PREFERRED, output, dry_run=False)
-    timeout = o["timeout"] or zookeeper.DEFAULT_TIMEOUT
+    timeout = o["timeout"] or zookeeper_election.DEFAULT_TIMEOUT
     if not o["no_wait"]:
-        report = zookeeper.elect_preferred(o["zookeeper"], partitions, timeout)
-        render_report(report, output)
+        report = zookeeper_election.elect_preferred(o["zookeeper"], partitions, timeout)
+        show(report, output)
         return int(report.exit_code)
-    if output == "json":
-        raise InputError("Option --no-wait has no per-partition results to print as JSON",
-                         hint="Drop --no-wait to wait for the controller and get every partition's outcome.")
-    started, left_out = zookeeper.start_preferred(o["zookeeper"], partitions, timeout)
+    started, left_out = zookeeper_election.start_preferred(o["zookeeper"], partitions, timeout)
     for result in left_out:
         click.echo(f"Warning: {result.tp} left out of the election: {result.error}", err=True)
-    for line in zookeeper.no_wait_lines(started) if started else ():
+    for line in zookeeper_election.no_wait_lines(started) if started else ():
         click.echo(line)
     return 1 if left_out else 0
 

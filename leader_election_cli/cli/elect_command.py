@@ -13,27 +13,25 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli import common
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
-    OUTPUT_CHOICES,
     Command,
-    bootstrap_servers,
     configure_logging,
+    connection,
     connection_options,
-    json_document_on_cluster_failure,
-    progress_bar,
-    render_report,
-    resolve_output,
+    document_on_failure,
+    hooks,
     run,
+    show,
+    stopped_election,
     verbatim,
     without_cyclic_gc,
 )
 from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.errors import EXIT_CODE_HELP
 from leader_election_cli.model import ControllerMode, ElectionType
-from leader_election_cli.selection.topics import parse_selection, resolve
+from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -84,7 +82,7 @@ _OPTIONS = [
     click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
                  help="Pause between batches."),
     click.option("--yes", is_flag=True, help="Go ahead with an unclean election that may lose data without asking."),
-    click.option("--output", type=click.Choice(OUTPUT_CHOICES), default="auto", show_default=True,
+    click.option("--output", type=click.Choice(KAFKA_LINE_MODES), default="auto", show_default=True,
                  help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
 ]
 
@@ -123,46 +121,19 @@ def plan(**options: Any) -> None:
 
 
 def _run(o: dict[str, Any], dry_run: bool) -> int:
-    from leader_election_cli import planning
-    from leader_election_cli.cluster.admin import Cluster
-    from leader_election_cli.config.settings import load_client_settings
-    from leader_election_cli.operations import execution
-    from leader_election_cli.planning import risk as safety
+    from leader_election_cli.operations.elect import Election, elect
+    from leader_election_cli.selection.topics import parse_selection
 
     configure_logging(o["debug"])
     election_type = ElectionType[o["election_type"].upper()]
-    selection = parse_selection(o["topics"], o["topic_regex"], o["exclude_topic_regex"], o["partitions"],
-                                o["path_to_json_file"], o["all_topic_partitions"], o["include_internal"])
-    settings = load_client_settings(o["command_config"], int(o["timeout"] * 1000) if o["timeout"] else None)
-    for warning in settings.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    output = resolve_output(o["output"], sys.stdout)
-    predicting = dry_run or election_type is ElectionType.UNCLEAN
-    with json_document_on_cluster_failure(output, election_type, None, dry_run), \
-            Cluster.connect(bootstrap_servers(o), settings) as cluster:
-        mode = ControllerMode(o["controller_mode"]) if o["controller_mode"] else cluster.mode()
-        state = execution.read_for_prediction(cluster, election_type, mode) if predicting else cluster.describe()
-        selected = resolve(selection, state)
-        if predicting:
-            predictions = planning.predict(state, election_type, selected, mode)
-            risk = safety.assess(predictions, state.min_isr_unknown)
-            risk_lines = safety.warning_lines(risk, state)
-            for line in risk_lines:
-                click.echo(line, err=True)
-            if dry_run:
-                report = execution.dry_run_report(predictions, election_type)
-            else:
-                safety.require_confirmation(risk, yes=o["yes"], interactive=common.interactive(), confirm=common.ask)
-        if not dry_run:
-            already = execution.led_by_preferred(state, selected) if election_type is ElectionType.PREFERRED else []
-            if already and output != "json":
-                click.echo(f"{len(already)} partition(s) already led by their preferred replica: "
-                           "left out of the request.", err=True)
-            with progress_bar(output, len(selected) - len(already), o["batch_size"]) as advance:
-                report = execution.elect(cluster, election_type, selected, state, batch_size=o["batch_size"],
-                                         batch_interval=o["batch_interval"], progress=advance,
-                                         already_elected=already)
-        if predicting and output == "json":  # stdout is the document: it carries the warnings too
-            report.warnings.extend(line.removeprefix("Warning: ") for line in risk_lines)
-    render_report(report, output)
+    election = Election(election_type, dry_run=dry_run, batch_size=o["batch_size"], batch_interval=o["batch_interval"],
+                        selection=parse_selection(o["topics"], o["topic_regex"], o["exclude_topic_regex"],
+                                                  o["partitions"], o["path_to_json_file"], o["all_topic_partitions"],
+                                                  o["include_internal"]),
+                        controller_mode=ControllerMode(o["controller_mode"]) if o["controller_mode"] else None,
+                        skip_already_elected=True, ask_unclean=True, yes=o["yes"])
+    output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
+    with document_on_failure(output, stopped_election(election_type, None, dry_run)):
+        report = elect(connection(o), election, hooks(output, ask_unclean=True))
+    show(report, output)
     return int(report.exit_code)

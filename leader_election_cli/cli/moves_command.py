@@ -1,13 +1,12 @@
 """`kafka-leaders prefer`, `demote` and `restore`: move leadership to a chosen replica, off a broker, and back.
 
-Also what `balance_command` shares with them: --output, the client settings and the connection.
+Also what `balance_command` shares with them: --output.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,57 +15,33 @@ import click
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     Command,
-    bootstrap_servers,
     configure_logging,
+    connection,
     connection_options,
-    document_on_cluster_failure,
-    printing_the_report,
+    document_on_failure,
+    hooks,
     run,
+    show,
     verbatim,
 )
 from leader_election_cli.cli.completion import complete_topics
-from leader_election_cli.errors import EXIT_CODE_HELP, CliError, InputError, RefusedError, shown
+from leader_election_cli.errors import EXIT_CODE_HELP, LeaderElectionError
+from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
-    from leader_election_cli.cluster.admin import Cluster
-    from leader_election_cli.config.settings import ClientSettings
-    from leader_election_cli.model import ClusterState
-    from leader_election_cli.operations.moves import MovePlan, MoveReport
+    from leader_election_cli.operations.connection import Connection
+    from leader_election_cli.operations.hooks import Hooks
+    from leader_election_cli.reports.moves import MoveReport
 
-DEFAULT_BATCH_SIZE = 1000
+DEFAULT_BATCH_SIZE = 1000  # operations.moves.DEFAULT_BATCH_SIZE, named here: --help loads no operation
 _MAX_ID = 2**31 - 1
 
 
 # -- shared options -----------------------------------------------------------------------------------
 
 def output_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--output", type=click.Choice(("auto", "table", "json")), default="auto", show_default=True,
+    return click.option("--output", type=click.Choice(TOOLKIT_MODES), default="auto", show_default=True,
                         help="auto: a table on a terminal, JSON when piped.")(command)
-
-
-def resolved_output(output: str) -> str:
-    """`auto` is a table on a terminal and JSON for a pipe or a file."""
-    if output != "auto":
-        return output
-    return "table" if sys.stdout.isatty() else "json"
-
-
-def client_settings(o: dict[str, Any]) -> ClientSettings:
-    """The --command-config file bounded by --timeout; its warnings go to stderr."""
-    from leader_election_cli.config.settings import load_client_settings
-
-    settings = load_client_settings(o["command_config"], int(o["timeout"] * 1000) if o["timeout"] else None)
-    for warning in settings.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    return settings
-
-
-@contextmanager
-def connected(servers: str, settings: ClientSettings) -> Iterator[Cluster]:
-    from leader_election_cli.cluster.admin import Cluster
-
-    with Cluster.connect(servers, settings) as cluster:
-        yield cluster
 
 
 # -- prefer -------------------------------------------------------------------------------------------
@@ -125,29 +100,14 @@ def prefer(**o: Any) -> None:
 
 
 def _prefer(o: dict[str, Any]) -> int:
-    from leader_election_cli.model import TopicPartition
     from leader_election_cli.operations import moves
-    from leader_election_cli.selection.drop_in import load_prefer_file, shown, topic_problem
+    from leader_election_cli.selection.leaders import prefer_targets
 
     configure_logging(o["debug"])
-    single = (o["topic"], o["partition"], o["leader"])
-    if o["path_to_json_file"] is not None:
-        if any(v is not None for v in single):
-            raise InputError("Give either --path-to-json-file or --topic/--partition/--leader, not both",
-                             hint="Put every partition in the file, or name one with the three options.")
-        wanted = load_prefer_file(o["path_to_json_file"])
-    else:
-        missing = [name for name, value in zip(("--topic", "--partition", "--leader"), single) if value is None]
-        if missing:
-            raise InputError(f"Missing required option(s): {', '.join(missing)}",
-                             hint="Name the partition and its new leader with --topic, --partition and --leader, "
-                                  "or give --path-to-json-file.")
-        problem = topic_problem(o["topic"])
-        if problem:
-            raise InputError(f"Invalid --topic '{shown(o['topic'])}': {problem}",
-                             hint="Topic names use only ASCII letters, digits, '.', '_' and '-'.")
-        wanted = ((TopicPartition(o["topic"], o["partition"]), o["leader"]),)
-    return _carry_out(o, "prefer", lambda state: moves.prefer_plan(state, wanted))
+    wanted = prefer_targets(o["topic"], o["partition"], o["leader"], o["path_to_json_file"])
+    return _show_moves(o, "prefer", lambda connection, hooks: moves.prefer(
+        connection, wanted, dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=_path(o["restore_file"]),
+        hooks=hooks))
 
 
 # -- demote -------------------------------------------------------------------------------------------
@@ -186,18 +146,9 @@ def _demote(o: dict[str, Any]) -> int:
     from leader_election_cli.operations import moves
 
     configure_logging(o["debug"])
-    matcher = moves.topic_matcher(o["topic_regex"])
-    broker = o["broker"]
-
-    def plan(state: ClusterState) -> MovePlan:
-        known = broker in state.live_brokers or any(broker in p.replicas for p in state.partitions.values())
-        if not known:
-            brokers = ",".join(map(str, sorted(state.live_brokers)))
-            raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
-                             f"{brokers})", hint="Check the --broker id.")
-        return moves.demote_plan(state, broker, o["include_preferred"], matcher)
-
-    return _carry_out(o, "demote", plan)
+    return _show_moves(o, "demote", lambda connection, hooks: moves.demote(
+        connection, o["broker"], include_preferred=o["include_preferred"], topic_regex=o["topic_regex"],
+        dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=_path(o["restore_file"]), hooks=hooks))
 
 
 # -- restore ------------------------------------------------------------------------------------------
@@ -227,64 +178,30 @@ def restore(**o: Any) -> None:
 
 def _restore(o: dict[str, Any]) -> int:
     from leader_election_cli.operations import moves
-    from leader_election_cli.selection.drop_in import shown
 
     configure_logging(o["debug"])
-    saved = moves.load_restore_file(o["restore_file"])
-
-    def plan(state: ClusterState) -> MovePlan:
-        if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
-            raise RefusedError(f"Restore file {shown(o['restore_file'])} was written for cluster "
-                               f"{shown(saved.cluster_id)}, not this one ({shown(state.cluster_id)}); nothing "
-                               "was changed", hint="Check --bootstrap-server.")
-        return moves.restore_plan(state, saved.orders)
-
-    return _carry_out(o, "restore", plan)
+    return _show_moves(o, "restore", lambda connection, hooks: moves.restore(
+        connection, o["restore_file"], dry_run=o["dry_run"], batch_size=o["batch_size"], hooks=hooks))
 
 
-# -- running a plan -----------------------------------------------------------------------------------
+# -- running a move -----------------------------------------------------------------------------------
 
-def _carry_out(o: dict[str, Any], command: str, plan_for: Callable[[ClusterState], MovePlan]) -> int:
-    """Read the cluster, plan, then predict (--dry-run) or run the moves; render; the report's exit code."""
-    from leader_election_cli.operations import moves
+def _path(restore_file: str | None) -> Path | None:
+    return Path(restore_file) if restore_file else None
 
-    servers = bootstrap_servers(o)
-    output = resolved_output(o["output"])
-    settings = client_settings(o)
-    restore_path = None
-    if command != "restore":
-        restore_path = Path(o["restore_file"]) if o["restore_file"] else moves.default_restore_path(command)
-    with ExitStack() as stack:
-        with document_on_cluster_failure(output, lambda exc: _render_stopped(command, o["dry_run"], exc)):
-            cluster = stack.enter_context(connected(servers, settings))
-            state = cluster.describe(with_reassignments=True)
-            plan = plan_for(state)
-        if o["dry_run"]:
-            report = moves.predict_moves(plan, state)
-        else:
-            report = moves.run_moves(cluster, state, plan, restore_path=restore_path, batch_size=o["batch_size"],
-                                     wait_seconds=settings.api_timeout_ms / 2000)
-            if command != "restore" and o["restore_file"] and report.restore_file is None:  # a runbook looks for it
-                click.echo(f"No restore file written to {shown(o['restore_file'])}: no replica order changes.",
-                           err=True)
-    _render(report, output)
+
+def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hooks], MoveReport]) -> int:
+    """Run the move, print its report (a document even when the cluster stops it, with --output json)."""
+    from leader_election_cli.reports.moves import MoveReport
+
+    def stopped(exc: LeaderElectionError) -> MoveReport:
+        report = MoveReport(command, [], dry_run=o["dry_run"])
+        report.abort(exc.exit_code, exc.message)
+        return report
+
+    output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
+    connection_ = connection(o)
+    with document_on_failure(output, stopped):
+        report = move(connection_, hooks(output))
+    show(report, output)
     return int(report.exit_code)
-
-
-def _render_stopped(command: str, dry_run: bool, exc: CliError) -> None:
-    """The JSON document of a run stopped before anything was planned: no partitions, and why."""
-    from leader_election_cli.operations.moves import MoveReport
-
-    report = MoveReport(command, [], dry_run=dry_run)
-    report.abort(exc.exit_code, exc.message)
-    _render(report, "json")
-
-
-def _render(report: MoveReport, output: str) -> None:
-    from leader_election_cli.render import balance as render_balance
-
-    with printing_the_report():
-        if output == "json":
-            render_balance.write_json(render_balance.moves_document(report), sys.stdout)
-        else:
-            render_balance.render_moves_table(report, sys.stdout, sys.stderr)

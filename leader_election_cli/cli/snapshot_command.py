@@ -12,9 +12,10 @@ import click
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     Command,
-    bootstrap_servers,
     configure_logging,
+    connection,
     connection_options,
+    hooks,
     run,
     verbatim,
 )
@@ -49,19 +50,14 @@ def snapshot(**options: Any) -> None:
 
 def _snapshot(o: dict[str, Any]) -> int:
     from leader_election_cli import snapshot as snapshots
-    from leader_election_cli.cluster.admin import Cluster
-    from leader_election_cli.config.settings import load_client_settings
 
     configure_logging(o["debug"])
-    servers = bootstrap_servers(o)
+    connection_ = connection(o)
     output = Path(o["output"])
     snapshots.check_output(output, o["append"])
     if o["cluster_name"] is not None and not o["cluster_name"].strip():
         raise InputError("--cluster-name must not be blank")
-    settings = load_client_settings(o["command_config"], int(o["timeout"] * 1000) if o["timeout"] else None)
-    for warning in settings.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    with Cluster.connect(servers, settings) as cluster:
+    with connection_.open(connection_.settings(hooks("text").warn)) as cluster:
         state = cluster.describe(with_elr=True, with_configs=True)
     taken_at = datetime.now(timezone.utc)
     name = o["cluster_name"] or state.cluster_id

@@ -1,8 +1,8 @@
-"""Cluster access: the only client module that imports kafka-python.
+"""The admin connection to a Kafka cluster: the only client module that imports kafka-python.
 
 It connects (PLAINTEXT, SSL, SASL), reads metadata into a `ClusterState`, and sends ElectLeaders,
 AlterPartitionReassignments and ListPartitionReassignments requests. Everything it returns is a plain
-value from `model`; every failure is a `CliError` with the right exit code.
+value from `model`; every failure is a `LeaderElectionError` with the right exit code.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kafka.protocol.metadata import MetadataRequest
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.config.settings import ClientSettings
-from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError, shown
+from leader_election_cli.errors import AuthError, InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.model import (
     ClusterState,
     ControllerMode,
@@ -152,7 +152,7 @@ class _BootstrapWatch:
     kafka-python retries a rejected SASL login or an untrusted certificate against every bootstrap
     server until its bootstrap timeout passes, then reports only a timeout. Kafka's AdminClient fails
     at once; so do we: this factory (kafka-python's `kafka_client` setting) sees each connection's
-    handshake fail, records why, and closes the client, which ends the bootstrap loop. The `Cluster`
+    handshake fail, records why, and closes the client, which ends the bootstrap loop. The `ClusterConnection`
     keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
     is then an authentication error, not a timeout.
     """
@@ -195,9 +195,9 @@ class _BootstrapWatch:
             self.client._manager._net.stop()
 
 
-def _translate(exc: BaseException, what: str) -> CliError:
-    """A kafka-python exception as a one-line `CliError` that never carries a secret."""
-    if isinstance(exc, CliError):
+def _translate(exc: BaseException, what: str) -> LeaderElectionError:
+    """A kafka-python exception as a one-line `LeaderElectionError` that never carries a secret."""
+    if isinstance(exc, LeaderElectionError):
         return exc
     if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
                         Errors.IllegalSaslStateError)):
@@ -207,7 +207,7 @@ def _translate(exc: BaseException, what: str) -> CliError:
     if isinstance(exc, Errors.AuthorizationError):
         return AuthError(f"Not authorized while {what}: {type(exc).__name__}")
     if isinstance(exc, Errors.UnsupportedVersionError):
-        return CliError(f"The broker does not support a request needed while {what}: {exc}",
+        return LeaderElectionError(f"The broker does not support a request needed while {what}: {exc}",
                         exit_code=UnreachableError.exit_code)
     if isinstance(exc, Errors.IncompatibleBrokerVersion):
         return UnreachableError(f"Incompatible broker while {what}: {exc}")
@@ -218,7 +218,7 @@ def _translate(exc: BaseException, what: str) -> CliError:
     return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
 
 
-class Cluster:
+class ClusterConnection:
     """A live connection to one Kafka cluster."""
 
     def __init__(self, admin: KafkaAdminClient, settings: ClientSettings, watch: _BootstrapWatch | None = None):
@@ -229,7 +229,7 @@ class Cluster:
         self._controller_id: int | None = None
 
     @classmethod
-    def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> Cluster:
+    def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> ClusterConnection:
         """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
         kwargs = _kafka_kwargs(bootstrap_servers, settings)
         _hide_in_logs(settings)
@@ -256,7 +256,7 @@ class Cluster:
     def close(self) -> None:
         self._admin.close()
 
-    def __enter__(self) -> Cluster:
+    def __enter__(self) -> ClusterConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -437,7 +437,7 @@ class Cluster:
         """Refuse, before anything is sent, an election the brokers' ElectLeaders versions cannot carry."""
         max_version = self.max_version(ElectLeadersRequest.API_KEY)
         if max_version is None:
-            raise CliError("The cluster does not support leader elections (no ElectLeaders API): "
+            raise LeaderElectionError("The cluster does not support leader elections (no ElectLeaders API): "
                            "it needs Kafka 2.2 or newer", exit_code=UnreachableError.exit_code)
         if election_type is ElectionType.UNCLEAN and max_version < 1:
             raise InputError("Unclean election is not supported by this cluster: its brokers only speak "
@@ -530,5 +530,5 @@ class Cluster:
         if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
             raise UnreachableError(f"Timed out while {what}: {kafka_errors.describe(code)}")
         if code != kafka_errors.NONE:
-            raise CliError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
+            raise LeaderElectionError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
                            exit_code=UnreachableError.exit_code)

@@ -1,18 +1,10 @@
-"""The deprecated `--zookeeper` path (KIP-183): a preferred election through ZooKeeper, with kazoo.
+"""ZooKeeper access for the deprecated `--zookeeper` path (KIP-183), with kazoo.
 
 Kafka's old `PreferredReplicaLeaderElectionCommand` wrote the znode `/admin/preferred_replica_election`
 and returned at once; the ZooKeeper-mode controller watches that znode, elects the preferred replicas
-and deletes it. This module makes the same write (never over an election in progress) and then, unlike
-the original, waits for the controller and reads every partition's state znode, so the result is the
-same `ElectionReport` the broker path produces.
-
-The znodes (Kafka's `ZkData.scala`), all under the connect string's chroot:
-  /brokers/ids/<id>                            one ephemeral znode per live broker
-  /brokers/topics/<topic>                      {"version":3,"partitions":{"0":[1,2,3],...},...} (2 before Kafka 2.8)
-  /brokers/topics/<t>/partitions/<p>/state     {"controller_epoch":..,"leader":..,"version":1,
-                                                "leader_epoch":..,"isr":[..]}
-  /controller                                  {"version":1,"brokerid":..,"timestamp":".."}
-  /admin/preferred_replica_election            {"version":1,"partitions":[{"topic":"t","partition":0}]}
+and deletes it. This module reads the assignments and partition states, makes the same write (never
+over an election in progress) and waits for the controller; `operations.zookeeper_election` turns that
+into the report. The znodes are described in `znodes`.
 
 Every ZooKeeper call is asynchronous and awaited against one deadline (`--timeout`), so a dead or
 hanging ensemble can never block the command.
@@ -21,7 +13,6 @@ hanging ensemble can never block the command.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import warnings
@@ -29,76 +20,42 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from leader_election_cli import kafka_errors
 from leader_election_cli.errors import (
     AuthError,
-    CliError,
     ExitCode,
     InputError,
+    LeaderElectionError,
     RefusedError,
     UnreachableError,
     extra_hint,
-    shown,
 )
 from leader_election_cli.model import (
     NO_LEADER,
-    ElectionReport,
-    ElectionType,
-    Outcome,
-    PartitionResult,
     PartitionState,
     TopicPartition,
+)
+from leader_election_cli.znodes import (
+    BROKER_IDS_PATH,
+    CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
+    ELECTION_PATH,
+    TOPICS_PATH,
+    decode_election,
+    encode_election,
+    state_path,
 )
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
-ELECTION_PATH = "/admin/preferred_replica_election"
-TOPICS_PATH = "/brokers/topics"
-BROKER_IDS_PATH = "/brokers/ids"
-CONTROLLER_PATH = "/controller"
 # ZooKeeper refuses a request larger than jute.maxbuffer (1 MiB by default); keep room for the header.
 MAX_ELECTION_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and connection timeouts
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
 OUTCOME_READ_TIMEOUT = 5.0  # at least this long to read the outcome once the controller has finished
 MIN_START_SECONDS = 0.2  # with less of the timeout left, the election znode is not written at all
-DELETE_TOPICS_PATH = "/admin/delete_topics"
-_SERVER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?")  # host, [IPv6], optional port
 MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
-
-
-def parse_connect_string(connect: str) -> str:
-    """Check `host[:port][,host[:port]...][/chroot]`; return it without spaces (and without a bare `/`)."""
-    hint = "Give --zookeeper as host:port[,host:port...][/chroot], for example zk1:2181,zk2:2181/kafka."
-    hosts, _, chroot = connect.strip().partition("/")
-    servers = [server.strip() for server in hosts.split(",")]
-    for server in servers:
-        match = _SERVER.fullmatch(server)
-        if not match or (match.group(1) is not None and not 0 < int(match.group(1)) < 65536):
-            raise InputError(f"Invalid ZooKeeper server '{shown(server)}' in --zookeeper '{shown(connect)}'", hint)
-    if chroot and any(part in ("", ".", "..") or not part.isprintable() for part in chroot.split("/")):
-        raise InputError(f"Invalid ZooKeeper chroot '/{shown(chroot)}': its path elements must not be empty, "
-                         "'.' or '..'", hint)
-    return ",".join(servers) + (f"/{chroot}" if chroot else "")
-
-
-def encode_election(partitions: Sequence[TopicPartition]) -> bytes:
-    """The election znode's content, as Kafka's `PreferredReplicaElectionZNode.encode` writes it."""
-    document = {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in partitions]}
-    return json.dumps(document, separators=(",", ":")).encode()
-
-
-def decode_election(data: bytes) -> list[TopicPartition]:
-    """The partitions of an election znode."""
-    return [TopicPartition(p["topic"], int(p["partition"])) for p in json.loads(data)["partitions"]]
-
-
-def no_wait_lines(partitions: Sequence[TopicPartition]) -> list[str]:
-    """What the old tool printed after writing the znode (its partition set in Scala's `Set(...)` form)."""
-    return [f"Created preferred replica election path with {','.join(map(str, partitions))}",
-            f"Successfully started preferred replica election for partitions Set({', '.join(map(str, partitions))})"]
 
 
 class Deadline:
@@ -117,7 +74,7 @@ class Deadline:
 
 
 class ZooKeeper:
-    """A connected kazoo client whose every call is bounded by the deadline and fails as a `CliError`."""
+    """A connected kazoo client whose every call is bounded by the deadline and fails as a `LeaderElectionError`."""
 
     def __init__(self, client: KazooClient, connect: str, deadline: Deadline):
         self.client = client
@@ -152,7 +109,7 @@ class ZooKeeper:
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
-        """Translate kazoo's failures while `doing` something into one-line `CliError`s."""
+        """Translate kazoo's failures while `doing` something into one-line `LeaderElectionError`s."""
         from kazoo.exceptions import AuthFailedError, ConnectionLoss, NoAuthError, SessionExpiredError
         from kazoo.handlers.threading import KazooTimeoutError
 
@@ -207,7 +164,7 @@ def _parse(path: str, data: bytes) -> Any:
     try:
         return json.loads(data)
     except ValueError:
-        raise CliError(f"Unreadable znode {path}: not JSON", exit_code=ExitCode.PARTITION_FAILED) from None
+        raise LeaderElectionError(f"Unreadable znode {path}: not JSON", exit_code=ExitCode.PARTITION_FAILED) from None
 
 
 def read_assignments(zk: ZooKeeper, topics: Sequence[str] | None) -> dict[TopicPartition, tuple[int, ...]]:
@@ -251,10 +208,6 @@ def select(zk: ZooKeeper, requested: Sequence[TopicPartition] | None) -> dict[To
     return {tp: assignments[tp] for tp in requested}
 
 
-def state_path(tp: TopicPartition) -> str:
-    return f"{TOPICS_PATH}/{tp.topic}/partitions/{tp.partition}/state"
-
-
 def read_states(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]], timeout: float | None = None,
                 ) -> dict[TopicPartition, PartitionState]:
     """Each partition's leader and ISR from its state znode; a partition without one is left out."""
@@ -275,23 +228,6 @@ def live_brokers(zk: ZooKeeper, timeout: float | None = None) -> frozenset[int]:
 
 def topics_being_deleted(zk: ZooKeeper) -> frozenset[str]:
     return frozenset(zk.children(DELETE_TOPICS_PATH, f"listing {DELETE_TOPICS_PATH}") or ())
-
-
-def left_out(assignments: dict[TopicPartition, tuple[int, ...]], states: dict[TopicPartition, PartitionState],
-             deleting: frozenset[str]) -> dict[TopicPartition, PartitionResult]:
-    """Partitions the election znode must not name, each with why: Kafka's controller skips a topic queued
-    for deletion, and fails its whole election event (and never deletes the znode) on a partition that
-    has no state znode yet."""
-    results = {}
-    for tp in assignments:
-        if tp.topic in deleting:
-            results[tp] = PartitionResult(tp, Outcome.FAILED, kafka_errors.INVALID_TOPIC_EXCEPTION,
-                                          "The topic is being deleted")
-        elif tp not in states:
-            results[tp] = PartitionResult(tp, Outcome.FAILED, kafka_errors.LEADER_NOT_AVAILABLE,
-                                          f"{state_path(tp)} does not exist yet (the partition is being created, "
-                                          "or its replicas never came up): left out of the election")
-    return results
 
 
 def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
@@ -354,92 +290,10 @@ def _controller_hint(zk: ZooKeeper) -> str:
     """Why the controller may not have acted: a short read after the deadline, to say what to check."""
     try:
         data = zk.read([CONTROLLER_PATH], "reading the controller", timeout=HINT_READ_TIMEOUT)[CONTROLLER_PATH]
-    except CliError:
+    except LeaderElectionError:
         return "Check the controller and the ZooKeeper ensemble."
     if data is None:
         return f"No controller is registered ({CONTROLLER_PATH} does not exist): are the brokers running?"
     return f"The controller (broker {_parse(CONTROLLER_PATH, data).get('brokerid')}) has not finished yet."
 
 
-def outcome(before: PartitionState, after: PartitionState, live: frozenset[int]) -> PartitionResult:
-    """What the controller did with one partition, judged from its state before and after."""
-    preferred = after.preferred
-    common = {"leader_before": before.leader, "leader_after": after.leader}
-    if preferred is not None and after.leader == preferred:
-        if before.leader == preferred:
-            return PartitionResult(after.tp, Outcome.ALREADY_ELECTED, kafka_errors.ELECTION_NOT_NEEDED,
-                                   kafka_errors.lookup(kafka_errors.ELECTION_NOT_NEEDED).message, **common)
-        return PartitionResult(after.tp, Outcome.ELECTED, **common)
-    if preferred not in live:
-        why = f"preferred replica {preferred} is not live"
-    elif preferred not in after.isr:
-        why = f"preferred replica {preferred} is not in the ISR {list(after.isr)}"
-    else:
-        why = f"the controller did not move leadership to preferred replica {preferred}"
-    return PartitionResult(after.tp, Outcome.FAILED, kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE,
-                           f"Failed to elect leader for partition {after.tp} under strategy {ZK_STRATEGY}: {why}",
-                           **common)
-
-
-def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, timeout: float = DEFAULT_TIMEOUT,
-                    ) -> ElectionReport:
-    """Start a preferred election through ZooKeeper, wait for the controller, report every partition.
-
-    `requested=None` elects every partition (Kafka's --all-topic-partitions).
-    """
-    with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
-        assignments = select(zk, requested)
-        report = ElectionReport(ElectionType.PREFERRED, [], all_partitions=requested is None)
-        if not assignments:
-            return report
-        before = read_states(zk, assignments)
-        skipped = left_out(assignments, before, topics_being_deleted(zk))
-        electing = [tp for tp in assignments if tp not in skipped]
-        after: dict[TopicPartition, PartitionState] = {}
-        live: frozenset[int] = frozenset()
-        if electing:
-            with _interrupt_after_writing():
-                start_election(zk, electing)
-                wait_for_controller(zk)
-                after, live = _read_outcome(zk, {tp: assignments[tp] for tp in electing})
-        missing = [tp for tp in electing if tp not in after]
-        if missing:  # a state znode gone while the controller worked: the topic was deleted meanwhile
-            skipped.update(left_out({tp: assignments[tp] for tp in missing}, {}, frozenset(tp.topic for tp in missing)))
-    report.results = [skipped[tp] if tp in skipped else outcome(before[tp], after[tp], live) for tp in assignments]
-    return report
-
-
-@contextmanager
-def _interrupt_after_writing() -> Iterator[None]:
-    """Ctrl-C from the election znode's creation on: say that the election may be under way."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        raise CliError(f"Interrupted after starting the election ({ELECTION_PATH} sent to ZooKeeper)",
-                       "Check the partitions' leaders once the controller has deleted the znode.",
-                       exit_code=ExitCode.INTERRUPTED) from None
-
-
-def _read_outcome(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]],
-                  ) -> tuple[dict[TopicPartition, PartitionState], frozenset[int]]:
-    """The states the controller left, with a time allowance of their own: the wait may have used the rest."""
-    allowance = max(zk.deadline.remaining(), OUTCOME_READ_TIMEOUT)
-    try:
-        return read_states(zk, assignments, allowance), live_brokers(zk, allowance)
-    except CliError as exc:
-        raise type(exc)(f"{exc.message}: the controller finished the election, but its outcome could not be read",
-                        "Check the partitions' leaders, for example with --bootstrap-server or this command again.",
-                        exc.exit_code) from None
-
-
-def start_preferred(connect: str, requested: Sequence[TopicPartition] | None, timeout: float = DEFAULT_TIMEOUT,
-                    ) -> tuple[list[TopicPartition], list[PartitionResult]]:
-    """The old fire-and-forget: write the election znode; the partitions it names, and those left out."""
-    with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
-        assignments = select(zk, requested)
-        skipped = left_out(assignments, read_states(zk, assignments), topics_being_deleted(zk)) if assignments else {}
-        partitions = [tp for tp in assignments if tp not in skipped]
-        if partitions:
-            with _interrupt_after_writing():
-                start_election(zk, partitions)
-    return partitions, list(skipped.values())

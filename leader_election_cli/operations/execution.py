@@ -16,19 +16,19 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.cluster.admin import Cluster, ElectionResponse
-from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, CliError, ExitCode, UnreachableError
+from leader_election_cli.cluster.admin import ClusterConnection, ElectionResponse
+from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, ExitCode, LeaderElectionError, UnreachableError
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
     ControllerMode,
-    ElectionReport,
     ElectionType,
     Outcome,
     PartitionResult,
     TopicPartition,
 )
 from leader_election_cli.planning import Prediction, batches, is_preferred_leader, outcome_of, split_in_halves
+from leader_election_cli.reports.election import ElectionReport
 
 ProgressCallback = Callable[[int], None]  # called with the number of partitions just finished
 Answers = dict[TopicPartition, tuple[int, str | None]]  # partition -> (error code, broker's message)
@@ -44,7 +44,7 @@ def led_by_preferred(state: ClusterState, partitions: Iterable[TopicPartition]) 
     return [tp for tp in partitions if (p := known.get(tp)) is not None and is_preferred_leader(p.leader, p.replicas)]
 
 
-def read_for_prediction(cluster: Cluster, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
+def read_for_prediction(cluster: ClusterConnection, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
     """One metadata read with what predicting needs besides.
 
     A KRaft controller counts eligible leader replicas only where the ISR is empty, so they are read
@@ -96,7 +96,7 @@ def stop_on_signals() -> Iterator[StopFlag]:
 class _Sender:
     """Sends batches into one `answers` map: splits on POLICY_VIOLATION, reconnects once when cut off."""
 
-    def __init__(self, cluster: Cluster, election_type: ElectionType, answers: Answers):
+    def __init__(self, cluster: ClusterConnection, election_type: ElectionType, answers: Answers):
         self.cluster = cluster
         self.election_type = election_type
         self.answers = answers
@@ -132,7 +132,7 @@ class _Refused(AuthError):
     """The controller refused a whole request: not authorized (ALTER on CLUSTER)."""
 
 
-class _RequestFailed(CliError):
+class _RequestFailed(LeaderElectionError):
     """The controller answered a whole request with an error (the top-level ErrorCode): as Kafka's
     AdminClient does, no partition's own answer counts; what happened is read back from the leaders."""
 
@@ -159,7 +159,7 @@ def _check_top_level(response: ElectionResponse) -> None:
         raise _RequestFailed(code)
 
 
-def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[TopicPartition] | None,
+def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Sequence[TopicPartition] | None,
           before: ClusterState, *, batch_size: int | None = None, batch_interval: float = 0.0,
           progress: ProgressCallback | None = None,
           already_elected: Collection[TopicPartition] = ()) -> ElectionReport:
@@ -173,7 +173,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
     cluster.restart_timeout()  # a whole API timeout from here, however long the reads or a question took
     answers: Answers = {tp: (kafka_errors.ELECTION_NOT_NEEDED, LEFT_OUT) for tp in already_elected}
     known = len(answers)
-    aborted: CliError | None = None
+    aborted: LeaderElectionError | None = None
     in_doubt: list[TopicPartition] = []  # sent, but the answer never came
     all_partitions = selected is None
     interrupted = False
@@ -212,7 +212,7 @@ def elect(cluster: Cluster, election_type: ElectionType, selected: Sequence[Topi
                 in_doubt = [tp for tp in batch if tp not in answers]
                 aborted = exc  # what the cluster did is read back below; later batches not attempted
                 break
-            except CliError as exc:
+            except LeaderElectionError as exc:
                 if len(answers) == known and not sender.lost:
                     raise  # refused before anything changed (e.g. not authorized): a plain failure
                 in_doubt = [tp for tp in sender.lost if tp not in answers]  # e.g. the login failed on reconnecting
@@ -244,7 +244,7 @@ def _sleep_unless_stopped(seconds: float, stop: StopFlag) -> None:
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
-def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], answers: Answers,
+def _settled_leaders(cluster: ClusterConnection, before: ClusterState, topics: set[str], answers: Answers,
                      stop: StopFlag, force: bool = False) -> dict[TopicPartition, int] | None:
     """Leaders after the election (None if they could not be read); metadata can lag an election
     briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before,
@@ -258,7 +258,7 @@ def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], a
         cluster.restart_timeout()
         try:
             after = cluster.leaders(topics)
-        except CliError:
+        except LeaderElectionError:
             return after
         stale = [tp for tp in elected if tp in before.partitions and after.get(tp) == before.partitions[tp].leader]
         if not stale or stop.stopped:
@@ -268,7 +268,7 @@ def _settled_leaders(cluster: Cluster, before: ClusterState, topics: set[str], a
 
 
 def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: ElectionType, before: ClusterState,
-                         after: dict[TopicPartition, int] | None, lost: CliError) -> Answers:
+                         after: dict[TopicPartition, int] | None, lost: LeaderElectionError) -> Answers:
     """Outcomes of partitions whose answer was lost, as the leaders read afterwards show them.
 
     Never claims an election that the cluster does not show: elected only when the leader is now the

@@ -6,25 +6,21 @@ Kafka cannot elect a chosen replica, so every move takes the same steps (KAFKA_B
 3. wait, bounded, until ListPartitionReassignments no longer lists them;
 4. run a preferred election (`execution.elect`, in batches) and check that the expected broker leads.
 
-The plans are pure (`prefer_plan`, `demote_plan`, `restore_plan`); `run_moves` does the I/O and
-`predict_moves` answers a dry run. Whatever happens, the report lists every planned partition once.
+`prefer`, `demote` and `restore` are the operations: read the cluster, plan (pure, in
+`planning.reorders`), then `predict_moves` for a dry run or `run_moves`. Whatever happens, the report
+lists every planned partition once.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.cluster.admin import Cluster
-from leader_election_cli.errors import CliError, ExitCode, InputError, UnreachableError, shown
+from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.errors import InputError, LeaderElectionError, RefusedError, UnreachableError, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -35,139 +31,87 @@ from leader_election_cli.model import (
     TopicPartition,
 )
 from leader_election_cli.operations import execution
+from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.hooks import SILENT, Hooks
+from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
 from leader_election_cli.planning import (
-    Move,
     Refusal,
     batches,
-    check_prefer,
-    demotion_plan,
     predict,
-    reorder_for_leader,
 )
+from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
+from leader_election_cli.reports.moves import MoveReport, MoveResult
+from leader_election_cli.selection.topics import topic_matcher
 
-RESTORE_SCHEMA_VERSION = 1
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0
 
 
-# -- plans (pure) -------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class MovePlan:
-    """What a command would do: a move or a refusal per partition, in the order to report them."""
-
-    command: str  # prefer | demote | restore
-    entries: tuple[Move | Refusal, ...]
-
-    @property
-    def moves(self) -> list[Move]:
-        return [e for e in self.entries if isinstance(e, Move)]
-
-    @property
-    def reorders(self) -> list[Move]:
-        """The moves that change a replica order (the others only need an election, or nothing)."""
-        return [m for m in self.moves if m.new_replicas != m.replicas]
+DEFAULT_BATCH_SIZE = 1000
 
 
-def prefer_plan(state: ClusterState, wanted: Iterable[tuple[TopicPartition, int]]) -> MovePlan:
-    """Make each broker the leader of its partition: it goes first in the replica order."""
-    entries: list[Move | Refusal] = []
-    for tp, broker in wanted:
-        reason = check_prefer(state, tp, broker)
-        if reason:
-            entries.append(Refusal(tp, reason))
-        else:
-            p = state.partitions[tp]
-            entries.append(Move(tp, p.replicas, reorder_for_leader(p.replicas, broker), p.leader, broker))
-    return MovePlan("prefer", tuple(entries))
+def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]], *, dry_run: bool = False,
+           batch_size: int = DEFAULT_BATCH_SIZE, restore_path: Path | None = None,
+           hooks: Hooks = SILENT) -> MoveReport:
+    """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them)."""
+    report = _carry_out(connection, "prefer", lambda state: prefer_plan(state, wanted), dry_run=dry_run,
+                        batch_size=batch_size, restore_path=restore_path or default_restore_path("prefer"), hooks=hooks)
+    return _restore_file_noted(report, restore_path, hooks)
 
 
-def demote_plan(state: ClusterState, broker: int, include_preferred: bool = False,
-                topic_filter: Callable[[str], bool] | None = None) -> MovePlan:
-    """`planning.demotion_plan` (the successor first, `broker` last), partitions sorted."""
-    moves, refusals = demotion_plan(state, broker, include_preferred, topic_filter)
-    return MovePlan("demote", tuple(sorted([*moves, *refusals], key=lambda e: e.tp)))
+def demote(connection: Connection, broker: int, *, include_preferred: bool = False, topic_regex: str | None = None,
+           dry_run: bool = False, batch_size: int = DEFAULT_BATCH_SIZE, restore_path: Path | None = None,
+           hooks: Hooks = SILENT) -> MoveReport:
+    """Move leadership off `broker` (and, with `include_preferred`, make it last wherever it is first)."""
+    matcher = topic_matcher(topic_regex)
+
+    def plan(state: ClusterState) -> MovePlan:
+        known = broker in state.live_brokers or any(broker in p.replicas for p in state.partitions.values())
+        if not known:
+            brokers = ",".join(map(str, sorted(state.live_brokers)))
+            raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
+                             f"{brokers})", hint="Check the --broker id.")
+        return demote_plan(state, broker, include_preferred, matcher)
+
+    report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
+                        restore_path=restore_path or default_restore_path("demote"), hooks=hooks)
+    return _restore_file_noted(report, restore_path, hooks)
 
 
-def restore_plan(state: ClusterState, saved: Iterable[tuple[TopicPartition, tuple[int, ...]]]) -> MovePlan:
-    """Put saved replica orders back; the first saved replica is the leader the election should give."""
-    entries: list[Move | Refusal] = []
-    for tp, replicas in saved:
-        p = state.partitions.get(tp)
-        if p is None:
-            entries.append(Refusal(tp, f"partition {tp} does not exist"))
-        elif sorted(p.replicas) != sorted(replicas):
-            entries.append(Refusal(tp, f"the replicas of {tp} changed since the restore file was written "
-                                       f"(now {_ids(p.replicas)}, saved {_ids(replicas)})"))
-        elif tp in state.reassigning:
-            entries.append(Refusal(tp, f"a reassignment of {tp} is pending"))
-        else:
-            entries.append(Move(tp, p.replicas, tuple(replicas), p.leader, replicas[0]))
-    return MovePlan("restore", tuple(entries))
+def restore(connection: Connection, path: str, *, dry_run: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
+            hooks: Hooks = SILENT) -> MoveReport:
+    """Put back the replica orders of a restore file written for this cluster, and elect."""
+    saved = load_restore_file(path)
+
+    def plan(state: ClusterState) -> MovePlan:
+        if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
+            raise RefusedError(f"Restore file {shown(path)} was written for cluster {shown(saved.cluster_id)}, not "
+                               f"this one ({shown(state.cluster_id)}); nothing was changed",
+                               hint="Check --bootstrap-server.")
+        return restore_plan(state, saved.orders)
+
+    return _carry_out(connection, "restore", plan, dry_run=dry_run, batch_size=batch_size, restore_path=None,
+                      hooks=hooks)
 
 
-def topic_matcher(regex: str | None) -> Callable[[str], bool] | None:
-    """A whole-name matcher for --topic-regex (as Kafka's tools match topic regexes), or None."""
-    if regex is None:
-        return None
-    try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise InputError(f"Invalid --topic-regex '{shown(regex)}': {exc}",
-                         hint="Use a Python regular expression matching whole topic names, e.g. 'orders-.*'.") from None
-    return lambda topic: pattern.fullmatch(topic) is not None
+def _restore_file_noted(report: MoveReport, asked: Path | None, hooks: Hooks) -> MoveReport:
+    """A runbook looks for the restore file it named: say when none was written."""
+    if asked is not None and not report.dry_run and report.restore_file is None:
+        hooks.warn(f"No restore file written to {shown(str(asked))}: no replica order changes.")
+    return report
 
 
-def _ids(brokers: Sequence[int]) -> str:
-    return ",".join(map(str, brokers)) or "none"
-
-
-# -- the report ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class MoveResult:
-    """One partition: its replica order and leader before, what was asked, and what happened."""
-
-    tp: TopicPartition
-    outcome: Outcome
-    replicas_before: tuple[int, ...]
-    replicas_after: tuple[int, ...]  # the order asked for (= before when refused; read back after a stop)
-    leader_before: int | None
-    expected_leader: int | None  # None when refused
-    leader_after: int | None = None
-    error_code: int = 0
-    error: str | None = None  # the refusal's reason, or what went wrong
-
-
-@dataclass
-class MoveReport:
-    """Every planned partition once, in plan order."""
-
-    command: str
-    results: list[MoveResult]
-    dry_run: bool = False
-    restore_file: str | None = None
-    interrupted: bool = False
-    aborted_exit: ExitCode | None = None
-    aborted_reason: str | None = None
-
-    def abort(self, exit_code: ExitCode, reason: str) -> None:
-        self.aborted_exit, self.aborted_reason = exit_code, reason
-
-    def count(self, outcome: Outcome) -> int:
-        return sum(1 for r in self.results if r.outcome is outcome)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """0 when every partition has the leader asked for, or a dry run finished; 1 when one was refused
-        or failed (the broker asked for does not lead it)."""
-        if self.interrupted:
-            return ExitCode.INTERRUPTED
-        if self.aborted_exit is not None:
-            return self.aborted_exit
-        unhappy = (Outcome.FAILED, Outcome.SKIPPED, Outcome.NOT_ATTEMPTED)
-        if not self.dry_run and any(r.outcome in unhappy for r in self.results):
-            return ExitCode.PARTITION_FAILED
-        return ExitCode.OK
+def _carry_out(connection: Connection, command: str, plan_for: Callable[[ClusterState], MovePlan], *,
+               dry_run: bool, batch_size: int, restore_path: Path | None, hooks: Hooks) -> MoveReport:
+    """Read the cluster, plan, then predict (`dry_run`) or run the moves."""
+    settings = connection.settings(hooks.warn)
+    with connection.open(settings) as cluster:
+        state = cluster.describe(with_reassignments=True)
+        plan = plan_for(state)
+        if dry_run:
+            return predict_moves(plan, state)
+        # the reorder wait and the election share the API timeout: half of it for the wait
+        return run_moves(cluster, state, plan, restore_path=restore_path, batch_size=batch_size,
+                         wait_seconds=settings.api_timeout_ms / 2000)
 
 
 def _initial_results(plan: MovePlan, state: ClusterState) -> dict[TopicPartition, MoveResult]:
@@ -224,7 +168,7 @@ def _error_text(code: int, message: str | None) -> str:
 
 # -- running a plan -----------------------------------------------------------------------------------
 
-def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_path: Path | None,
+def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *, restore_path: Path | None,
               batch_size: int, wait_seconds: float) -> MoveReport:
     """Carry out a plan read from `state`: restore file, reorders, wait, preferred election, verification.
 
@@ -266,7 +210,7 @@ def run_moves(cluster: Cluster, state: ClusterState, plan: MovePlan, *, restore_
     except KeyboardInterrupt:
         report.interrupted = True
         _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
-    except CliError as exc:
+    except LeaderElectionError as exc:
         if not reorders:  # execution.elect raises only when nothing was elected: nothing changed
             raise
         report.abort(exc.exit_code, exc.message)
@@ -285,7 +229,7 @@ def _refused(results: dict[TopicPartition, MoveResult], answered: execution.Answ
                                   replicas_after=results[tp].replicas_before)
 
 
-def _read_back(cluster: Cluster, results: dict[TopicPartition, MoveResult], restore_file: str | None,
+def _read_back(cluster: ClusterConnection, results: dict[TopicPartition, MoveResult], restore_file: str | None,
                answered: execution.Answers, in_doubt: set[TopicPartition]) -> None:
     """After a stop, what each partition the run did not finish holds: the refusals heard, then the
     order and leader the cluster shows. `in_doubt`: reorders sent whose answer was lost, which the
@@ -299,7 +243,7 @@ def _read_back(cluster: Cluster, results: dict[TopicPartition, MoveResult], rest
     try:
         cluster.restart_timeout()
         now = cluster.describe().partitions
-    except (CliError, KeyboardInterrupt):
+    except (LeaderElectionError, KeyboardInterrupt):
         for tp in pending:  # the controller's answers still say what became of the reorders
             r = results[tp]
             if tp in answered:
@@ -323,7 +267,7 @@ def _read_back(cluster: Cluster, results: dict[TopicPartition, MoveResult], rest
         results[tp] = replace(r, replicas_after=p.replicas, leader_after=p.leader, error=note)
 
 
-def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
+def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
              stop: execution.StopFlag, sent: list[TopicPartition], answered: execution.Answers) -> None:
     """Send the new orders in batches until `stop`, noting each in `sent` first, and each answer, with
     the controller's (code, message), in `answered`."""
@@ -338,7 +282,7 @@ def _reorder(cluster: Cluster, orders: dict[TopicPartition, tuple[int, ...]], ba
                                             "The controller did not answer for this partition."))
 
 
-def wait_for_reassignments(cluster: Cluster, partitions: Sequence[TopicPartition],
+def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[TopicPartition],
                            seconds: float) -> set[TopicPartition]:
     """Poll ListPartitionReassignments until none of `partitions` is listed, or `seconds` pass
     (keep `seconds` under the cluster's API timeout: the polls share it).
@@ -380,92 +324,3 @@ def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
         return replace(result, outcome=Outcome.FAILED, error_code=0, error=error)
     changed = planned.leader_before != planned.expected_leader
     return replace(result, outcome=Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, error_code=0, error=None)
-
-
-# -- restore files ------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RestoreFile:
-    """The saved replica orders, in file order."""
-
-    command: str | None
-    cluster_id: str | None
-    created_at: str | None
-    orders: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = field(default=())
-
-
-def default_restore_path(command: str, now: datetime | None = None) -> Path:
-    """kafka-leaders-restore-<command>-<UTC time>.json in the current directory."""
-    now = now or datetime.now(timezone.utc)
-    return Path.cwd() / f"kafka-leaders-restore-{command}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
-
-
-def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
-                     now: datetime | None = None) -> dict[str, Any]:
-    """The restore file's content: the orders before the moves (schemas/restore-file.schema.json)."""
-    now = now or datetime.now(timezone.utc)
-    return {
-        "schema_version": RESTORE_SCHEMA_VERSION,
-        "command": command,
-        "created_at": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "cluster_id": state.cluster_id,
-        "partitions": [{"topic": m.tp.topic, "partition": m.tp.partition, "replicas": list(m.replicas),
-                        "leader": m.leader_before} for m in moves],
-    }
-
-
-def write_restore_file(path: Path, command: str, state: ClusterState, moves: Sequence[Move]) -> None:
-    """Write (never overwrite) the restore file and flush it to disk before anything changes."""
-    text = json.dumps(restore_document(command, state, moves), indent=1) + "\n"
-    try:
-        with open(path, "x", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-    except FileExistsError:
-        raise InputError(f"Restore file {shown(str(path))} already exists; nothing was changed",
-                         hint="Give another --restore-file path: an existing restore file is never overwritten.") \
-            from None
-    except OSError as exc:
-        raise InputError(f"Cannot write the restore file {shown(str(path))}: {exc.strerror or exc}; "
-                         "nothing was changed", hint="Give a writable --restore-file path.") from None
-
-
-def load_restore_file(path: str) -> RestoreFile:
-    """Read and validate a restore file (schemas/restore-file.schema.json); every problem one line."""
-    from jsonschema.exceptions import best_match
-
-    where = shown(path)
-    hint = "Give a file written by kafka-leaders prefer or demote (its name is in their output)."
-    try:
-        with open(path, "rb") as file:
-            document = json.loads(file.read().decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"Unable to read restore file {where}: {exc.strerror or exc}", hint=hint) from None
-    except UnicodeDecodeError:
-        raise InputError(f"Restore file {where} is not UTF-8 text", hint=hint) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"Restore file {where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                         f"column {exc.colno}", hint=hint) from None
-    except (ValueError, RecursionError):
-        raise InputError(f"Restore file {where} cannot be read as JSON", hint=hint) from None
-    error = best_match(_restore_validator().iter_errors(document))
-    if error is not None:
-        raise InputError(f"Invalid restore file {where} at {error.json_path}: {shown(error.message)}", hint=hint)
-    orders = tuple((TopicPartition(e["topic"], e["partition"]), tuple(e["replicas"])) for e in document["partitions"])
-    seen: set[TopicPartition] = set()
-    for tp, _ in orders:
-        if tp in seen:
-            raise InputError(f"Restore file {where} lists {shown(str(tp))} twice", hint=hint)
-        seen.add(tp)
-    return RestoreFile(document.get("command"), document.get("cluster_id"), document.get("created_at"), orders)
-
-
-def _restore_validator() -> Any:
-    from importlib.resources import files
-
-    import jsonschema
-
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/restore-file.schema.json").read_text("utf-8"))
-    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int)
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(schema)

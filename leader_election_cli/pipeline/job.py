@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
-from leader_election_cli.errors import CliError, ExitCode, InputError
+from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError
 from leader_election_cli.pipeline import analysis, files, inputs, plans, summary
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
@@ -132,7 +132,7 @@ def spark_errors() -> Iterator[None]:
         if isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
             raise InputError(f"Spark could not read the input: {message}",
                              hint="Pass only snapshot files (kafka-leaders snapshot), not other data.") from exc
-        raise CliError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
+        raise LeaderElectionError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
                        exit_code=ExitCode.PARTITION_FAILED) from exc
 
 

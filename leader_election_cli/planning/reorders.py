@@ -7,7 +7,7 @@ changes, so no data moves (AlterPartitionReassignments with the same replicas in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
@@ -118,3 +118,63 @@ def _successor(p: PartitionState, broker: int, live: frozenset[int]) -> int | No
     if valid(p.leader):
         return p.leader
     return next((r for r in p.replicas if valid(r)), None)
+
+
+# -- whole plans -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MovePlan:
+    """What a command would do: a move or a refusal per partition, in the order to report them."""
+
+    command: str  # prefer | demote | restore
+    entries: tuple[Move | Refusal, ...]
+
+    @property
+    def moves(self) -> list[Move]:
+        return [e for e in self.entries if isinstance(e, Move)]
+
+    @property
+    def reorders(self) -> list[Move]:
+        """The moves that change a replica order (the others only need an election, or nothing)."""
+        return [m for m in self.moves if m.new_replicas != m.replicas]
+
+
+def prefer_plan(state: ClusterState, wanted: Iterable[tuple[TopicPartition, int]]) -> MovePlan:
+    """Make each broker the leader of its partition: it goes first in the replica order."""
+    entries: list[Move | Refusal] = []
+    for tp, broker in wanted:
+        reason = check_prefer(state, tp, broker)
+        if reason:
+            entries.append(Refusal(tp, reason))
+        else:
+            p = state.partitions[tp]
+            entries.append(Move(tp, p.replicas, reorder_for_leader(p.replicas, broker), p.leader, broker))
+    return MovePlan("prefer", tuple(entries))
+
+
+def demote_plan(state: ClusterState, broker: int, include_preferred: bool = False,
+                topic_filter: Callable[[str], bool] | None = None) -> MovePlan:
+    """`planning.demotion_plan` (the successor first, `broker` last), partitions sorted."""
+    moves, refusals = demotion_plan(state, broker, include_preferred, topic_filter)
+    return MovePlan("demote", tuple(sorted([*moves, *refusals], key=lambda e: e.tp)))
+
+
+def restore_plan(state: ClusterState, saved: Iterable[tuple[TopicPartition, tuple[int, ...]]]) -> MovePlan:
+    """Put saved replica orders back; the first saved replica is the leader the election should give."""
+    entries: list[Move | Refusal] = []
+    for tp, replicas in saved:
+        p = state.partitions.get(tp)
+        if p is None:
+            entries.append(Refusal(tp, f"partition {tp} does not exist"))
+        elif sorted(p.replicas) != sorted(replicas):
+            entries.append(Refusal(tp, f"the replicas of {tp} changed since the restore file was written "
+                                       f"(now {_ids(p.replicas)}, saved {_ids(replicas)})"))
+        elif tp in state.reassigning:
+            entries.append(Refusal(tp, f"a reassignment of {tp} is pending"))
+        else:
+            entries.append(Move(tp, p.replicas, tuple(replicas), p.leader, replicas[0]))
+    return MovePlan("restore", tuple(entries))
+
+
+def _ids(brokers: Sequence[int]) -> str:
+    return ",".join(map(str, brokers)) or "none"

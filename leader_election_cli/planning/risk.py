@@ -3,8 +3,8 @@
 An unclean election elects a replica outside the ISR when no in-sync replica can lead; whatever the old
 leader had not replicated to it is gone. The prediction says which partitions that would happen to,
 and which would be left with fewer in-sync replicas than `min.insync.replicas` (acks=all writes fail
-until the replicas catch up). The toolkit asks before going ahead, and refuses without a terminal
-unless --yes is given; the drop-in only warns, as Kafka's tool never asks.
+until the replicas catch up). The election operation shows these lines, and (for the toolkit) asks
+before going ahead.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from leader_election_cli.errors import RefusedError
 from leader_election_cli.model import ClusterState, Outcome
 from leader_election_cli.planning import Prediction
 
@@ -61,19 +60,6 @@ def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
             "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): "
             + _listed(risk.min_isr_unknown, lambda p: str(p.tp)))
     return lines
-
-
-def require_confirmation(risk: Risk, *, yes: bool, interactive: bool, confirm: Callable[[str], bool]) -> None:
-    """Go ahead, or raise `RefusedError` (exit 5): data loss needs --yes or a "yes" on a terminal."""
-    if not risk.needs_confirmation or yes:
-        return
-    count = len(risk.outside_isr)
-    if not interactive:
-        raise RefusedError(f"Refusing an unclean election that may lose data on {count} partition(s) without "
-                           "confirmation: nothing was sent",
-                           hint="Review them with 'kafka-leaders plan', then run again on a terminal or with --yes.")
-    if not confirm(f"Elect a leader outside the ISR for {count} partition(s), accepting data loss?"):
-        raise RefusedError("Unclean election cancelled: nothing was sent")
 
 
 def _listed(predictions: Sequence[Prediction], describe: Callable[[Prediction], str]) -> str:

@@ -1,21 +1,19 @@
-"""Rendering an `ElectionReport`: Kafka's own text lines, a rich table, or versioned JSON.
+"""Rendering an `ElectionReport`: Kafka's own text lines, a rich table, or its JSON document.
 
-Only this module decides how a report looks; the exit code comes from the report itself.
+Only this module decides how an election report looks; the document's content and the exit code
+come from the report itself (`reports.election`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.model import NO_LEADER, ElectionReport, Outcome, PartitionResult
+from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
+from leader_election_cli.reports.election import ElectionReport, head, row
 
-if TYPE_CHECKING:
-    from leader_election_cli.operations.moves import MoveReport
-
-SCHEMA_VERSION = 1
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
 
 _OUTCOME_STYLE = {
@@ -110,51 +108,9 @@ def _short_error(r: PartitionResult) -> str:
     return err.name if not r.error or r.error == err.message else f"{err.name}: {r.error}"
 
 
-def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
-    """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
-    counts = Counter(r.outcome for r in report.results)
-    summary: dict[str, Any] = {o.value: counts[o] for o in Outcome}
-    summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
-    if report.aborted_reason:
-        summary["stopped"] = report.aborted_reason
-    return summary
-
-
-def report_document(report: ElectionReport) -> dict[str, Any]:
-    """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
-    return _document(report, [_row(r, report.dry_run) for r in report.results])
-
-
-def _document(report: ElectionReport, partitions: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "election_type": report.election_type.name,
-        "dry_run": report.dry_run,
-        "partitions": partitions,
-        "summary": summary_document(report),
-        "warnings": list(report.warnings),
-    }
-
-
-def _row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
-    row = {
-        "topic": r.tp.topic,
-        "partition": r.tp.partition,
-        "outcome": r.outcome.value,
-        "error_code": r.error_code,
-        "error": (kafka_errors.describe(r.error_code, r.error)
-                  if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
-        "leader_before": r.leader_before,
-        "leader_after": r.leader_after,
-    }
-    if dry_run:
-        row.update(unclean=r.unclean, below_min_isr=r.below_min_isr)
-    return row
-
-
 def render_json(report: ElectionReport, out: IO[str]) -> None:
-    """`report_document`, indented, with one partition per line."""
-    members = list(_document(report, []).items())
+    """`reports.election.document`, indented, with one partition per line."""
+    members = list(head(report, []).items())
     out.write("{\n")
     for number, (key, value) in enumerate(members):
         out.write(f"  {json.dumps(key)}: ")
@@ -178,7 +134,7 @@ def _write_rows(report: ElectionReport, out: IO[str]) -> None:
     results, dry_run = report.results, report.dry_run
     out.write("[")
     for start in range(0, len(results), _ROWS_PER_WRITE):
-        rows = json.dumps([_row(r, dry_run) for r in results[start:start + _ROWS_PER_WRITE]])
+        rows = json.dumps([row(r, dry_run) for r in results[start:start + _ROWS_PER_WRITE]])
         out.write(("\n    " if start == 0 else ",\n    ") + rows[1:-1].replace(_ROW_GAP, _ROW_BREAK))
     out.write("\n  ]")
 
@@ -218,6 +174,4 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
                                                   else (o.value.replace("_", " "),))]
     counts = ", ".join(f"{labels[label]} {label}" for label in order if labels[label])
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing selected'}")
-    for warning in report.warnings:
-        err.write(f"Warning: {warning}\n")
     _write_stop_notes(report, err)

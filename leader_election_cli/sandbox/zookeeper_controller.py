@@ -33,7 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from leader_election_cli.cluster.zookeeper import (
+from leader_election_cli.errors import UnreachableError
+from leader_election_cli.model import NO_LEADER, TopicPartition
+from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
+from leader_election_cli.znodes import (
     BROKER_IDS_PATH,
     CONTROLLER_PATH,
     ELECTION_PATH,
@@ -42,9 +45,6 @@ from leader_election_cli.cluster.zookeeper import (
     parse_connect_string,
     state_path,
 )
-from leader_election_cli.errors import UnreachableError
-from leader_election_cli.model import NO_LEADER, TopicPartition
-from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
 
 log = logging.getLogger("leader_election_cli.sandbox.zookeeper")
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ClusterState, TopicPartition
-from leader_election_cli.selection.drop_in import load_election_file, parse_partition_specs, topic_problem
+from leader_election_cli.selection.files import load_election_file
+from leader_election_cli.selection.names import parse_partition_specs, topic_problem
 
 _LISTED = 10  # names listed in an error message; the rest are counted
 
@@ -122,3 +124,15 @@ def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...],
 def _listed(names: list[str]) -> str:
     more = len(names) - _LISTED
     return ", ".join(shown(n) for n in names[:_LISTED]) + (f" ... ({more} more)" if more > 0 else "")
+
+
+def topic_matcher(regex: str | None) -> Callable[[str], bool] | None:
+    """A whole-name matcher for --topic-regex (as Kafka's tools match topic regexes), or None."""
+    if regex is None:
+        return None
+    try:
+        pattern = re.compile(regex)
+    except re.error as exc:
+        raise InputError(f"Invalid --topic-regex '{shown(regex)}': {exc}",
+                         hint="Use a Python regular expression matching whole topic names, e.g. 'orders-.*'.") from None
+    return lambda topic: pattern.fullmatch(topic) is not None

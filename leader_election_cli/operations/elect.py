@@ -1,0 +1,113 @@
+"""The election operation behind `kafka-leader-election`, `kafka-leaders elect` and `plan`.
+
+One flow for all three: read the cluster once, resolve the selection, predict with the controller's
+own rules where needed, say what an unclean election risks (and, for the toolkit, ask), leave out
+what needs no election, then elect in batches (`execution`). The report lists every selected
+partition once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.errors import AuthError, InputError, RefusedError, UnreachableError
+from leader_election_cli.model import ClusterState, ControllerMode, ElectionType, TopicPartition
+from leader_election_cli.operations import execution
+from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.hooks import SILENT, Hooks
+from leader_election_cli.planning import predict
+from leader_election_cli.planning.risk import Risk, assess, warning_lines
+from leader_election_cli.reports.election import ElectionReport
+from leader_election_cli.selection.topics import Selection, resolve
+
+
+@dataclass(frozen=True)
+class Election:
+    """What to elect, and how.
+
+    `partitions` are exact partitions (None: every partition, sent as Kafka's null list); `selection`,
+    when given instead, is the toolkit's selection, resolved against the metadata read. The toolkit
+    leaves out partitions already led by their preferred replica (`skip_already_elected`) and asks
+    before an unclean election that may lose data (`ask_unclean`, or `yes`); the drop-in, like Kafka's
+    tool, sends every partition and only warns.
+    """
+
+    election_type: ElectionType = ElectionType.PREFERRED
+    partitions: Sequence[TopicPartition] | None = None
+    selection: Selection | None = None
+    dry_run: bool = False
+    controller_mode: ControllerMode | None = None  # predict with these rules (default: the brokers')
+    batch_size: int | None = None
+    batch_interval: float = 0.0
+    skip_already_elected: bool = False
+    ask_unclean: bool = False
+    yes: bool = False
+
+
+def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> ElectionReport:
+    """Run (or, with `dry_run`, predict) an election; `hooks` hear warnings, notes, progress, questions."""
+    settings = connection.settings(hooks.warn)
+    unclean = election.election_type is ElectionType.UNCLEAN
+    predicting = election.dry_run or (unclean and election.ask_unclean)
+    with connection.open(settings) as cluster:
+        mode = election.controller_mode or cluster.mode()
+        state = execution.read_for_prediction(cluster, election.election_type, mode) if predicting \
+            else cluster.describe()
+        selected = resolve(election.selection, state) if election.selection is not None else election.partitions
+        risk, risk_lines = None, []
+        if predicting:
+            predictions = predict(state, election.election_type, selected, mode)
+            if election.ask_unclean:  # (the drop-in's plan says the risks in its own lines)
+                risk = assess(predictions, state.min_isr_unknown)
+                risk_lines = warning_lines(risk, state)
+        elif unclean:  # the drop-in never asks: it warns as best it can
+            risk_lines = _risk_warnings(cluster, election.election_type, selected, mode)
+        for line in risk_lines:
+            hooks.warn(line)
+        if election.dry_run:
+            report = execution.dry_run_report(predictions, election.election_type, all_partitions=selected is None)
+        else:
+            if risk is not None:
+                confirm_unclean(risk, election.yes, hooks)
+            report = _send(cluster, election, selected, state, hooks)
+    report.warnings.extend(line.removeprefix("Warning: ") for line in risk_lines)
+    return report
+
+
+def _risk_warnings(cluster: ClusterConnection, election_type: ElectionType,
+                   selected: Sequence[TopicPartition] | None, mode: ControllerMode) -> list[str]:
+    """The data-loss warnings of an unclean election, or why they could not be worked out."""
+    try:
+        assessed = execution.read_for_prediction(cluster, election_type, mode)
+    except (InputError, UnreachableError, AuthError) as exc:
+        return [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
+    return warning_lines(assess(predict(assessed, election_type, selected, mode), assessed.min_isr_unknown), assessed)
+
+
+def confirm_unclean(risk: Risk, yes: bool, hooks: Hooks) -> None:
+    """Go ahead, or raise `RefusedError` (exit 5): data loss needs `yes` or a "yes" from someone asked."""
+    if not risk.needs_confirmation or yes:
+        return
+    count = len(risk.outside_isr)
+    if hooks.confirm is None:
+        raise RefusedError(f"Refusing an unclean election that may lose data on {count} partition(s) without "
+                           "confirmation: nothing was sent",
+                           hint="Review them with 'kafka-leaders plan', then run again on a terminal or with --yes.")
+    if not hooks.confirm(f"Elect a leader outside the ISR for {count} partition(s), accepting data loss?"):
+        raise RefusedError("Unclean election cancelled: nothing was sent")
+
+
+def _send(cluster: ClusterConnection, election: Election, selected: Sequence[TopicPartition] | None,
+          state: ClusterState, hooks: Hooks) -> ElectionReport:
+    """The election itself, in batches, without the partitions that need none (when asked to skip them)."""
+    already = []
+    if election.skip_already_elected and election.election_type is ElectionType.PREFERRED and selected is not None:
+        already = execution.led_by_preferred(state, selected)
+    if already:
+        hooks.note(f"{len(already)} partition(s) already led by their preferred replica: left out of the request.")
+    total = (len(state.partitions) if selected is None else len(selected)) - len(already)
+    with hooks.progress(total, election.batch_size) as advance:
+        return execution.elect(cluster, election.election_type, selected, state, batch_size=election.batch_size,
+                               batch_interval=election.batch_interval, progress=advance, already_elected=already)

@@ -1,0 +1,105 @@
+"""Restore files: the replica orders `prefer` and `demote` change, saved before anything is sent, and
+read back by `restore` (schemas/restore-file.schema.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from leader_election_cli.errors import InputError, shown
+from leader_election_cli.model import ClusterState, TopicPartition
+from leader_election_cli.planning.reorders import Move
+
+RESTORE_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RestoreFile:
+    """The saved replica orders, in file order."""
+
+    command: str | None
+    cluster_id: str | None
+    created_at: str | None
+    orders: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = field(default=())
+
+
+def default_restore_path(command: str, now: datetime | None = None) -> Path:
+    """kafka-leaders-restore-<command>-<UTC time>.json in the current directory."""
+    now = now or datetime.now(timezone.utc)
+    return Path.cwd() / f"kafka-leaders-restore-{command}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+
+
+def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
+                     now: datetime | None = None) -> dict[str, Any]:
+    """The restore file's content: the orders before the moves (schemas/restore-file.schema.json)."""
+    now = now or datetime.now(timezone.utc)
+    return {
+        "schema_version": RESTORE_SCHEMA_VERSION,
+        "command": command,
+        "created_at": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "cluster_id": state.cluster_id,
+        "partitions": [{"topic": m.tp.topic, "partition": m.tp.partition, "replicas": list(m.replicas),
+                        "leader": m.leader_before} for m in moves],
+    }
+
+
+def write_restore_file(path: Path, command: str, state: ClusterState, moves: Sequence[Move]) -> None:
+    """Write (never overwrite) the restore file and flush it to disk before anything changes."""
+    text = json.dumps(restore_document(command, state, moves), indent=1) + "\n"
+    try:
+        with open(path, "x", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+    except FileExistsError:
+        raise InputError(f"Restore file {shown(str(path))} already exists; nothing was changed",
+                         hint="Give another --restore-file path: an existing restore file is never overwritten.") \
+            from None
+    except OSError as exc:
+        raise InputError(f"Cannot write the restore file {shown(str(path))}: {exc.strerror or exc}; "
+                         "nothing was changed", hint="Give a writable --restore-file path.") from None
+
+
+def load_restore_file(path: str) -> RestoreFile:
+    """Read and validate a restore file (schemas/restore-file.schema.json); every problem one line."""
+    from jsonschema.exceptions import best_match
+
+    where = shown(path)
+    hint = "Give a file written by kafka-leaders prefer or demote (its name is in their output)."
+    try:
+        with open(path, "rb") as file:
+            document = json.loads(file.read().decode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"Unable to read restore file {where}: {exc.strerror or exc}", hint=hint) from None
+    except UnicodeDecodeError:
+        raise InputError(f"Restore file {where} is not UTF-8 text", hint=hint) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"Restore file {where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}", hint=hint) from None
+    except (ValueError, RecursionError):
+        raise InputError(f"Restore file {where} cannot be read as JSON", hint=hint) from None
+    error = best_match(_restore_validator().iter_errors(document))
+    if error is not None:
+        raise InputError(f"Invalid restore file {where} at {error.json_path}: {shown(error.message)}", hint=hint)
+    orders = tuple((TopicPartition(e["topic"], e["partition"]), tuple(e["replicas"])) for e in document["partitions"])
+    seen: set[TopicPartition] = set()
+    for tp, _ in orders:
+        if tp in seen:
+            raise InputError(f"Restore file {where} lists {shown(str(tp))} twice", hint=hint)
+        seen.add(tp)
+    return RestoreFile(document.get("command"), document.get("cluster_id"), document.get("created_at"), orders)
+
+
+def _restore_validator() -> Any:
+    from importlib.resources import files
+
+    import jsonschema
+
+    schema = json.loads(files("leader_election_cli").joinpath("schemas/restore-file.schema.json").read_text("utf-8"))
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int)
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(schema)

@@ -1,0 +1,88 @@
+"""The election report: every selected partition once, with its outcome, and its JSON document.
+
+`document` is the versioned JSON (schemas/report.schema.json); `summary_document` is the `summary`
+object every partition report shares (elections and leadership moves).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.errors import ExitCode
+from leader_election_cli.model import ElectionType, Outcome, PartitionResult
+from leader_election_cli.reports.run import Report
+
+if TYPE_CHECKING:
+    from leader_election_cli.reports.moves import MoveReport
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class ElectionReport(Report):
+    """Every selected partition once, in the order they were selected; nothing dropped."""
+
+    election_type: ElectionType
+    results: list[PartitionResult]
+    dry_run: bool = False
+    all_partitions: bool = False  # Kafka's --all-topic-partitions: a null list was sent
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM
+    aborted_exit: ExitCode | None = None  # stopped by a cluster failure after some batches were sent
+    aborted_reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.results if r.outcome is outcome)
+
+    @property
+    def failed(self) -> list[PartitionResult]:
+        return [r for r in self.results if r.outcome is Outcome.FAILED]
+
+    @property
+    def has_failures(self) -> bool:
+        return any(r.outcome is Outcome.FAILED for r in self.results)
+
+
+def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
+    """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
+    counts = Counter(r.outcome for r in report.results)
+    summary: dict[str, Any] = {o.value: counts[o] for o in Outcome}
+    summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
+    if report.aborted_reason:
+        summary["stopped"] = report.aborted_reason
+    return summary
+
+
+def document(report: ElectionReport) -> dict[str, Any]:
+    """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
+    return head(report, [row(r, report.dry_run) for r in report.results])
+
+
+def head(report: ElectionReport, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "election_type": report.election_type.name,
+        "dry_run": report.dry_run,
+        "partitions": partitions,
+        "summary": summary_document(report),
+        "warnings": list(report.warnings),
+    }
+
+
+def row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
+    row = {
+        "topic": r.tp.topic,
+        "partition": r.tp.partition,
+        "outcome": r.outcome.value,
+        "error_code": r.error_code,
+        "error": (kafka_errors.describe(r.error_code, r.error)
+                  if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
+        "leader_before": r.leader_before,
+        "leader_after": r.leader_after,
+    }
+    if dry_run:
+        row.update(unclean=r.unclean, below_min_isr=r.below_min_isr)
+    return row

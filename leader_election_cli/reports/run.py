@@ -1,0 +1,32 @@
+"""What every report shares: how its run ended, and the one rule that makes that an exit code."""
+
+from __future__ import annotations
+
+from leader_election_cli.errors import ExitCode
+
+
+class Report:
+    """A finished run's report. Each kind says whether it was interrupted, stopped by a failure (and
+    with which code), and whether anything in it failed; `exit_code` is the one rule over the three."""
+
+    interrupted: bool
+    aborted_exit: ExitCode | None
+    aborted_reason: str | None
+
+    def abort(self, exit_code: ExitCode, reason: str) -> None:
+        """The run was stopped by a failure after it had started changing the cluster."""
+        self.aborted_exit, self.aborted_reason = exit_code, reason
+
+    @property
+    def has_failures(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """Interrupted (130) first, then the code of the failure that stopped the run (3, 4, 5), then 1 when
+        anything in it failed, else 0."""
+        if self.interrupted:
+            return ExitCode.INTERRUPTED
+        if self.aborted_exit is not None:
+            return self.aborted_exit
+        return ExitCode.PARTITION_FAILED if self.has_failures else ExitCode.OK
