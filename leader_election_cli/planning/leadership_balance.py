@@ -426,10 +426,14 @@ class _Network:
             rack_index = {name: i for i, name in enumerate(names)}
             self.rack = np.array([rack_index[problem.rack_of[b]] for b in problem.candidates], dtype=np.int64)
             self.rack_fixed = np.zeros(len(names), dtype=np.int64)
+            elsewhere: dict[str, int] = {}  # racks with no broker that may lead: their load is fixed
             for broker, n in fixed.items():  # every broker's fixed leaders count on its rack
                 name = problem.rack_of.get(broker)
                 if name in rack_index:
                     self.rack_fixed[rack_index[name]] += n
+                elif name is not None:
+                    elsewhere[name] = elsewhere.get(name, 0) + n
+            self.fixed_racks_max = max(elsewhere.values(), default=0)
             rack_node = 2 + groups + brokers + np.arange(len(names))
             tails += [self.broker_node, rack_node]
             heads += [rack_node[self.rack], np.ones(len(names), dtype=np.int64)]
@@ -520,8 +524,8 @@ def _solve_counts(problem: _Problem, max_moves: int | None) -> _Counts:
     average = -(-(net.total + int(net.fixed.sum())) // max(net.brokers, 1))
     best = _least(max(int(net.fixed.max(initial=0)), average), top, net.feasible)
     rack_top = int(net.rack_fixed.max(initial=0)) + net.total if net.rack is not None else None
-    best_rack = None if net.rack is None else \
-        _least(int(net.rack_fixed.max(initial=0)), rack_top, lambda r: net.feasible(best, r))
+    best_rack = None if net.rack is None else max(
+        net.fixed_racks_max, _least(int(net.rack_fixed.max(initial=0)), rack_top, lambda r: net.feasible(best, r)))
     fewest = net.min_cost(best, best_rack)
     assert fewest is not None  # feasible by construction
     limit, rack_limit, changes = best, best_rack, fewest[0]
@@ -538,7 +542,8 @@ def _solve_counts(problem: _Problem, max_moves: int | None) -> _Counts:
 
         limit = _least(best, top, within)
         if net.rack is not None:
-            rack_limit = _least(int(net.rack_fixed.max(initial=0)), rack_top, lambda r: within(limit, r))
+            rack_limit = max(net.fixed_racks_max,
+                             _least(int(net.rack_fixed.max(initial=0)), rack_top, lambda r: within(limit, r)))
         changes = net.min_cost(limit, rack_limit)[0]
 
     def same_cost(least: int) -> bool:
