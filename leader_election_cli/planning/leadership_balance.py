@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -185,6 +186,7 @@ class _Problem:
         self.group_eligible: list[tuple[int, ...]] = []  # broker indexes
         self.group_keep: list[int] = []  # broker index or -1
         self.movable: list[PartitionState] = []
+        self.tps: list[TopicPartition] = []  # their keys
         self.group_of: list[int] = []  # per movable partition
         self.fixed: list[PartitionState] = []  # partitions that are not movable but may have a leader
         self.excluded = 0
@@ -212,7 +214,7 @@ class _Problem:
         reassigning = state.reassigning
         index = self.index
         leaders = set()
-        for p in state.partitions.values():
+        for tp, p in state.partitions.items():
             leaders.add(p.leader)
             excluded = topic_excluded.get(p.topic)
             if excluded is None:
@@ -221,8 +223,8 @@ class _Problem:
                 self.excluded += 1
                 self.fixed.append(p)
                 continue
-            if reassigning and p.tp in reassigning:
-                self.skipped.append((p.tp, "a reassignment is pending"))
+            if reassigning and tp in reassigning:
+                self.skipped.append((tp, "a reassignment is pending"))
                 self.fixed.append(p)
                 continue
             key = (p.replicas, p.isr, p.offline_replicas, p.leader)
@@ -230,10 +232,11 @@ class _Problem:
             if group is None:
                 group = classes[key] = self._group_of(p, live, groups)
             if group < 0:
-                self.skipped.append((p.tp, "no replica may lead (live, in the ISR, not excluded)"))
+                self.skipped.append((tp, "no replica may lead (live, in the ISR, not excluded)"))
                 self.fixed.append(p)
                 continue
             self.movable.append(p)
+            self.tps.append(tp)
             self.group_of.append(group)
         self.skipped.sort()
         self.all_brokers = sorted(live | (leaders - {NO_LEADER}))
@@ -261,6 +264,12 @@ class _Problem:
             self.group_eligible.append(key[0])
             self.group_keep.append(keep)
         return group
+
+    def keep_index(self) -> np.ndarray:
+        """Per movable partition, its keep broker's index (-1 when it has none)."""
+        if not self.movable:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.group_keep, dtype=np.int64)[np.asarray(self.group_of, dtype=np.int64)]
 
     def fixed_counts(self) -> dict[int, int]:
         counts: dict[int, int] = {}
@@ -309,20 +318,20 @@ class _Problem:
         """(weight per movable partition, fixed load per broker)."""
         missing: list[TopicPartition] = []
 
-        def weight(p: PartitionState) -> float:
-            value = weights.get(p.tp)
+        def weight(tp: TopicPartition) -> float:
+            value = weights.get(tp)
             if value is None:
-                missing.append(p.tp)
+                missing.append(tp)
                 return 0.0
             if not (isinstance(value, numbers.Real) and math.isfinite(value) and value >= 0):
-                raise BalanceInputError(f"the weight of {p.tp} is {value!r}: weights must be finite numbers >= 0")
+                raise BalanceInputError(f"the weight of {tp} is {value!r}: weights must be finite numbers >= 0")
             return float(value)
 
-        w = np.fromiter((weight(p) for p in self.movable), dtype=np.float64, count=len(self.movable))
+        w = np.fromiter(map(weight, self.tps), dtype=np.float64, count=len(self.movable))
         fixed: dict[int, float] = {}
         for p in self.fixed:
             if p.leader != NO_LEADER:
-                fixed[p.leader] = fixed.get(p.leader, 0.0) + weight(p)
+                fixed[p.leader] = fixed.get(p.leader, 0.0) + weight(p.tp)
         if missing:
             raise BalanceInputError(f"{len(missing)} partition(s) have no weight (e.g. {min(missing)}): "
                                     f"give every partition one")
@@ -330,36 +339,41 @@ class _Problem:
 
     def plan(self, assign: np.ndarray, counts: _Counts, max_moves: int | None,
              load: tuple[LoadFigures, np.ndarray, dict[int, float]] | None) -> LeadershipPlan:
-        changes, elect_only = [], []
-        before: dict[int, int] = {}
-        after = self.fixed_counts()
-        keep = self.group_keep
-        for i, p in enumerate(self.movable):
-            if p.leader != NO_LEADER:
-                before[p.leader] = before.get(p.leader, 0) + 1
-            b = int(assign[i])
-            broker = self.candidates[b]
-            after[broker] = after.get(broker, 0) + 1
-            if b != keep[self.group_of[i]]:
-                changes.append(LeaderChange(p.tp, p.replicas, reorder_for_leader(p.replicas, broker), p.leader, broker))
-            elif p.leader != broker:
-                elect_only.append(p.tp)
-        for leader, n in self.fixed_counts().items():
-            before[leader] = before.get(leader, 0) + n
+        candidates = np.asarray(self.candidates, dtype=np.int64)
+        leaders = np.fromiter((p.leader for p in self.movable), dtype=np.int64, count=len(self.movable))
+        leader_after = candidates[assign] if len(assign) else np.zeros(0, dtype=np.int64)
+        changed = assign != self.keep_index()
+        movable = self.movable
+        orders: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}  # many partitions share an order
+
+        def order(replicas: tuple[int, ...], broker: int) -> tuple[int, ...]:
+            key = (replicas, broker)
+            found = orders.get(key)
+            if found is None:
+                found = orders[key] = reorder_for_leader(replicas, broker)
+            return found
+
+        tps = self.tps
+        changes = [LeaderChange(tps[i], movable[i].replicas, order(movable[i].replicas, b), movable[i].leader, b)
+                   for i, b in zip(np.flatnonzero(changed).tolist(), leader_after[changed].tolist())]
         changes.sort()
-        elect_only.sort()
+        elect_only = sorted(tps[i] for i in np.flatnonzero(~changed & (leaders != leader_after)).tolist())
+        fixed = self.fixed_counts()
+        before, after = Counter(fixed), Counter(fixed)
+        before.update(dict(zip(*(v.tolist() for v in np.unique(leaders, return_counts=True)))))
+        after.update(dict(zip(*(v.tolist() for v in np.unique(leader_after, return_counts=True)))))
+        before.pop(NO_LEADER, None)
         rack = self.rack_of.get if self.rack_of is not None else (lambda b: None)
         load_before: dict[int, float] = {}
         load_after: dict[int, float] = {}
         if load is not None:
             _, w, fixed_w = load
-            load_after = dict(fixed_w)
-            load_before = dict(fixed_w)
-            for i, p in enumerate(self.movable):
-                broker = self.candidates[int(assign[i])]
-                load_after[broker] = load_after.get(broker, 0.0) + float(w[i])
-                if p.leader != NO_LEADER:
-                    load_before[p.leader] = load_before.get(p.leader, 0.0) + float(w[i])
+            load_after, load_before = dict(fixed_w), dict(fixed_w)
+            for values, into in ((leader_after, load_after), (leaders, load_before)):
+                brokers, at = np.unique(values, return_inverse=True)
+                for broker, total in zip(brokers.tolist(), np.bincount(at, weights=w).tolist()):
+                    into[broker] = into.get(broker, 0.0) + total
+            load_before.pop(NO_LEADER, None)
         brokers = [BrokerLeadership(b, rack(b), b in self.index, before.get(b, 0), after.get(b, 0),
                                     load_before.get(b, 0.0) if load else None,
                                     load_after.get(b, 0.0) if load else None)
@@ -562,8 +576,7 @@ def _balance_load(problem: _Problem, seed: np.ndarray, w: np.ndarray, fixed_w: d
                   max_moves: int | None) -> tuple[np.ndarray, tuple[LoadFigures, np.ndarray, dict[int, float]]]:
     brokers = len(problem.candidates)
     fixed = np.array([fixed_w.get(b, 0.0) for b in problem.candidates], dtype=np.float64)
-    keep = np.asarray(problem.group_keep, dtype=np.int64)[np.asarray(problem.group_of, dtype=np.int64)] \
-        if problem.movable else np.zeros(0, dtype=np.int64)
+    keep = problem.keep_index()
     width = max((len(e) for e in problem.group_eligible), default=1)
     table = np.full((len(problem.group_eligible), width), -1, dtype=np.int64)
     for g, eligible in enumerate(problem.group_eligible):
