@@ -17,6 +17,7 @@ from click.shell_completion import BashComplete, add_completion_class
 
 from leader_election_cli.errors import (
     AuthError,
+    InputError,
     ExitCode,
     LeaderElectionError,
     RefusedError,
@@ -153,11 +154,16 @@ def printing_the_report() -> Iterator[None]:
                        hint="kafka-leaders status shows the leaders now.", exit_code=ExitCode.INTERRUPTED) from None
 
 
-def connection(o: dict[str, Any], command_config: str | None = None) -> Connection:
-    """The toolkit's connection options (or the drop-in's, with its validated config path) as one value."""
+def connection(o: dict[str, Any]) -> Connection:
+    """The toolkit's connection options as one value; --bootstrap-server (or $KAFKA_BOOTSTRAP_SERVERS) is
+    required. (The drop-in checks its own, with Kafka's rules and messages.)"""
     from leader_election_cli.operations.connection import Connection
 
-    return Connection.of(o["bootstrap_server"], command_config or o["command_config"], o["timeout"])
+    servers = (o["bootstrap_server"] or "").strip()
+    if not servers:
+        raise InputError("Missing required option --bootstrap-server",
+                         hint=f"Give --bootstrap-server HOST:PORT, or set {BOOTSTRAP_ENV}.")
+    return Connection.of(servers, o["command_config"], o["timeout"])
 
 
 def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:

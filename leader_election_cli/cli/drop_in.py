@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.cli import common
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
@@ -114,6 +113,7 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
 
 
 def _elect(o: dict[str, Any]) -> int:
+    from leader_election_cli.operations.connection import Connection
     from leader_election_cli.operations.elect import Election, elect
     from leader_election_cli.selection.drop_in import DropInOptions, validate_drop_in
     from leader_election_cli.selection.files import load_election_file
@@ -140,7 +140,7 @@ def _elect(o: dict[str, Any]) -> int:
         partitions = load_election_file(validated.json_file)
     for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
         click.echo(warning, err=output != "text")
-    connection = common.connection(o, validated.config_path)
+    connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
     if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
         connection.settings(hooks(output).warn)
         return _nothing_to_elect(validated.election_type, output, o["dry_run"])

@@ -6,14 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from leader_election_cli.errors import InputError
-
 if TYPE_CHECKING:
     from leader_election_cli.cluster.admin import ClusterConnection
     from leader_election_cli.config.settings import ClientSettings
-
-BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
-
 
 @dataclass(frozen=True)
 class Connection:
@@ -27,12 +22,8 @@ class Connection:
     @classmethod
     def of(cls, bootstrap_servers: str | None, command_config: str | None = None,
            timeout_seconds: float | None = None) -> Connection:
-        """From command-line values: a missing server is an input error; seconds become milliseconds here."""
-        servers = (bootstrap_servers or "").strip()
-        if not servers:
-            raise InputError("Missing required option --bootstrap-server",
-                             hint=f"Give --bootstrap-server HOST:PORT, or set {BOOTSTRAP_ENV}.")
-        return cls(servers, command_config, int(timeout_seconds * 1000) if timeout_seconds else None)
+        """From command-line values: seconds become milliseconds here, once."""
+        return cls(bootstrap_servers or "", command_config, int(timeout_seconds * 1000) if timeout_seconds else None)
 
     def settings(self, warn: Callable[[str], None]) -> ClientSettings:
         """The config file's client settings bounded by the timeout; each of its warnings to `warn`."""
