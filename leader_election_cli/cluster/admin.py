@@ -140,8 +140,10 @@ _REDACT = _RedactSecrets()  # one filter, however many connections a process mak
 
 def _hide_in_logs(settings: ClientSettings) -> None:
     """Install the redaction on every handler of the root logger (where --debug output goes)."""
-    if settings.sasl_password:
-        _REDACT.hide(settings.sasl_password)
+    secrets = {settings.sasl_password, *settings.secrets} - {None, ""}
+    for secret in secrets:
+        _REDACT.hide(secret)
+    if secrets:
         for handler in logging.getLogger().handlers:
             handler.addFilter(_REDACT)
 

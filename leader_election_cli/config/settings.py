@@ -93,6 +93,7 @@ class ClientSettings:
     retry_backoff_max_ms: int = DEFAULT_RETRY_BACKOFF_MAX_MS
     client_id: str | None = None
     warnings: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # every secret value read: hidden in all logs
 
     @classmethod
     def default(cls) -> ClientSettings:
@@ -147,7 +148,18 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         request_timeout_ms=request_timeout, api_timeout_ms=api_timeout,
         retry_backoff_ms=_int_setting(props, "retry.backoff.ms", DEFAULT_RETRY_BACKOFF_MS, source, "LONG"),
         retry_backoff_max_ms=_int_setting(props, "retry.backoff.max.ms", DEFAULT_RETRY_BACKOFF_MAX_MS, source, "LONG"),
-        client_id=client_id or None, warnings=warnings)
+        client_id=client_id or None, warnings=warnings, secrets=_secrets(props, password))
+
+
+_SECRET_KEYS = ("ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
+                "sasl.jaas.config")
+
+
+def _secrets(props: Mapping[str, str], *more: str | None) -> tuple[str, ...]:
+    """The secret values of the file, as written and as Kafka trims them, for the log redaction."""
+    values = {v for key in _SECRET_KEYS if key in props for v in (props[key], java_trim(props[key]))}
+    values.update(v for v in more if v)
+    return tuple(sorted(v for v in values if len(v) >= 4))
 
 
 

@@ -1,0 +1,107 @@
+"""Shared security fixtures: a CA with broker and client certificates, and the client's stores in every
+format Kafka reads (JKS, PKCS12, PEM), made with the same libraries a Java shop's files would be
+read with (pyjks, cryptography)."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+import jks
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+
+STORE_PASSWORD = "St0re-Pa55-6d1e"  # the stores' passwords: must never be printed
+KEY_PASSWORD = "K3y-Only-Pa55-92ab"  # a JKS key entry's own password (ssl.key.password)
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def certificate(subject: str, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, issuer: x509.Certificate | None,
+                issuer_key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, *, ca: bool = False,
+                server: bool = False) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (x509.CertificateBuilder().subject_name(_name(subject))
+               .issuer_name(issuer.subject if issuer else _name(subject)).public_key(key.public_key())
+               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+               .not_valid_after(now + datetime.timedelta(days=2))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if server:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def pem(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def der(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+@dataclass(frozen=True)
+class Pki:
+    """A CA, a broker certificate for localhost/127.0.0.1, and a client's key in every store format."""
+
+    directory: Path
+    ca_pem: Path
+    server_cert: Path  # broker certificate + key, PEM, for a listener
+    server_key: Path
+    trust_jks: Path
+    trust_p12: Path
+    key_jks: Path  # key entry encrypted with the store password
+    key_jks_own_password: Path  # key entry encrypted with KEY_PASSWORD
+    key_p12: Path
+    client_key_pem: str  # PKCS#8, encrypted with KEY_PASSWORD
+    client_chain_pem: str
+    client_key_der: bytes  # unencrypted PKCS#8 DER: what must never reach a file
+
+    def config(self, *lines: str) -> str:
+        return "\n".join(("security.protocol=SSL", "default.api.timeout.ms=8000", "request.timeout.ms=5000",
+                          *lines)) + "\n"
+
+
+def make_pki(directory: Path, client_name: str = "ops-client") -> Pki:
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("test-ca", ca_key, None, ca_key, ca=True)
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = certificate("localhost", server_key, ca, ca_key, server=True)
+    client_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # keytool's default kind
+    client = certificate(client_name, client_key, ca, ca_key)
+    files = {"ca.pem": pem(ca), "server.pem": pem(server),
+             "server-key.pem": server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                        serialization.NoEncryption())}
+    for name, content in files.items():
+        (directory / name).write_bytes(content)
+    key_der = client_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption())
+    jks.KeyStore.new("jks", [jks.TrustedCertEntry.new("ca", der(ca))]).save(str(directory / "trust.jks"),
+                                                                            STORE_PASSWORD)
+    jks.KeyStore.new("jks", [jks.PrivateKeyEntry.new("client", [der(client), der(ca)], key_der)]).save(
+        str(directory / "key.jks"), STORE_PASSWORD)
+    entry = jks.PrivateKeyEntry.new("client", [der(client), der(ca)], key_der)
+    entry.encrypt(KEY_PASSWORD)
+    jks.KeyStore.new("jks", [entry]).save(str(directory / "key-own-password.jks"), STORE_PASSWORD)
+    encryption = serialization.BestAvailableEncryption(STORE_PASSWORD.encode())
+    (directory / "trust.p12").write_bytes(pkcs12.serialize_key_and_certificates(None, None, None, [ca], encryption))
+    (directory / "key.p12").write_bytes(pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca],
+                                                                              encryption))
+    key_pem = client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.BestAvailableEncryption(KEY_PASSWORD.encode())).decode()
+    return Pki(directory, directory / "ca.pem", directory / "server.pem", directory / "server-key.pem",
+               directory / "trust.jks", directory / "trust.p12", directory / "key.jks",
+               directory / "key-own-password.jks", directory / "key.p12", key_pem,
+               (pem(client) + pem(ca)).decode(), key_der)
+
+
+def continued(text: str) -> str:
+    """PEM as people put it in a .properties file: one continuation line per PEM line."""
+    return " \\\n    ".join(text.strip().splitlines())
