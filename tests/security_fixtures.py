@@ -4,6 +4,7 @@ read with (pyjks, cryptography)."""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 from dataclasses import dataclass
@@ -105,3 +106,68 @@ def make_pki(directory: Path, client_name: str = "ops-client") -> Pki:
 def continued(text: str) -> str:
     """PEM as people put it in a .properties file: one continuation line per PEM line."""
     return " \\\n    ".join(text.strip().splitlines())
+
+
+# -- an OIDC token endpoint (client-credentials grant, RS256 JWTs, a JWKS document) ----------------------
+
+class TokenEndpoint:
+    """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks."""
+
+    def __init__(self, clients: dict[str, str], lifetime_s: int = 3600) -> None:
+        import http.server
+        import json
+        import threading
+        import time
+        import urllib.parse
+
+        import jwt
+
+        self.clients, self.lifetime_s, self.token_requests = clients, lifetime_s, 0
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
+        jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
+        endpoint = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._send(200, jwks) if self.path == "/jwks" else self._send(404, b"{}")
+
+            def do_POST(self) -> None:  # noqa: N802
+                form = urllib.parse.parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+                endpoint.token_requests += 1
+                try:
+                    basic = base64.b64decode(self.headers.get("Authorization", "").removeprefix("Basic ")).decode()
+                    client_id, secret = (urllib.parse.unquote(p) for p in basic.split(":", 1))
+                except ValueError:
+                    client_id, secret = "", None
+                if self.path != "/token" or form.get("grant_type") != ["client_credentials"] or \
+                        endpoint.clients.get(client_id) != secret:
+                    self._send(401, b'{"error":"invalid_client"}')
+                    return
+                now = int(time.time())
+                claims = {"sub": client_id, "iat": now, "exp": now + endpoint.lifetime_s, "iss": "test-idp",
+                          "scope": form.get("scope", [""])[0]}
+                token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+                self._send(200, json.dumps({"access_token": token, "token_type": "Bearer",
+                                            "expires_in": endpoint.lifetime_s}).encode())
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.token_url, self.jwks_url = f"{base}/token", f"{base}/jwks"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)

@@ -7,10 +7,12 @@ and read what the brokers received.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
@@ -20,6 +22,8 @@ from leader_election_cli.sandbox.security import (
     require_client_certificates,
     server_context,
 )
+from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 
@@ -36,13 +40,15 @@ class Sandbox:
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
-                 tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None):
+                 tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
+                 oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None):
         """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
         SSL, with certificates made now (`ca_file`), or the (certificate chain, key) PEM files of
         `tls_certificate`; `tls_client_ca` (a PEM file) makes the listeners require client certificates
-        signed by it (Kafka's ssl.client.auth=required). `zookeeper` ("host:port[/chroot]", zk mode only)
+        signed by it (Kafka's ssl.client.auth=required). `oauth` adds SASL/OAUTHBEARER with Kafka's
+        token validation, `kerberos` SASL/GSSAPI with the brokers' keytab. `zookeeper` ("host:port[/chroot]", zk mode only)
         mirrors the cluster into a real ZooKeeper.
 
         `broker_configs` override Kafka's broker defaults of the automatic leader rebalance, as in
@@ -80,7 +86,15 @@ class Sandbox:
             context = server_context(cert, key)
         if context is not None and tls_client_ca is not None:
             require_client_certificates(context, tls_client_ca)
-        sasl = Sasl(dict(sasl_users), tuple(sasl_mechanisms)) if sasl_users else None
+        exchanges: dict[str, Callable[[bool], Any]] = {}
+        if oauth is not None:
+            exchanges["OAUTHBEARER"] = functools.partial(OAuthBearerExchange, oauth)
+        if kerberos is not None:
+            exchanges["GSSAPI"] = kerberos.exchange
+        sasl = None
+        if sasl_users or exchanges:
+            sasl = Sasl(dict(sasl_users or {}), (tuple(sasl_mechanisms) if sasl_users else ()) + tuple(exchanges),
+                        exchanges)
         self._server = Server(self.cluster, self.settings, host=host, ssl_context=context, sasl=sasl)
         self._zookeeper = None  # zk mode with a real ZooKeeper ("host:port[/chroot]"): mirrored into it
         if zookeeper is not None:
