@@ -171,3 +171,83 @@ class TokenEndpoint:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+# -- a real MIT Kerberos KDC (Debian's krb5-kdc) ------------------------------------------------------------
+
+class Kdc:
+    """A realm of its own on 127.0.0.1 (TCP, a port picked here): kdb5_util makes the database,
+    kadmin.local the brokers' service principals and the client's, with their keytabs; krb5kdc serves it.
+    Sets KRB5_CONFIG for this process (the client and the sandbox's acceptor read it)."""
+
+    REALM = "LEADER.TEST"
+
+    def __init__(self, directory: Path) -> None:
+        import os
+        import shutil
+        import socket
+        import subprocess
+
+        for tool in ("kdb5_util", "kadmin.local", "krb5kdc"):
+            if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
+                raise RuntimeError(f"{tool} is missing: install Debian's krb5-kdc and krb5-admin-server")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.directory, self.port = directory, port
+        realm = self.REALM
+        (directory / "krb5.conf").write_text(
+            f"[libdefaults]\n default_realm = {realm}\n dns_lookup_kdc = false\n dns_lookup_realm = false\n"
+            " rdns = false\n dns_canonicalize_hostname = false\n udp_preference_limit = 1\n"
+            f"[realms]\n {realm} = {{\n  kdc = 127.0.0.1:{port}\n }}\n")
+        (directory / "kdc.conf").write_text(
+            f"[kdcdefaults]\n kdc_listen = 127.0.0.1:{port}\n kdc_tcp_listen = 127.0.0.1:{port}\n"
+            f"[realms]\n {realm} = {{\n  database_name = {directory}/principal\n"
+            f"  key_stash_file = {directory}/stash\n  acl_file = {directory}/kadm5.acl\n"
+            f"  kdc_listen = 127.0.0.1:{port}\n  kdc_tcp_listen = 127.0.0.1:{port}\n }}\n"
+            f"[logging]\n kdc = FILE:{directory}/kdc.log\n")
+        (directory / "kadm5.acl").write_text("")
+        self.env = {**os.environ, "KRB5_CONFIG": str(directory / "krb5.conf"),
+                    "KRB5_KDC_PROFILE": str(directory / "kdc.conf")}
+        sbin = {"PATH": os.environ.get("PATH", "") + ":/usr/sbin:/sbin"}
+        self.env.update(sbin)
+
+        def run(*args: str) -> None:
+            subprocess.run(args, env=self.env, check=True, capture_output=True, timeout=60)
+
+        run("kdb5_util", "create", "-s", "-r", realm, "-P", "master-Pa55-kdc")
+        self.broker_keytab, self.client_keytab = directory / "kafka.keytab", directory / "client.keytab"
+        for principal, keytab in ((f"kafka/127.0.0.1@{realm}", self.broker_keytab),
+                                  (f"kafka/localhost@{realm}", self.broker_keytab),
+                                  (f"leader-tool@{realm}", self.client_keytab)):
+            run("kadmin.local", "-r", realm, "-q", f"addprinc -randkey {principal}")
+            run("kadmin.local", "-r", realm, "-q", f"ktadd -k {keytab} {principal}")
+        self.client_principal = f"leader-tool@{realm}"
+        self.stale_keytab = directory / "stale.keytab"  # its key changed on the KDC since: refused
+        run("kadmin.local", "-r", realm, "-q", f"addprinc -randkey stale@{realm}")
+        run("kadmin.local", "-r", realm, "-q", f"ktadd -k {self.stale_keytab} stale@{realm}")
+        run("kadmin.local", "-r", realm, "-q", f"cpw -randkey stale@{realm}")
+        self._process = subprocess.Popen(["krb5kdc", "-n", "-r", realm], env=self.env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):  # bounded: 10 s
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                import time
+                time.sleep(0.1)
+        else:
+            self.close()
+            raise RuntimeError("krb5kdc did not start listening")
+        os.environ["KRB5_CONFIG"] = self.env["KRB5_CONFIG"]
+
+    def kinit(self, cache: Path) -> None:
+        """A ticket cache as `kinit -kt` leaves it (what an operator's kinit would)."""
+        import subprocess
+
+        subprocess.run(["kinit", "-kt", str(self.client_keytab), "-c", f"FILE:{cache}", self.client_principal],
+                       env=self.env, check=True, capture_output=True, timeout=30)
+
+    def close(self) -> None:
+        self._process.terminate()
+        self._process.wait(timeout=10)

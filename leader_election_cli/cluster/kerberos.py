@@ -10,6 +10,7 @@ problems 2, KDC unreachable 3, credentials refused 4.
 from __future__ import annotations
 
 import os
+import uuid
 
 from leader_election_cli.config.login import KerberosSettings
 from leader_election_cli.errors import AuthError, CliError, InputError, UnreachableError
@@ -24,11 +25,12 @@ def login(settings: KerberosSettings) -> None:
                          hint="Install MIT Kerberos' development files (Debian: libkrb5-dev), then "
                               "pip install gssapi (or the tool's [kerberos] extra).") from None
     if settings.keytab is not None:
-        cache = f"MEMORY:leader-election-{os.getpid()}"
+        cache = f"MEMORY:leader-election-{uuid.uuid4().hex}"  # fresh: this login's ticket only
         os.environ["KRB5CCNAME"] = cache
         os.environ["KRB5_CLIENT_KTNAME"] = settings.keytab
         store = {"client_keytab": settings.keytab, "ccache": cache}
     else:
+        os.environ.pop("KRB5_CLIENT_KTNAME", None)  # the cache kinit filled, nothing else
         if settings.ticket_cache:
             os.environ["KRB5CCNAME"] = settings.ticket_cache
         store = None
@@ -46,18 +48,22 @@ def login(settings: KerberosSettings) -> None:
 
 def classify(message: str, settings: KerberosSettings) -> CliError:
     """A GSS-API failure as the exit code it deserves; the message names settings, never secrets."""
-    text = message.lower()
+    text = message.rpartition("Minor")[2].lower() or message.lower()  # the mechanism's own reason
     where = "the keyTab in sasl.jaas.config" if settings.keytab else "the Kerberos ticket cache"
     if "cannot contact any kdc" in text or "cannot find kdc" in text or "connection refused" in text:
         return UnreachableError("Could not reach the Kerberos KDC", hint="Check the KDC in krb5.conf "
                                 "(KRB5_CONFIG) and the network.")
-    if "key table entry not found" in text or "no key table entry" in text or "keytab" in text and "not found" in text:
+    in_keytab = "key table entry not found" in text or "no key table entry" in text
+    if in_keytab or settings.keytab and "no credentials cache found" in text:  # MIT falls back to the cache
         return InputError(f"The principal in sasl.jaas.config is not in {where}",
                           hint="Check principal= against klist -kt on the keytab.")
-    if "no credentials" in text or "credentials cache" in text and "not found" in text or "expired" in text:
+    if any(words in text for words in ("no credentials", "credentials available", "expired")) or \
+            "credentials cache" in text and "not found" in text:
         return AuthError(f"No valid Kerberos ticket in {where}", hint="Run kinit (or use a keytab login).")
-    if "preauthentication failed" in text or "not found in kerberos database" in text or "revoked" in text:
+    if any(words in text for words in ("preauthentication failed", "not found in kerberos database", "revoked",
+                                       "integrity check failed")):
         return AuthError("The Kerberos KDC refused the credentials",
                          hint="Check the principal and that the keytab is current (its key version).")
-    return AuthError(f"Kerberos login failed: {message.splitlines()[0] if message else 'unknown error'}",
+    reason = text.split("(", 1)[0].strip(" :0123456789)") or "unknown error"  # no path from the config file
+    return AuthError(f"Kerberos login failed: {reason}",
                      hint="Check krb5.conf (KRB5_CONFIG), the principal and the keytab.")
