@@ -126,12 +126,28 @@ sasl.jaas.config={module} required \\
     assert settings.ssl_context is None
 
 
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
+
+
 @pytest.mark.parametrize("text, message", [
-    ("security.protocol=SASL_PLAINTEXT\n",
-     "sasl.mechanism GSSAPI (Kafka's default when sasl.mechanism is not set) is not supported: this tool supports "
-     "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
-    ("security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n",
-     "sasl.mechanism OAUTHBEARER is not supported: this tool supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+    ("security.protocol=SASL_PLAINTEXT\n", "security.protocol SASL_PLAINTEXT needs sasl.jaas.config in {path}"),
+    ("security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n", "security.protocol SASL_SSL needs sasl.jaas.config "
+                                                                "in {path}"),
+    ("security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\nsasl.jaas.config=" + OAUTH + " required;",
+     "sasl.jaas.config in {path} sets no unsecuredLoginStringClaim_sub"),
+    ("security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\nsasl.jaas.config=" + OAUTH + " required;\n"
+     "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+     "sasl.oauthbearer.token.endpoint.url is not set in {path}"),
+    ("security.protocol=SASL_SSL\nsasl.jaas.config=" + KRB5 + " required useKeyTab=true;",
+     "sasl.kerberos.service.name is not set in {path}"),
+    ("security.protocol=SASL_SSL\nsasl.kerberos.service.name=kafka\nsasl.jaas.config=" + KRB5 + " required;",
+     "sasl.jaas.config in {path}: Krb5LoginModule needs useKeyTab=true or useTicketCache=true"),
+    ("security.protocol=SASL_SSL\nsasl.kerberos.service.name=kafka\nsasl.jaas.config=" + KRB5 +
+     " required useKeyTab=true principal=c;", "sasl.jaas.config in {path}: useKeyTab=true needs keyTab"),
+    ("security.protocol=SASL_SSL\nsasl.kerberos.service.name=kafka\nsasl.jaas.config=" + KRB5 +
+     " required useKeyTab=true principal=c keyTab=\"/nonexistent/c.keytab\";",
+     "The keyTab /nonexistent/c.keytab in sasl.jaas.config in {path} cannot be read"),
     ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n", "security.protocol SASL_PLAINTEXT needs "
                                                                  "sasl.jaas.config in {path}"),
     ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import os
 import socket
 import ssl
 import stat
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import security_fixtures
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -255,31 +259,115 @@ def test_a_key_that_does_not_match_the_certificate(tmp_path: Path, pki: Pki) -> 
     assert error.message == "The private key in ssl.keystore.key does not match its certificate"
 
 
-# -- JKS and PKCS12: refused with a way out -------------------------------------------------------------
+# -- JKS and PKCS12 -------------------------------------------------------------------------------------
 
-def test_a_pkcs12_keystore_gets_conversion_steps(tmp_path: Path, pki: Pki) -> None:
-    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.location={pki.client_p12}\n"
-                               "ssl.keystore.password=storepass")
-    assert error.message == (f"ssl.keystore.location {pki.client_p12} is a JKS or PKCS12 store, not PEM: this tool "
-                             "reads PEM stores only")
-    for step in ("keytool -importkeystore", "-deststoretype PKCS12", "openssl pkcs12 -in store.p12 -out store.pem "
-                                                                     "-nodes", "ssl.keystore.type=PEM"):
-        assert step in error.hint
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> security_fixtures.Pki:
+    return security_fixtures.make_pki(tmp_path_factory.mktemp("stores"))
 
 
-def test_a_jks_truststore_gets_export_steps(tmp_path: Path) -> None:
-    store = tmp_path / "truststore.jks"
-    store.write_bytes(bytes.fromhex("feedfeed00000002") + os.urandom(64))
-    error = error_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location={store}\n"
-                               "ssl.truststore.password=changeit")
-    assert error.message == f"ssl.truststore.location {store} is a JKS store, not PEM: this tool reads PEM stores only"
-    assert "keytool -exportcert -rfc" in error.hint and "ssl.truststore.type=PEM" in error.hint
+def listener_of(stores: security_fixtures.Pki) -> SimpleNamespace:
+    return SimpleNamespace(server_cert=stores.server_cert, server_key=stores.server_key, ca=stores.ca_pem)
 
 
-def test_a_pem_file_declared_as_pkcs12(tmp_path: Path, pki: Pki) -> None:
-    error = error_of(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PKCS12\nssl.truststore.location={pki.ca}")
-    assert error.message == f"ssl.truststore.location {pki.ca} is a PEM file but ssl.truststore.type is PKCS12"
-    assert error.hint == "Set ssl.truststore.type=PEM."
+STORE_PASSWORD, STORE_KEY_PASSWORD = security_fixtures.STORE_PASSWORD, security_fixtures.KEY_PASSWORD
+
+
+@pytest.mark.parametrize("trust, key, extra", [
+    ("jks", "jks", ()),
+    ("p12", "p12", ("ssl.truststore.type=PKCS12", "ssl.keystore.type=PKCS12")),
+    ("jks", "jks_own_password", (f"ssl.key.password={STORE_KEY_PASSWORD}",)),
+    ("p12", "jks", ("ssl.truststore.type=JKS",)),  # Java's keystore.type.compat reads either format
+])
+def test_binary_stores_give_mutual_tls(tmp_path: Path, stores: security_fixtures.Pki, trust: str, key: str,
+                                       extra: tuple[str, ...]) -> None:
+    settings = settings_of(tmp_path, stores.config(
+        f"ssl.truststore.location={getattr(stores, 'trust_' + trust)}", f"ssl.truststore.password={STORE_PASSWORD}",
+        f"ssl.keystore.location={getattr(stores, 'key_' + key)}", f"ssl.keystore.password={STORE_PASSWORD}", *extra))
+    with tls_server(listener_of(stores), require_client_cert=True) as (port, peers):
+        assert handshake(settings, port) == b"ok"
+        with pytest.raises(ssl.SSLCertVerificationError):
+            handshake(settings, port, "broker.example")  # the host name is checked (https, Kafka's default)
+    assert peers == ["ops-client"]
+
+
+def test_a_jks_truststore_without_its_password_is_read_unchecked(tmp_path: Path, stores: security_fixtures.Pki) -> None:
+    settings = settings_of(tmp_path, stores.config(f"ssl.truststore.location={stores.trust_jks}"))
+    with tls_server(listener_of(stores)) as (port, _):
+        assert handshake(settings, port) == b"ok"
+
+
+@pytest.mark.parametrize("lines, message, hint", [
+    (("ssl.truststore.location={trust_jks}", "ssl.truststore.password=wrong-one"),
+     "Failed to load SSL truststore {trust_jks} of type JKS: Keystore was tampered with, or password was incorrect",
+     "ssl.truststore.password"),
+    (("ssl.truststore.type=PKCS12", "ssl.truststore.location={trust_p12}", "ssl.truststore.password=wrong-one"),
+     "Failed to load SSL truststore {trust_p12} of type PKCS12: Keystore was tampered with", "ssl.truststore.password"),
+    (("ssl.keystore.location={key_jks}", "ssl.keystore.password=wrong-one"),
+     "Failed to load SSL keystore {key_jks} of type JKS: Keystore was tampered with", "ssl.keystore.password"),
+    (("ssl.keystore.location={key_jks_own_password}", f"ssl.keystore.password={STORE_PASSWORD}"),
+     "Failed to load SSL keystore {key_jks_own_password} of type JKS: Cannot recover key", "ssl.key.password"),
+    (("ssl.keystore.location={key_jks_own_password}", f"ssl.keystore.password={STORE_PASSWORD}",
+      "ssl.key.password=wrong-one"),
+     "Failed to load SSL keystore {key_jks_own_password} of type JKS: Cannot recover key", "ssl.key.password"),
+    (("ssl.keystore.type=PKCS12", "ssl.keystore.location={key_p12}", "ssl.keystore.password=wrong-one"),
+     "Failed to load SSL keystore {key_p12} of type PKCS12: Keystore was tampered with", "ssl.keystore.password"),
+    (("ssl.keystore.location={key_p12}",), "Failed to load SSL keystore {key_p12} of type JKS: ssl.keystore.password "
+                                           "is not set", "ssl.keystore.password"),
+    (("ssl.truststore.location={truncated}", f"ssl.truststore.password={STORE_PASSWORD}"),
+     "Failed to load SSL truststore {truncated} of type JKS: the file is not a readable JKS store", "location"),
+    (("ssl.keystore.location={garbage}", f"ssl.keystore.password={STORE_PASSWORD}"),
+     "ssl.keystore.location {garbage} is not a JKS, PKCS12 or PEM store", "ssl.keystore.location"),
+    (("ssl.truststore.type=PEM", "ssl.truststore.location={trust_jks}"),
+     "ssl.truststore.location {trust_jks} is a JKS store but ssl.truststore.type is PEM", "ssl.truststore.type=JKS"),
+    (("ssl.keystore.type=PEM", "ssl.keystore.location={key_p12}"),
+     "ssl.keystore.location {key_p12} is a PKCS12 store but ssl.keystore.type is PEM", "ssl.keystore.type=PKCS12"),
+    (("ssl.truststore.type=PKCS12", "ssl.truststore.location={ca_pem}"),
+     "ssl.truststore.location {ca_pem} is a PEM file but ssl.truststore.type is PKCS12", "ssl.truststore.type=PEM"),
+    (("ssl.truststore.location={key_jks}", f"ssl.truststore.password={STORE_PASSWORD}"),
+     "Failed to load SSL truststore {key_jks} of type JKS: the store holds no trusted certificate entry", "keytool"),
+])
+def test_store_failures_name_the_setting_never_the_password(tmp_path: Path, stores: security_fixtures.Pki,
+                                                            lines: tuple[str, ...], message: str, hint: str) -> None:
+    truncated, garbage = tmp_path / "truncated.jks", tmp_path / "garbage.p12"
+    truncated.write_bytes(stores.trust_jks.read_bytes()[:40])
+    garbage.write_bytes(b"\x00\x01not a store")
+    paths = {name: getattr(stores, name) for name in ("trust_jks", "trust_p12", "key_jks", "key_jks_own_password",
+                                                      "key_p12", "ca_pem")}
+    paths.update(truncated=truncated, garbage=garbage)
+    error = error_of(tmp_path, stores.config(*(line.format(**paths) for line in lines)))
+    assert error.message.startswith(message.format(**paths)) and hint in error.hint
+    for secret in (STORE_PASSWORD, STORE_KEY_PASSWORD, "wrong-one"):
+        assert secret not in error.message + error.hint
+
+
+def test_keys_from_stores_reach_disk_only_encrypted(tmp_path: Path, stores: security_fixtures.Pki,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ssl module loads keys from files only: the file it is given holds the key encrypted with a
+    password that is not the user's, is private while it exists, and is gone afterwards."""
+    seen: list[tuple[bytes, int, str | None]] = []
+    load = tls._load_key_and_chain
+
+    def spy(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
+        seen.append((Path(certfile).read_bytes(), stat.S_IMODE(os.stat(certfile).st_mode), key_password))
+        load(context, certfile, key_password, where)
+
+    monkeypatch.setattr(tls, "_load_key_and_chain", spy)
+    settings_of(tmp_path, stores.config(f"ssl.keystore.location={stores.key_jks}",
+                                        f"ssl.keystore.password={STORE_PASSWORD}"))
+    settings_of(tmp_path, stores.config("ssl.keystore.type=PKCS12", f"ssl.keystore.location={stores.key_p12}",
+                                        f"ssl.keystore.password={STORE_PASSWORD}"))
+    settings_of(tmp_path, stores.config(f"ssl.keystore.key={continued(stores.client_key_pem)}",
+                                        f"ssl.keystore.certificate.chain={continued(stores.client_chain_pem)}",
+                                        f"ssl.key.password={STORE_KEY_PASSWORD}"))
+    assert len(seen) == 3
+    plain_body = base64.b64encode(stores.client_key_der)[:60]
+    for content, mode, password in seen:
+        assert mode == 0o600 and b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in content
+        assert b"-----BEGIN PRIVATE KEY-----" not in content and plain_body not in content
+        assert stores.client_key_pem.encode()[40:100] not in content  # not the user's own encryption either
+        assert password not in (STORE_PASSWORD, STORE_KEY_PASSWORD)
+    assert not list(Path(tempfile.gettempdir()).glob("leader-election-key-*"))
 
 
 # -- Kafka's PEM rules and other refusals ----------------------------------------------------------------
@@ -314,7 +402,7 @@ def test_a_pem_file_declared_as_pkcs12(tmp_path: Path, pki: Pki) -> None:
     ("ssl.keystore.key=nothing\nssl.keystore.certificate.chain={chain}", "ssl.keystore.key holds no PEM private key"),
     ("ssl.keystore.location={ca}", "ssl.keystore.location {ca} holds no PEM private key"),
     ("ssl.truststore.type=BKS\nssl.truststore.location={ca}",
-     "ssl.truststore.type BKS is not supported: this tool reads PEM stores only"),
+     "ssl.truststore.type BKS is not supported: this tool reads JKS, PKCS12 and PEM stores"),
     ("ssl.truststore.location=/nonexistent/ca.pem",
      "Unable to read ssl.truststore.location /nonexistent/ca.pem: No such file or directory"),
     ("ssl.endpoint.identification.algorithm=ldap", "ssl.endpoint.identification.algorithm ldap is not supported"),

@@ -58,6 +58,12 @@ EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the c
 @click.option("--sasl-user", "sasl_users", multiple=True, metavar="USER:PASSWORD",
               help="Require SASL (PLAIN, SCRAM-SHA-256/512) and accept this user; repeatable.")
 @click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+              help="With --tls: present this certificate chain (PEM, the broker's certificate first) instead.")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+              help="With --tls-cert: its private key (PEM, unencrypted).")
+@click.option("--tls-client-ca", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+              help="With --tls: require client certificates signed by this CA (Kafka's ssl.client.auth=required).")
 @click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
 @click.option("--auto-leader-rebalance/--no-auto-leader-rebalance", default=True, show_default=True,
@@ -106,8 +112,13 @@ def _sandbox(o: dict[str, Any]) -> int:
         raise InputError(f"--port-base {o['port_base']} leaves no room for {o['brokers']} brokers below 65536")
     if o["zookeeper"] and o["mode"] != "zk":
         raise InputError("--zookeeper needs --mode zk", "Only ZooKeeper-mode clusters keep their state in ZooKeeper.")
+    if (o["tls_cert"] or o["tls_key"] or o["tls_client_ca"]) and not o["tls"]:
+        raise InputError("--tls-cert, --tls-key and --tls-client-ca need --tls", "Add --tls.")
+    if bool(o["tls_cert"]) != bool(o["tls_key"]):
+        raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
     sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
-                 zookeeper=o["zookeeper"], broker_configs={
+                 tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
+                 tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], broker_configs={
                      "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                      "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
     stop = threading.Event()

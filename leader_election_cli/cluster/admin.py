@@ -104,7 +104,18 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
     }
     if settings.client_id:
         kwargs["client_id"] = settings.client_id
-    if settings.sasl_mechanism:
+    if settings.sasl_mechanism and settings.oauth is not None:
+        from leader_election_cli.cluster.oauth import OAuthTokenProvider
+
+        provider = OAuthTokenProvider(settings.oauth, on_secret=_REDACT.hide)
+        provider.token()  # the first token now: an unreachable or refusing endpoint ends the run before Kafka
+        kwargs.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=provider)
+    elif settings.sasl_mechanism and settings.kerberos is not None:
+        from leader_election_cli.cluster.kerberos import login
+
+        login(settings.kerberos)
+        kwargs.update(sasl_mechanism="GSSAPI", sasl_kerberos_service_name=settings.kerberos.service_name)
+    elif settings.sasl_mechanism:
         kwargs.update(sasl_mechanism=settings.sasl_mechanism, sasl_plain_username=settings.sasl_username,
                       sasl_plain_password=settings.sasl_password)
     if settings.ssl_context is not None:
@@ -140,8 +151,10 @@ _REDACT = _RedactSecrets()  # one filter, however many connections a process mak
 
 def _hide_in_logs(settings: ClientSettings) -> None:
     """Install the redaction on every handler of the root logger (where --debug output goes)."""
-    if settings.sasl_password:
-        _REDACT.hide(settings.sasl_password)
+    secrets = {settings.sasl_password, *settings.secrets} - {None, ""}
+    for secret in secrets:
+        _REDACT.hide(secret)
+    if secrets or settings.oauth is not None:
         for handler in logging.getLogger().handlers:
             handler.addFilter(_REDACT)
 
@@ -231,8 +244,8 @@ class ClusterConnection:
     @classmethod
     def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> ClusterConnection:
         """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        _hide_in_logs(settings)  # first: the OAuth token fetched by _kafka_kwargs is hidden as it comes
         kwargs = _kafka_kwargs(bootstrap_servers, settings)
-        _hide_in_logs(settings)
         watch = _BootstrapWatch()
         try:
             admin = KafkaAdminClient(kafka_client=watch, **kwargs)

@@ -15,6 +15,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from leader_election_cli.config.jaas import parse_jaas_config
+from leader_election_cli.config.login import (
+    KRB5_LOGIN_MODULE,
+    OAUTH_LOGIN_MODULE,
+    KerberosSettings,
+    OAuthSettings,
+    kerberos_settings,
+    oauth_settings,
+)
 from leader_election_cli.config.properties import check_unicode, java_trim, read_properties, read_text, shown_value
 from leader_election_cli.errors import InputError
 from leader_election_cli.errors import shown as _shown
@@ -30,12 +38,10 @@ LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": OAUTH_LOGIN_MODULE,
+    "GSSAPI": KRB5_LOGIN_MODULE,
 }
-UNSUPPORTED_LOGIN_MODULES = {
-    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
-    "org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerLoginModule",
-    "com.sun.security.auth.module.Krb5LoginModule",
-}
+_PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 # Keys read here. Their values are never echoed when secret.
 _SSL_KEYS = frozenset({
@@ -43,7 +49,8 @@ _SSL_KEYS = frozenset({
     "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.key", "ssl.keystore.certificate.chain",
     "ssl.keystore.password", "ssl.key.password", "ssl.endpoint.identification.algorithm",
 })
-_SASL_KEYS = frozenset({"sasl.mechanism", "sasl.jaas.config"})
+_SASL_KEYS = frozenset({"sasl.mechanism", "sasl.jaas.config", "sasl.login.callback.handler.class",
+                        "sasl.kerberos.service.name"})
 _USED_KEYS = _SSL_KEYS | _SASL_KEYS | {
     "security.protocol", "request.timeout.ms", "default.api.timeout.ms", "client.id", "retry.backoff.ms",
     "retry.backoff.max.ms",
@@ -58,7 +65,7 @@ _TUNING_KEYS = frozenset({
     "metrics.sample.window.ms", "metrics.recording.level", "auto.include.jmx.reporter", "retries",
     "host.resolver.class", "metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms",
     "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation",
-    "ssl.provider", "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+    "ssl.provider", "sasl.kerberos.kinit.cmd",
     "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
     "sasl.kerberos.min.time.before.relogin",
 })
@@ -67,7 +74,7 @@ _TUNING_PREFIXES = ("sasl.login.refresh.", "sasl.login.retry.", "sasl.login.conn
 # Known keys that would change how the connection is secured, which this tool cannot honour: a note.
 _NOT_APPLIED_KEYS = frozenset({
     "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.engine.factory.class",
-    "sasl.client.callback.handler.class", "sasl.login.callback.handler.class", "sasl.login.class",
+    "sasl.client.callback.handler.class", "sasl.login.class",
     "security.providers",
 })
 _KAFKA_LIKE_KEY = re.compile(r"[a-z0-9]+(?:\.[a-z0-9_-]+)+")
@@ -93,6 +100,9 @@ class ClientSettings:
     retry_backoff_max_ms: int = DEFAULT_RETRY_BACKOFF_MAX_MS
     client_id: str | None = None
     warnings: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # every secret value read: hidden in all logs
+    oauth: OAuthSettings | None = None  # sasl.mechanism=OAUTHBEARER
+    kerberos: KerberosSettings | None = None  # sasl.mechanism=GSSAPI
 
     @classmethod
     def default(cls) -> ClientSettings:
@@ -139,7 +149,8 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
                (key in _SSL_KEYS and not protocol.endswith("SSL"))]
     if ignored:
         warnings += (f"{', '.join(ignored)} in {source} ignored: security.protocol is {protocol}",)
-    mechanism, username, password = _sasl(props, protocol, source) if protocol.startswith("SASL_") else (None,) * 3
+    mechanism, username, password, oauth, kerberos = (_sasl(props, protocol, source) if protocol.startswith("SASL_")
+                                                      else (None,) * 5)
     client_id = java_trim(props["client.id"]) if "client.id" in props else None
     return ClientSettings(
         security_protocol=protocol, sasl_mechanism=mechanism, sasl_username=username, sasl_password=password,
@@ -147,7 +158,19 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         request_timeout_ms=request_timeout, api_timeout_ms=api_timeout,
         retry_backoff_ms=_int_setting(props, "retry.backoff.ms", DEFAULT_RETRY_BACKOFF_MS, source, "LONG"),
         retry_backoff_max_ms=_int_setting(props, "retry.backoff.max.ms", DEFAULT_RETRY_BACKOFF_MAX_MS, source, "LONG"),
-        client_id=client_id or None, warnings=warnings)
+        client_id=client_id or None, warnings=warnings, oauth=oauth, kerberos=kerberos,
+        secrets=_secrets(props, password, oauth.client_secret if oauth else None))
+
+
+_SECRET_KEYS = ("ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
+                "sasl.jaas.config")
+
+
+def _secrets(props: Mapping[str, str], *more: str | None) -> tuple[str, ...]:
+    """The secret values of the file, as written and as Kafka trims them, for the log redaction."""
+    values = {v for key in _SECRET_KEYS if key in props for v in (props[key], java_trim(props[key]))}
+    values.update(v for v in more if v)
+    return tuple(sorted(v for v in values if len(v) >= 4))
 
 
 
@@ -181,8 +204,9 @@ def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, 
     return int(text)
 
 
-def _sasl(props: Mapping[str, str], protocol: str, source: str) -> tuple[str, str, str]:
-    """(mechanism, username, password) from sasl.mechanism and sasl.jaas.config."""
+def _sasl(props: Mapping[str, str], protocol: str,
+          source: str) -> tuple[str, str | None, str | None, OAuthSettings | None, KerberosSettings | None]:
+    """(mechanism, username, password, OAUTHBEARER or GSSAPI settings) from sasl.mechanism and sasl.jaas.config."""
     mechanism = java_trim(props.get("sasl.mechanism", "GSSAPI"))
     supported = ", ".join(LOGIN_MODULES)
     if mechanism not in LOGIN_MODULES:
@@ -202,18 +226,22 @@ def _sasl(props: Mapping[str, str], protocol: str, source: str) -> tuple[str, st
                          "login modules, should be 1 module", hint=_JAAS_EXAMPLE)
     module, expected = modules[0], LOGIN_MODULES[mechanism]
     if module.name != expected:
-        named = module.name if module.name in set(LOGIN_MODULES.values()) | UNSUPPORTED_LOGIN_MODULES else None
+        named = module.name if module.name in set(LOGIN_MODULES.values()) else None
         what = f"names {named}" if named else "names a login module this tool does not support"
         raise InputError(f"sasl.jaas.config in {source} {what}; sasl.mechanism {mechanism} needs {expected}",
                          hint=f"Use {expected} in sasl.jaas.config, or the matching sasl.mechanism.")
     if module.options.get("tokenauth", "").lower() == "true":
         raise InputError(f"sasl.jaas.config in {source} asks for delegation-token authentication (tokenauth=true), "
                          "which this tool does not support", hint="Use a SCRAM user's own credentials.")
-    for option in ("username", "password"):
+    for option in ("username", "password") if mechanism in _PASSWORD_MECHANISMS else ():
         if option not in module.options:
             raise InputError(f"sasl.jaas.config in {source} sets no {option}", hint=_JAAS_EXAMPLE)
         check_unicode(module.options[option], f"The {option} in sasl.jaas.config in {source}")
-    return mechanism, module.options["username"], module.options["password"]
+    if mechanism == "OAUTHBEARER":
+        return mechanism, None, None, oauth_settings(props, module, source), None
+    if mechanism == "GSSAPI":
+        return mechanism, None, None, None, kerberos_settings(props, module, source)
+    return mechanism, module.options["username"], module.options["password"], None, None
 
 
 def _tls_context(props: Mapping[str, str], source: str) -> ssl.SSLContext:

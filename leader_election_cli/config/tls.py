@@ -1,27 +1,28 @@
-"""TLS for the admin client: an `ssl.SSLContext` from the config file's trust and key stores,
-as Kafka's DefaultSslEngineFactory builds one. Passwords and key material never reach a message.
+"""TLS for the admin client: an `ssl.SSLContext` from the config file's trust and key stores (PEM here,
+JKS and PKCS12 through `stores`), as Kafka's DefaultSslEngineFactory builds one. Passwords and key
+material never reach a message, and a key is never written to disk unencrypted.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import ssl
 import tempfile
 from collections.abc import Callable, Mapping
 
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+
 from leader_election_cli.config.properties import check_unicode, java_trim, read_text, shown_value
+from leader_election_cli.config.stores import KeyMaterial, Store, binary_format, key_material, trusted_certificates
 from leader_election_cli.errors import InputError
 
 _MAX_KEY_PASSWORD_BYTES = 1024  # Python's ssl module passes at most this much to OpenSSL
-_KEYSTORE_CONVERSION = (
-    "Convert the key store to PEM: keytool -importkeystore -srckeystore store.jks -destkeystore store.p12 "
-    "-deststoretype PKCS12, then openssl pkcs12 -in store.p12 -out store.pem -nodes; "
-    "set ssl.keystore.type=PEM and ssl.keystore.location=store.pem.")
-_TRUSTSTORE_CONVERSION = (
-    "Export the CA certificates to PEM: keytool -exportcert -rfc -alias CA_ALIAS -keystore truststore.jks "
-    "-file ca.pem (for PKCS12: openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem); "
-    "set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem.")
+_STORE_CONVERSION = ("Convert the store to PKCS12 (keytool -importkeystore -srckeystore STORE -srcstoretype TYPE "
+                     "-destkeystore store.p12 -deststoretype PKCS12) and set {prefix}.type=PKCS12.")
 
 _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
 _PRIVATE_KEY_LABELS = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY",
@@ -29,7 +30,7 @@ _PRIVATE_KEY_LABELS = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PR
 
 
 def ssl_context(props: Mapping[str, str], source: str) -> ssl.SSLContext:
-    """A verifying client context from PEM trust and key stores, as Kafka's DefaultSslEngineFactory."""
+    """A verifying client context from the trust and key stores, as Kafka's DefaultSslEngineFactory."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # certificates and host names verified
     algorithm = java_trim(props.get("ssl.endpoint.identification.algorithm", "https"))
     if algorithm == "":
@@ -56,25 +57,39 @@ def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, s
     store_type, explicit = _store_type(props, "ssl.truststore.type")
     certificates = props.get("ssl.truststore.certificates")
     location = props.get("ssl.truststore.location")
-    has_password = "ssl.truststore.password" in props
+    password = _password(props, "ssl.truststore.password")
     if certificates is not None:
         if explicit and store_type != "PEM":
             raise _ssl_error(f"SSL trust store certs can be specified only for PEM, but trust store type is "
                              f"{shown_value(store_type)}.", source)
         if location is not None:
             raise _ssl_error("Both SSL trust store location and separate trust certificates are specified.", source)
-        if has_password:
+        if password is not None:
             raise _ssl_error("SSL trust store password cannot be specified for PEM format.", source)
         return certificates, "ssl.truststore.certificates"
     if location is not None:
         location = java_trim(location)
-        text = _read_store(location, "ssl.truststore", store_type, explicit, _TRUSTSTORE_CONVERSION)
-        if has_password:
+        store = _read_store(location, "ssl.truststore", store_type, explicit)
+        where = f"ssl.truststore.location {shown_value(location, path=True)}"
+        if isinstance(store, Store):
+            pem = [c.public_bytes(serialization.Encoding.PEM).decode("ascii")
+                   for c in trusted_certificates(store, password)]
+            return "".join(pem), where
+        if password is not None:
             raise _ssl_error("SSL trust store password cannot be specified for PEM format.", source)
-        return text, f"ssl.truststore.location {shown_value(location, path=True)}"
-    if has_password:
+        return store, where
+    if password is not None:
         raise _ssl_error("SSL trust store is not specified, but trust store password is specified.", source)
     return None
+
+
+def _password(props: Mapping[str, str], key: str) -> str | None:
+    """A store password as Kafka reads it (trimmed), checked to be text; never shown."""
+    if key not in props:
+        return None
+    password = java_trim(props[key])
+    check_unicode(password, key)
+    return password
 
 
 def _load_trusted(context: ssl.SSLContext, text: str, where: str) -> None:
@@ -91,17 +106,15 @@ def _load_trusted(context: ssl.SSLContext, text: str, where: str) -> None:
 
 
 def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], source: str) -> None:
-    """The key store, if any: Kafka's createKeystore rules, for PEM."""
+    """The key store, if any: Kafka's createKeystore rules."""
     store_type, explicit = _store_type(props, "ssl.keystore.type")
     key, chain = props.get("ssl.keystore.key"), props.get("ssl.keystore.certificate.chain")
     location = props.get("ssl.keystore.location")
-    has_password = "ssl.keystore.password" in props
-    key_password = java_trim(props["ssl.key.password"]) if "ssl.key.password" in props else None
-    if key_password is not None:
-        check_unicode(key_password, "ssl.key.password")
-        if len(key_password.encode("utf-8")) > _MAX_KEY_PASSWORD_BYTES:
-            raise InputError(f"ssl.key.password is longer than {_MAX_KEY_PASSWORD_BYTES} bytes, more than OpenSSL "
-                             "takes for a key's passphrase", hint="Protect the key with a shorter passphrase.")
+    store_password = _password(props, "ssl.keystore.password")
+    key_password = _password(props, "ssl.key.password")
+    if key_password is not None and len(key_password.encode("utf-8")) > _MAX_KEY_PASSWORD_BYTES:
+        raise InputError(f"ssl.key.password is longer than {_MAX_KEY_PASSWORD_BYTES} bytes, more than OpenSSL "
+                         "takes for a key's passphrase", hint="Protect the key with a shorter passphrase.")
     if key is not None:
         if explicit and store_type != "PEM":
             raise _ssl_error("SSL private key can be specified only for PEM, but key store type is "
@@ -110,7 +123,7 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
             raise _ssl_error("SSL private key is specified, but certificate chain is not specified.", source)
         if location is not None:
             raise _ssl_error("Both SSL key store location and separate private key are specified.", source)
-        if has_password:
+        if store_password is not None:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
                              "specified.", source)
         _load_inline_key(context, key, chain, key_password)
@@ -118,14 +131,17 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
         raise _ssl_error("SSL certificate chain is specified, but private key is not specified", source)
     elif location is not None:
         location = java_trim(location)
-        text = _read_store(location, "ssl.keystore", store_type, explicit, _KEYSTORE_CONVERSION)
+        store = _read_store(location, "ssl.keystore", store_type, explicit)
         where = f"ssl.keystore.location {shown_value(location, path=True)}"
-        _key_and_chain(text, where, text, where)
-        if has_password:
+        if isinstance(store, Store):
+            _load_key_material(context, key_material(store, store_password, key_password), where)
+            return
+        _key_and_chain(store, where, store, where)
+        if store_password is not None:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
                              "specified", source)
         _load_key_and_chain(context, location, key_password, where)
-    elif has_password:
+    elif store_password is not None:
         raise _ssl_error("SSL key store is not specified, but key store password is specified.", source)
 
 
@@ -133,20 +149,27 @@ def _ssl_error(kafka_message: str, source: str) -> InputError:
     return InputError(kafka_message, hint=f"Fix the ssl.* settings in {source}.")
 
 
-def _read_store(location: str, prefix: str, store_type: str, explicit: bool, conversion: str) -> str:
-    """A store file's text, refused with a conversion hint unless it is PEM."""
-    text = read_text(location, f"{prefix}.location", f"{prefix}.location", shown_value(location, path=True))
+def _read_store(location: str, prefix: str, store_type: str, explicit: bool) -> str | Store:
+    """A store file: its text when it is PEM, else the binary store (JKS or PKCS12)."""
+    shown_path = shown_value(location, path=True)
+    text = read_text(location, f"{prefix}.location", f"{prefix}.location", shown_path)
     if store_type not in ("PEM", "JKS", "PKCS12"):
-        raise InputError(f"{prefix}.type {shown_value(store_type)} is not supported: this tool reads PEM stores only",
-                         hint=conversion)
-    if "-----BEGIN " not in text:
-        kind = f"a {store_type} store" if explicit else "a JKS or PKCS12 store"
-        raise InputError(f"{prefix}.location {shown_value(location, path=True)} is {kind}, not PEM: this tool "
-                         "reads PEM stores only", hint=conversion)
-    if explicit and store_type != "PEM":
-        raise InputError(f"{prefix}.location {shown_value(location, path=True)} is a PEM file but {prefix}.type is "
-                         f"{store_type}", hint=f"Set {prefix}.type=PEM.")
-    return text
+        raise InputError(f"{prefix}.type {shown_value(store_type)} is not supported: this tool reads JKS, PKCS12 "
+                         "and PEM stores", hint=_STORE_CONVERSION.format(prefix=prefix))
+    if "-----BEGIN " in text:
+        if explicit and store_type != "PEM":  # unset (JKS) with a PEM file is read as PEM
+            raise InputError(f"{prefix}.location {shown_path} is a PEM file but {prefix}.type is {store_type}",
+                             hint=f"Set {prefix}.type=PEM.")
+        return text
+    data = text.encode("latin-1")
+    found = binary_format(data)
+    if found is None:
+        raise InputError(f"{prefix}.location {shown_path} is not a JKS, PKCS12 or PEM store (empty, corrupt or "
+                         "another format)", hint=f"Check {prefix}.location and {prefix}.type.")
+    if store_type == "PEM":
+        raise InputError(f"{prefix}.location {shown_path} is a {found} store but {prefix}.type is PEM",
+                         hint=f"Set {prefix}.type={found}.")
+    return Store(data, prefix, shown_path, store_type)
 
 
 def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
@@ -167,14 +190,42 @@ def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
 
 
 def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, key_password: str | None) -> None:
-    """ssl.keystore.key + ssl.keystore.certificate.chain. The ssl module loads keys only from files, so the
-    PEM goes to a private (0600) temporary file that is removed as soon as it is loaded."""
-    pem = _key_and_chain(key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain")
+    """ssl.keystore.key + ssl.keystore.certificate.chain, decrypted in memory."""
+    _key_and_chain(key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain")
+    key_pem = _pem_blocks(key, _PRIVATE_KEY_LABELS)[0].encode("ascii", "replace")
+    try:
+        private_key = serialization.load_pem_private_key(
+            key_pem, password=key_password.encode("utf-8") if key_password is not None else None)
+    except TypeError:
+        if key_password is None:
+            raise InputError("The private key in ssl.keystore.key is encrypted, but ssl.key.password is not set",
+                             hint="Set ssl.key.password to the key's passphrase.") from None
+        private_key = serialization.load_pem_private_key(key_pem, password=None)  # Kafka ignores it then
+    except (ValueError, UnsupportedAlgorithm):
+        raise InputError("Could not load the private key in ssl.keystore.key",
+                         hint="Check ssl.key.password (the key's passphrase) and that the key is PEM.") from None
+    try:
+        certificates = x509.load_pem_x509_certificates(
+            "".join(_pem_blocks(chain, {"CERTIFICATE"})).encode("ascii", "replace"))
+    except ValueError:
+        raise InputError("ssl.keystore.certificate.chain holds a certificate that cannot be read",
+                         hint="Give the certificate chain in PEM, the key's own certificate first.") from None
+    _load_key_material(context, KeyMaterial(private_key, certificates), "ssl.keystore.key")
+
+
+def _load_key_material(context: ssl.SSLContext, material: KeyMaterial, where: str) -> None:
+    """A key from memory into the context. The ssl module loads keys only from files, so the chain and
+    the key go to a private (0600) temporary file that is removed at once, the key in it encrypted
+    (PKCS#8, AES-256) with a random password that only this process ever holds."""
+    password = secrets.token_bytes(32).hex()
+    pem = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in material.chain) + material.key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(password.encode("ascii")))
     descriptor, name = tempfile.mkstemp(prefix="leader-election-key-", suffix=".pem")
     try:
-        with os.fdopen(descriptor, "w", encoding="ascii", errors="replace") as file:
+        with os.fdopen(descriptor, "wb") as file:
             file.write(pem)
-        _load_key_and_chain(context, name, key_password, "ssl.keystore.key")
+        _load_key_and_chain(context, name, password, where)
     finally:
         os.unlink(name)
 

@@ -7,14 +7,23 @@ and read what the brokers received.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
-from leader_election_cli.sandbox.security import MECHANISMS, make_certificates, server_context
+from leader_election_cli.sandbox.security import (
+    MECHANISMS,
+    make_certificates,
+    require_client_certificates,
+    server_context,
+)
+from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 
@@ -30,11 +39,16 @@ class Sandbox:
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
-                 zookeeper: str | None = None, broker_configs: dict[str, str] | None = None):
+                 zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
+                 tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
+                 oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None):
         """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
-        SSL, with certificates made now (`ca_file`). `zookeeper` ("host:port[/chroot]", zk mode only)
+        SSL, with certificates made now (`ca_file`), or the (certificate chain, key) PEM files of
+        `tls_certificate`; `tls_client_ca` (a PEM file) makes the listeners require client certificates
+        signed by it (Kafka's ssl.client.auth=required). `oauth` adds SASL/OAUTHBEARER with Kafka's
+        token validation, `kerberos` SASL/GSSAPI with the brokers' keytab. `zookeeper` ("host:port[/chroot]", zk mode only)
         mirrors the cluster into a real ZooKeeper.
 
         `broker_configs` override Kafka's broker defaults of the automatic leader rebalance, as in
@@ -63,12 +77,24 @@ class Sandbox:
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
         self.ca_file: str | None = None  # the CA's PEM file when tls=True
         context = None
-        if tls:
+        if tls and tls_certificate is not None:
+            context = server_context(Path(tls_certificate[0]), Path(tls_certificate[1]))
+        elif tls:
             self._certificates = tempfile.TemporaryDirectory(prefix="kafka-sandbox-")
             ca, cert, key = make_certificates(Path(self._certificates.name))
             self.ca_file = str(ca)
             context = server_context(cert, key)
-        sasl = Sasl(dict(sasl_users), tuple(sasl_mechanisms)) if sasl_users else None
+        if context is not None and tls_client_ca is not None:
+            require_client_certificates(context, tls_client_ca)
+        exchanges: dict[str, Callable[[bool], Any]] = {}
+        if oauth is not None:
+            exchanges["OAUTHBEARER"] = functools.partial(OAuthBearerExchange, oauth)
+        if kerberos is not None:
+            exchanges["GSSAPI"] = kerberos.exchange
+        sasl = None
+        if sasl_users or exchanges:
+            sasl = Sasl(dict(sasl_users or {}), (tuple(sasl_mechanisms) if sasl_users else ()) + tuple(exchanges),
+                        exchanges)
         self._server = Server(self.cluster, self.settings, host=host, ssl_context=context, sasl=sasl)
         self._zookeeper = None  # zk mode with a real ZooKeeper ("host:port[/chroot]"): mirrored into it
         if zookeeper is not None:

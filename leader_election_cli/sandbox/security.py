@@ -146,3 +146,9 @@ def server_context(cert: Path, key: Path) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return context
+
+
+def require_client_certificates(context: ssl.SSLContext, ca_file: str) -> None:
+    """Kafka's ssl.client.auth=required: a client without a certificate signed by this CA is refused."""
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(ca_file)

@@ -105,10 +105,12 @@ class Connection:
 
 
 class Sasl(NamedTuple):
-    """The SASL users and mechanisms of the listeners."""
+    """The SASL users and mechanisms of the listeners; `exchanges` makes the server side of mechanisms
+    other than PLAIN and SCRAM (OAUTHBEARER, GSSAPI) for a connection, given its handshake's rawness."""
 
     users: dict[str, str]
     mechanisms: tuple[str, ...]
+    exchanges: dict[str, Callable[[bool], Any]] = {}
 
 
 class Server:
@@ -314,7 +316,9 @@ class Server:
                             conn.broker_id, conn.id, request.mechanism)
                 return SaslHandshakeResponse(version=ctx.version, error_code=ke.UNSUPPORTED_SASL_MECHANISM,
                                              mechanisms=mechanisms), False
-            conn.sasl = SaslExchange(request.mechanism, self.sasl.users, raw=ctx.version == 0)
+            exchange = self.sasl.exchanges.get(request.mechanism)
+            conn.sasl = (exchange(ctx.version == 0) if exchange else
+                         SaslExchange(request.mechanism, self.sasl.users, raw=ctx.version == 0))
             return SaslHandshakeResponse(version=ctx.version, error_code=0, mechanisms=mechanisms), True
         if key == SASL_AUTHENTICATE and conn.sasl is not None:
             try:

@@ -1,0 +1,133 @@
+"""OAUTHBEARER tokens for kafka-python (its `sasl_oauth_token_provider`), as Kafka's login callback
+handlers make them.
+
+Secured (KIP-768): the client-credentials grant at the token endpoint (client id and secret in HTTP
+Basic, URL-encoded as Kafka's HttpAccessTokenRetriever sends them), the token's expiry and subject
+read as Kafka's LoginAccessTokenValidator does (no signature check: that is the broker's), and a new
+token fetched once `sasl.login.refresh.window.factor` of its lifetime has passed. Unsecured: Kafka's
+`alg: none` development token from the JAAS claims. Every token and the client secret are handed to
+`on_secret` (the log redaction) before anything could log them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+
+import jwt
+from kafka.net.sasl.oauth import AbstractTokenProvider
+
+from leader_election_cli.config.login import OAuthSettings
+from leader_election_cli.errors import AuthError, InputError, UnreachableError
+
+log = logging.getLogger(__name__)
+
+
+class OAuthTokenProvider(AbstractTokenProvider):
+    """A valid token for every SASL handshake, fetched again before it expires."""
+
+    def __init__(self, settings: OAuthSettings, on_secret: Callable[[str], None],
+                 clock: Callable[[], float] = time.time):
+        super().__init__()
+        self._settings = settings
+        self._on_secret = on_secret
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._refresh_at = 0.0
+        self._expires_at = 0.0
+        self.fetches = 0
+
+    def token(self) -> str:
+        with self._lock:
+            if self._token is None or self._clock() >= self._refresh_at:
+                try:
+                    self._renew()
+                except (UnreachableError, AuthError, InputError) as exc:
+                    if self._token is None or self._clock() >= self._expires_at:
+                        raise
+                    log.warning("Could not refresh the OAuth token (the current one is still valid): %s", exc)
+            assert self._token is not None
+            return self._token
+
+    def extensions(self) -> dict[str, str]:
+        return dict(self._settings.extensions)
+
+    def _renew(self) -> None:
+        settings = self._settings
+        now = self._clock()
+        token = self._fetch() if settings.token_endpoint else self._unsecured(now)
+        self._on_secret(token)
+        claims = self._claims(token)
+        issued = claims.get("iat") if isinstance(claims.get("iat"), (int, float)) else now
+        self._token, self._expires_at = token, float(claims["exp"])
+        self._refresh_at = issued + (self._expires_at - issued) * settings.refresh_window_factor
+        self.fetches += 1
+
+    def _unsecured(self, now: float) -> str:
+        """OAuthBearerUnsecuredLoginCallbackHandler's token: header {"alg":"none"}, an empty signature."""
+        claims = {"iat": int(now), "exp": int(now) + self._settings.unsecured_lifetime_s,
+                  **self._settings.unsecured_claims}
+        header, body = (base64.urlsafe_b64encode(json.dumps(part, separators=(",", ":")).encode()).rstrip(b"=")
+                        for part in ({"alg": "none"}, claims))
+        return f"{header.decode()}.{body.decode()}."
+
+    def _fetch(self) -> str:
+        settings = self._settings
+        url = settings.token_endpoint
+        assert url is not None
+        if url.startswith("file:"):
+            try:
+                with urllib.request.urlopen(url, timeout=settings.read_timeout_ms / 1000) as response:
+                    return response.read().decode("utf-8").strip()
+            except (OSError, ValueError, UnicodeError) as exc:
+                raise InputError(f"The token file of sasl.oauthbearer.token.endpoint.url cannot be read: "
+                                 f"{type(exc).__name__}", hint="Check the file: URL.") from None
+        body = {"grant_type": "client_credentials"}
+        if settings.scope:
+            body["scope"] = settings.scope
+        credentials = (f"{urllib.parse.quote(settings.client_id or '', safe='')}:"
+                       f"{urllib.parse.quote(settings.client_secret or '', safe='')}")
+        request = urllib.request.Request(url, data=urllib.parse.urlencode(body).encode(), method="POST", headers={
+            "Authorization": "Basic " + base64.b64encode(credentials.encode()).decode(),
+            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
+        where = "the token endpoint (sasl.oauthbearer.token.endpoint.url)"
+        try:
+            with urllib.request.urlopen(request, timeout=settings.connect_timeout_ms / 1000) as response:
+                document = json.loads(response.read(1 << 20))
+        except urllib.error.HTTPError as exc:
+            if exc.code in (400, 401, 403):
+                raise AuthError(f"{where} refused the client credentials: HTTP {exc.code}",
+                                hint="Check clientId, clientSecret and scope in sasl.jaas.config.") from None
+            raise UnreachableError(f"{where} answered HTTP {exc.code}", hint="Try again later.") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise UnreachableError(f"Could not reach {where}: {type(reason).__name__}",
+                                   hint="Check sasl.oauthbearer.token.endpoint.url and the network.") from None
+        except ValueError:
+            raise UnreachableError(f"{where} did not answer with JSON", hint="Check the URL.") from None
+        token = document.get("access_token") if isinstance(document, dict) else None
+        if not isinstance(token, str) or not token:
+            raise AuthError(f"{where} answered without an access_token", hint="Check the identity provider.")
+        return token
+
+    def _claims(self, token: str) -> dict[str, object]:
+        """The payload as Kafka's LoginAccessTokenValidator reads it: exp and the subject claim required."""
+        try:
+            claims = jwt.decode(token, options={"verify_signature": False, "verify_exp": False})
+        except jwt.PyJWTError:
+            raise AuthError("The OAuth token is not a JWT", hint="Check the identity provider.") from None
+        if not isinstance(claims.get("exp"), (int, float)):
+            raise AuthError("The OAuth token has no exp claim", hint="Check the identity provider.")
+        sub = self._settings.sub_claim
+        if not isinstance(claims.get(sub), str) or not claims[sub]:
+            raise AuthError(f"The OAuth token has no {sub} claim",
+                            hint="Check sasl.oauthbearer.sub.claim.name (default sub).")
+        return claims

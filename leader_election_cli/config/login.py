@@ -1,0 +1,165 @@
+"""SASL logins other than a user name and password: OAUTHBEARER and GSSAPI (Kerberos), read from the
+config file as Kafka's login modules read them. Secrets stay out of every repr and message."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from leader_election_cli.config.jaas import LoginModule
+from leader_election_cli.config.properties import check_unicode, java_trim, shown_value
+from leader_election_cli.errors import InputError
+
+OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+KRB5_LOGIN_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
+OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+)
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """KIP-768 client credentials (token_endpoint set) or Kafka's unsecured development tokens."""
+
+    token_endpoint: str | None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    scope: str | None = None
+    scope_claim: str = "scope"
+    sub_claim: str = "sub"
+    refresh_window_factor: float = 0.8  # sasl.login.refresh.window.factor
+    connect_timeout_ms: int = 10_000  # sasl.login.connect.timeout.ms (Kafka: none, the JDK's own)
+    read_timeout_ms: int = 10_000
+    unsecured_claims: Mapping[str, object] = field(default_factory=dict, repr=False)
+    unsecured_lifetime_s: int = 3600
+    extensions: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class KerberosSettings:
+    """A Krb5LoginModule entry: a keytab login, or the ticket cache `kinit` filled."""
+
+    service_name: str
+    principal: str | None
+    keytab: str | None
+    ticket_cache: str | None  # None: the default cache (KRB5CCNAME)
+
+
+def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -> OAuthSettings:
+    """OAUTHBEARER's settings; the login callback handler decides secured or unsecured, as in Kafka."""
+    options = module.options
+    handler = java_trim(props.get("sasl.login.callback.handler.class", ""))
+    factor = _float(props, "sasl.login.refresh.window.factor", 0.8, source, 0.5, 1.0)
+    timeouts = {name: _millis(props, f"sasl.login.{key}.timeout.ms", 10_000, source)
+                for name, key in (("connect_timeout_ms", "connect"), ("read_timeout_ms", "read"))}
+    extensions = {k.removeprefix("unsecuredLoginExtension_"): v for k, v in options.items()
+                  if k and k.startswith("unsecuredLoginExtension_")}
+    if handler:
+        if handler not in OIDC_LOGIN_HANDLERS:
+            raise InputError(f"sasl.login.callback.handler.class {shown_value(handler)} in {source} is not supported",
+                             hint=f"Use {OIDC_LOGIN_HANDLERS[1]} (Kafka's OIDC client-credentials login) or leave "
+                                  "it out for unsecured development tokens.")
+        endpoint = java_trim(props.get("sasl.oauthbearer.token.endpoint.url", ""))
+        if not endpoint:
+            raise InputError(f"sasl.oauthbearer.token.endpoint.url is not set in {source}",
+                             hint="Set it to your identity provider's token endpoint (https://...).")
+        if not endpoint.startswith(("https://", "http://", "file:")):
+            raise InputError(f"sasl.oauthbearer.token.endpoint.url in {source} is not an http(s) or file URL",
+                             hint="Give the token endpoint's https:// URL.")
+        if not endpoint.startswith("file:"):
+            for option in ("clientId", "clientSecret"):
+                if not options.get(option):
+                    raise InputError(f"sasl.jaas.config in {source} sets no {option}",
+                                     hint=f'Write: {OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." '
+                                          'scope="...";')
+                check_unicode(options[option], f"The {option} in sasl.jaas.config in {source}")
+        return OAuthSettings(endpoint, options.get("clientId"), options.get("clientSecret"), options.get("scope"),
+                             java_trim(props.get("sasl.oauthbearer.scope.claim.name", "scope")) or "scope",
+                             java_trim(props.get("sasl.oauthbearer.sub.claim.name", "sub")) or "sub",
+                             factor, extensions=extensions, **timeouts)
+    return _unsecured(options, source, factor, extensions)
+
+
+def _unsecured(options: Mapping[str | None, str], source: str, factor: float,
+               extensions: dict[str, str]) -> OAuthSettings:
+    """OAuthBearerUnsecuredLoginCallbackHandler: unsecuredLoginStringClaim_<name>, unsecuredLoginListClaim_<name>,
+    unsecuredLoginNumberClaim_<name>, unsecuredLoginLifetimeSeconds, unsecuredLoginPrincipalClaimName."""
+    claims: dict[str, object] = {}
+    for key, value in options.items():
+        if not key:
+            continue
+        if key.startswith("unsecuredLoginStringClaim_"):
+            claims[key.removeprefix("unsecuredLoginStringClaim_")] = value
+        elif key.startswith("unsecuredLoginListClaim_"):
+            separator, items = (value[0], value[1:]) if value else (",", "")
+            claims[key.removeprefix("unsecuredLoginListClaim_")] = [i for i in items.split(separator) if i]
+        elif key.startswith("unsecuredLoginNumberClaim_"):
+            try:
+                claims[key.removeprefix("unsecuredLoginNumberClaim_")] = float(value) if "." in value else int(value)
+            except ValueError:
+                raise InputError(f"sasl.jaas.config in {source}: {key} is not a number",
+                                 hint="Give a number.") from None
+    principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub")
+    if not isinstance(claims.get(principal_claim), str) or not claims[principal_claim]:
+        raise InputError(f"sasl.jaas.config in {source} sets no unsecuredLoginStringClaim_{principal_claim}",
+                         hint=f'Write: {OAUTH_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="alice"; '
+                              "(or set sasl.login.callback.handler.class for an identity provider's tokens).")
+    lifetime = options.get("unsecuredLoginLifetimeSeconds", "3600")
+    if not lifetime.isdigit() or int(lifetime) < 1:
+        raise InputError(f"sasl.jaas.config in {source}: unsecuredLoginLifetimeSeconds is not a positive number",
+                         hint="Give a number of seconds.")
+    return OAuthSettings(None, sub_claim=principal_claim, refresh_window_factor=factor, unsecured_claims=claims,
+                         unsecured_lifetime_s=int(lifetime), extensions=extensions)
+
+
+def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str) -> KerberosSettings:
+    """Krb5LoginModule's options as Java reads them: useKeyTab/keyTab/principal or useTicketCache/ticketCache."""
+    service = java_trim(props.get("sasl.kerberos.service.name", ""))
+    if not service:
+        raise InputError(f"sasl.kerberos.service.name is not set in {source}",
+                         hint="Set it to the brokers' Kerberos service name (usually kafka), as Kafka requires.")
+    options = {k: v for k, v in module.options.items() if k}
+    use_keytab = options.get("useKeyTab", "false").lower() == "true"
+    use_cache = options.get("useTicketCache", "false").lower() == "true"
+    if use_keytab:
+        keytab, principal = options.get("keyTab"), options.get("principal")
+        if not keytab:
+            raise InputError(f"sasl.jaas.config in {source}: useKeyTab=true needs keyTab",
+                             hint=f'Write: {KRB5_LOGIN_MODULE} required useKeyTab=true keyTab="/path/client.keytab" '
+                                  'principal="client@REALM";')
+        if not principal:
+            raise InputError(f"sasl.jaas.config in {source}: useKeyTab=true needs principal",
+                             hint="Add principal=\"client@REALM\" to the Krb5LoginModule entry.")
+        if not os.access(keytab, os.R_OK):
+            raise InputError(f"The keyTab {shown_value(keytab, path=True)} in sasl.jaas.config in {source} cannot "
+                             "be read", hint="Check the keyTab path and its permissions.")
+        return KerberosSettings(service, principal, keytab, None)
+    if use_cache:
+        return KerberosSettings(service, options.get("principal"), None, options.get("ticketCache"))
+    raise InputError(f"sasl.jaas.config in {source}: Krb5LoginModule needs useKeyTab=true or useTicketCache=true",
+                     hint="This tool cannot prompt for a Kerberos password: use a keytab or run kinit first.")
+
+
+def _float(props: Mapping[str, str], key: str, default: float, source: str, low: float, high: float) -> float:
+    if key not in props:
+        return default
+    try:
+        value = float(java_trim(props[key]))
+    except ValueError:
+        value = -1.0
+    if not low <= value <= high:
+        raise InputError(f"Invalid value {shown_value(java_trim(props[key]))} for configuration {key}: Value must "
+                         f"be between {low} and {high}", hint=f"Fix {key} in {source}.")
+    return value
+
+
+def _millis(props: Mapping[str, str], key: str, default: int, source: str) -> int:
+    if key not in props:
+        return default
+    text = java_trim(props[key])
+    if not text.isdigit() or not 0 < int(text) < 2**31:
+        raise InputError(f"Invalid value {shown_value(text)} for configuration {key}: Not a number of type INT",
+                         hint=f"Fix {key} in {source}: a number of milliseconds.")
+    return int(text)

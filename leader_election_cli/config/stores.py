@@ -1,0 +1,135 @@
+"""JKS and PKCS12 trust and key stores, read as Java's KeyStore reads them (pyjks, cryptography).
+
+Java reads a JKS file given as PKCS12 and a PKCS12 file given as JKS (`keystore.type.compat`, on by
+default), so either binary format is accepted under either type; a PEM file under one of them, or
+a binary store under PEM, is refused. Passwords and keys never reach a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import jks
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from leader_election_cli.errors import InputError
+
+_JKS_MAGIC = (bytes.fromhex("feedfeed"), bytes.fromhex("cececece"))  # JKS, JCEKS
+
+
+@dataclass(frozen=True)
+class KeyMaterial:
+    """A private key and its certificate chain (its own certificate first)."""
+
+    key: PrivateKeyTypes = field(repr=False)
+    chain: Sequence[x509.Certificate]
+
+
+@dataclass(frozen=True)
+class Store:
+    """A store file named for messages: `prefix` is ssl.truststore or ssl.keystore."""
+
+    data: bytes
+    prefix: str
+    where: str  # the path, shown only when plain
+    store_type: str
+
+    def fail(self, reason: str, hint: str) -> InputError:
+        return InputError(f"Failed to load SSL {self.prefix.removeprefix('ssl.')} {self.where} of type "
+                          f"{self.store_type}: {reason}", hint=hint)
+
+    def wrong_password(self, setting: str) -> InputError:
+        return self.fail("Keystore was tampered with, or password was incorrect",
+                         f"Check {setting} (it is not shown).")
+
+
+def binary_format(data: bytes) -> str | None:
+    """'JKS' or 'PKCS12' by the file's first bytes, or None."""
+    if data[:4] in _JKS_MAGIC:
+        return "JKS"
+    if data[:1] == b"\x30":  # a DER SEQUENCE: PKCS#12's PFX
+        return "PKCS12"
+    return None
+
+
+def trusted_certificates(store: Store, password: str | None) -> list[x509.Certificate]:
+    """The store's trusted-certificate entries; without a password a JKS store's integrity is not checked
+    (as Java does for a trust store)."""
+    if binary_format(store.data) == "JKS":
+        keystore = _load_jks(store, password, f"{store.prefix}.password")
+        certificates = [_der_certificate(store, entry.cert) for entry in keystore.certs.values()]
+    else:
+        loaded = _load_pkcs12(store, password, f"{store.prefix}.password")
+        certificates = [c.certificate for c in loaded.additional_certs]
+        if loaded.key is None and loaded.cert is not None:
+            certificates.insert(0, loaded.cert.certificate)
+    if not certificates:
+        raise store.fail("the store holds no trusted certificate entry",
+                         "Import the CA certificates: keytool -importcert -trustcacerts -alias ca -file ca.pem "
+                         "-keystore STORE.")
+    return certificates
+
+
+def key_material(store: Store, store_password: str | None, key_password: str | None) -> KeyMaterial:
+    """The store's private key entry (the first one, by alias, when there are several) and its chain.
+    ssl.key.password defaults to the store password, as in Kafka."""
+    if store_password is None:
+        raise store.fail("ssl.keystore.password is not set", "Set ssl.keystore.password to the store's password.")
+    if binary_format(store.data) == "JKS":
+        keystore = _load_jks(store, store_password, "ssl.keystore.password")
+        if not keystore.private_keys:
+            raise store.fail("the store holds no private key entry", "Give a key store with the client's key.")
+        entry = keystore.private_keys[sorted(keystore.private_keys)[0]]
+        try:
+            entry.decrypt(key_password if key_password is not None else store_password)
+        except jks.DecryptionFailureException:
+            hint = ("Check ssl.key.password (it is not shown)." if key_password is not None else
+                    "Set ssl.key.password: the key entry's password is not ssl.keystore.password.")
+            raise store.fail("Cannot recover key", hint) from None
+        except jks.KeystoreException as exc:
+            raise store.fail(f"its private key cannot be read ({type(exc).__name__})",
+                             "Re-create the key entry with keytool.") from None
+        try:
+            key = serialization.load_der_private_key(entry.pkey_pkcs8, password=None)
+        except (ValueError, TypeError):
+            raise store.fail("its private key cannot be read", "Re-create the key entry with keytool.") from None
+        chain = [_der_certificate(store, der) for _, der in entry.cert_chain]
+        return KeyMaterial(key, chain)
+    loaded = _load_pkcs12(store, store_password, "ssl.keystore.password")
+    if loaded.key is None or loaded.cert is None:
+        raise store.fail("the store holds no private key entry", "Give a key store with the client's key.")
+    return KeyMaterial(loaded.key, [loaded.cert.certificate, *(c.certificate for c in loaded.additional_certs)])
+
+
+def _load_jks(store: Store, password: str | None, setting: str) -> jks.KeyStore:
+    try:
+        return jks.KeyStore.loads(store.data, password, try_decrypt_keys=False)
+    except jks.KeystoreSignatureException:
+        raise store.wrong_password(setting) from None
+    except (jks.KeystoreException, ValueError, UnicodeError, IndexError):
+        raise store.fail("the file is not a readable JKS store (truncated or corrupt)",
+                         f"Check {store.prefix}.location.") from None
+
+
+def _load_pkcs12(store: Store, password: str | None, setting: str) -> pkcs12.PKCS12KeyAndCertificates:
+    secret = password.encode("utf-8") if password is not None else None
+    try:
+        return pkcs12.load_pkcs12(store.data, secret)
+    except (ValueError, TypeError):
+        pass
+    if password is None:
+        raise store.fail(f"{setting} is not set and the store cannot be read without it",
+                         f"Set {setting}.")
+    raise store.fail("Keystore was tampered with, or password was incorrect (or the file is not a PKCS12 store)",
+                     f"Check {setting} (it is not shown) and {store.prefix}.location.")
+
+
+def _der_certificate(store: Store, der: bytes) -> x509.Certificate:
+    try:
+        return x509.load_der_x509_certificate(der)
+    except ValueError:
+        raise store.fail("it holds a certificate that cannot be read", f"Check {store.prefix}.location.") from None

@@ -1,0 +1,106 @@
+"""SASL/GSSAPI against the sandbox and a real MIT Kerberos KDC this module starts (Debian's krb5-kdc):
+keytab and ticket-cache logins elect; keytab problems are exit 2, an unreachable KDC exit 3, a key the
+KDC refuses exit 4. The tests fail, not skip, where the KDC's programs are missing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import security_fixtures
+from click.testing import CliRunner
+
+from leader_election_cli.cli.toolkit import cli as toolkit
+from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+
+KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
+TOOLS = ("drop-in", "elect")
+
+
+@pytest.fixture(scope="module")
+def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[security_fixtures.Kdc]:
+    before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
+    server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))
+    yield server
+    server.close()
+    for name, value in before.items():
+        os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+
+
+@pytest.fixture(scope="module")
+def sb(kdc: security_fixtures.Kdc) -> Iterator[Sandbox]:
+    with Sandbox(brokers=2, kerberos=KerberosAcceptor(str(kdc.broker_keytab))) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2]})
+        yield sandbox
+
+
+def config(jaas_options: str) -> str:
+    return ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n"
+            f"sasl.jaas.config={KRB5} required {jaas_options};\ndefault.api.timeout.ms=5000\nrequest.timeout.ms=4000\n")
+
+
+def elect(sb: Sandbox, tool: str, text: str, tmp_path: Path) -> tuple[int, str, int]:
+    path = tmp_path / "client.properties"
+    path.write_text(text)
+    sb.set_leader("t1", 0, 2)
+    before = sb.request_count()
+    if tool == "drop-in":
+        result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                              "preferred", "--topic", "t1", "--partition", "0", "--command-config",
+                                              str(path)], catch_exceptions=False)
+    else:
+        result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", sb.bootstrap_servers, "-p", "t1:0",
+                                              "--command-config", str(path)], catch_exceptions=False)
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    return result.exit_code, output, sb.request_count() - before
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_keytab_login_election(sb: Sandbox, kdc: security_fixtures.Kdc, tmp_path: Path, tool: str) -> None:
+    code, output, _ = elect(sb, tool, config(f'useKeyTab=true storeKey=true keyTab="{kdc.client_keytab}" '
+                                             f'principal="{kdc.client_principal}"'), tmp_path)
+    assert code == 0, output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_ticket_cache_login_election(sb: Sandbox, kdc: security_fixtures.Kdc, tmp_path: Path, tool: str) -> None:
+    cache = tmp_path / "krb5cc"
+    kdc.kinit(cache)
+    code, output, _ = elect(sb, tool, config(f'useTicketCache=true ticketCache="FILE:{cache}"'), tmp_path)
+    assert code == 0, output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize("case, expected, words", [
+    ("keytab missing", 2, "cannot be read"),
+    ("principal not in keytab", 2, "is not in the keyTab"),
+    ("key refused by the KDC", 4, "refused"),
+    ("empty ticket cache", 4, "No valid Kerberos ticket"),
+    ("KDC unreachable", 3, "Could not reach the Kerberos KDC"),
+])
+def test_failures(sb: Sandbox, kdc: security_fixtures.Kdc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  case: str, expected: int, words: str) -> None:
+    keytab = f'useKeyTab=true keyTab="{kdc.client_keytab}" principal="{kdc.client_principal}"'
+    if case == "keytab missing":
+        text = config(f'useKeyTab=true keyTab="{tmp_path}/none.keytab" principal="{kdc.client_principal}"')
+    elif case == "principal not in keytab":
+        text = config(f'useKeyTab=true keyTab="{kdc.client_keytab}" principal="someone-else@{kdc.REALM}"')
+    elif case == "key refused by the KDC":
+        text = config(f'useKeyTab=true keyTab="{kdc.stale_keytab}" principal="stale@{kdc.REALM}"')
+    elif case == "empty ticket cache":
+        text = config(f'useTicketCache=true ticketCache="FILE:{tmp_path}/no-cache"')
+    else:
+        conf = tmp_path / "krb5.conf"
+        conf.write_text(Path(os.environ["KRB5_CONFIG"]).read_text().replace(f":{kdc.port}", ":1"))
+        monkeypatch.setenv("KRB5_CONFIG", str(conf))
+        text = config(keytab)
+    code, output, requests = elect(sb, "elect", text, tmp_path)
+    assert code == expected and requests == 0, output
+    assert words in output
+    assert sb.partition_state("t1", 0).leader == 2

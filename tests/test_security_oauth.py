@@ -1,0 +1,147 @@
+"""SASL/OAUTHBEARER against the sandbox: KIP-768 client credentials from a token endpoint this module
+starts (RS256 JWTs, a JWKS document the brokers check signatures against), and Kafka's unsecured
+development tokens. Failures end with their exit codes, and no secret or token is in any output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import security_fixtures
+from click.testing import CliRunner
+
+from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.toolkit import cli as toolkit
+from leader_election_cli.cluster.oauth import OAuthTokenProvider
+from leader_election_cli.config.login import OAuthSettings
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
+
+CLIENT_SECRET = "Cl1ent-S3cret-5a7e"
+HANDLERS = ("org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler")
+MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+TOOLS = ("drop-in", "elect")
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[security_fixtures.TokenEndpoint]:
+    endpoint = security_fixtures.TokenEndpoint({"leader-tool": CLIENT_SECRET})
+    yield endpoint
+    endpoint.close()
+
+
+@pytest.fixture(scope="module")
+def sb(idp: security_fixtures.TokenEndpoint) -> Iterator[Sandbox]:
+    with Sandbox(brokers=2, oauth=OAuthValidation(jwks_url=idp.jwks_url, required_scope="kafka")) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2]})
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def unsecured_sb() -> Iterator[Sandbox]:
+    with Sandbox(brokers=1, oauth=OAuthValidation()) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1]})
+        yield sandbox
+
+
+def client_credentials(url: str, *, handler: str = HANDLERS[1], secret: str = CLIENT_SECRET,
+                       scope: str = "kafka") -> str:
+    return ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f"sasl.login.callback.handler.class={handler}\nsasl.oauthbearer.token.endpoint.url={url}\n"
+            f'sasl.jaas.config={MODULE} required clientId="leader-tool" clientSecret="{secret}" scope="{scope}";\n'
+            "default.api.timeout.ms=4000\nrequest.timeout.ms=3000\n")
+
+
+def elect(sb: Sandbox, tool: str, config: str, tmp_path: Path, *extra: str) -> tuple[int, str, int]:
+    path = tmp_path / "client.properties"
+    path.write_text(config)
+    if 2 in sb.brokers:
+        sb.set_leader("t1", 0, 2)
+    before = sb.request_count()
+    if tool == "drop-in":
+        result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                              "preferred", "--topic", "t1", "--partition", "0", "--command-config",
+                                              str(path), *extra], catch_exceptions=False)
+    else:
+        result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", sb.bootstrap_servers, "-p", "t1:0",
+                                              "--command-config", str(path), *extra], catch_exceptions=False)
+    output = result.stdout + result.stderr
+    assert CLIENT_SECRET not in output and "Wr0ng-S3cret" not in output and "eyJ" not in output  # no JWT either
+    assert "Traceback" not in output
+    return result.exit_code, output, sb.request_count() - before
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_client_credentials_election(sb: Sandbox, idp: security_fixtures.TokenEndpoint, tmp_path: Path, tool: str,
+                                     handler: str) -> None:
+    code, output, _ = elect(sb, tool, client_credentials(idp.token_url, handler=handler), tmp_path)
+    assert code == 0, output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_unsecured_development_tokens(unsecured_sb: Sandbox, tmp_path: Path, tool: str) -> None:
+    config = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+              f'sasl.jaas.config={MODULE} required unsecuredLoginStringClaim_sub="alice";\n')
+    code, output, _ = elect(unsecured_sb, tool, config, tmp_path)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("case, expected", [
+    ("wrong secret", 4), ("scope the broker does not accept", 4), ("endpoint unreachable", 3),
+    ("no endpoint", 2), ("unknown handler", 2), ("no clientSecret", 2),
+])
+def test_failures(sb: Sandbox, idp: security_fixtures.TokenEndpoint, tmp_path: Path, tool: str, case: str,
+                  expected: int) -> None:
+    config = client_credentials(idp.token_url)
+    if case == "wrong secret":
+        config = client_credentials(idp.token_url, secret="Wr0ng-S3cret")
+    elif case == "scope the broker does not accept":
+        config = client_credentials(idp.token_url, scope="other")
+    elif case == "endpoint unreachable":
+        config = client_credentials(idp.token_url.replace(idp.token_url.split(":")[2].split("/")[0], "1"))
+    elif case == "no endpoint":
+        config = "\n".join(line for line in config.splitlines() if "endpoint" not in line)
+    elif case == "unknown handler":
+        config = client_credentials(idp.token_url, handler="com.example.MyHandler")
+    else:
+        config = config.replace(f' clientSecret="{CLIENT_SECRET}"', "")
+    code, output, requests = elect(sb, tool, config, tmp_path)
+    assert code == expected, output
+    if expected != 4 or case == "wrong secret":
+        assert requests == 0  # refused before the brokers were asked anything
+    assert sb.partition_state("t1", 0).leader == 2
+
+
+def test_the_token_is_fetched_again_before_it_expires(idp: security_fixtures.TokenEndpoint) -> None:
+    now = [1000.0]
+    hidden: list[str] = []
+    import time as real_time
+
+    provider = OAuthTokenProvider(OAuthSettings(idp.token_url, "leader-tool", CLIENT_SECRET, "kafka"),
+                                  on_secret=hidden.append, clock=lambda: now[0])
+    first = provider.token()
+    assert provider.token() == first and provider.fetches == 1  # reused while fresh
+    issued = real_time.time()
+    now[0] = issued + idp.lifetime_s * 0.79
+    provider.token()
+    assert provider.fetches == 1
+    now[0] = issued + idp.lifetime_s * 0.81  # past sasl.login.refresh.window.factor (0.8) of its lifetime
+    provider.token()
+    assert provider.fetches == 2 and hidden[0] == first and len(hidden) == 2
+
+
+def test_the_unsecured_token_is_kafkas_alg_none_jwt() -> None:
+    import jwt
+
+    provider = OAuthTokenProvider(OAuthSettings(None, unsecured_claims={"sub": "alice", "scope": ["a", "b"]},
+                                                unsecured_lifetime_s=60), on_secret=lambda _: None,
+                                  clock=lambda: 5000.0)
+    token = provider.token()
+    assert jwt.get_unverified_header(token) == {"alg": "none"} and token.endswith(".")
+    assert jwt.decode(token, options={"verify_signature": False, "verify_exp": False}) == {
+        "iat": 5000, "exp": 5060, "sub": "alice", "scope": ["a", "b"]}
