@@ -102,12 +102,14 @@ def main() -> None:
               f"{r['greedy_seconds']:.2f} s")
         big = size >= 1_000_000
         figures += [
-            {"name": f"{name}: max leaders per broker", "value": r["max_after"], "unit": "", "target": r["lower_bound"]},
+            {"name": f"{name}: max leaders per broker", "value": r["max_after"], "unit": "",
+             "target": r["lower_bound"]},
             {"name": f"{name}: max leaders, kafka-tools greedy", "value": r["greedy_max"], "unit": "", "target": None},
             {"name": f"{name}: partitions changed", "value": r["changed"], "unit": "", "target": None},
             {"name": f"{name}: partitions changed, kafka-tools greedy", "value": r["greedy_changed"], "unit": "",
              "target": None},
-            {"name": f"{name}: solve time", "value": r["seconds"], "unit": "s", "target": TARGET_SECONDS if big else None},
+            {"name": f"{name}: solve time", "value": r["seconds"], "unit": "s",
+             "target": TARGET_SECONDS if big else None},
             {"name": f"{name}: peak memory (with the cluster state)", "value": r["peak_mib"], "unit": "MiB",
              "target": TARGET_MIB if big else None},
         ]

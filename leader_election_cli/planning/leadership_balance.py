@@ -37,8 +37,8 @@ most L leaders per broker (at most R per rack), and its cost is the number of pa
 
 Flow on g -> b is then handed back to g's partitions: those already led by their keep broker keep it,
 those led by a broker that g sends flow to get that broker (their order changes but leadership does
-not move), the rest fill what remains. Grouping keeps the graph small (a few thousand arcs for a
-million partitions on a dozen brokers).
+not move), the rest fill what remains. Grouping keeps the graph small: about 3,000 groups and 9,000
+arcs for a million partitions on 24 brokers with three replicas each.
 
 With weights (bytes, bytes-in...), the objective is the heaviest broker's leader load, which is
 NP-hard (it contains makespan scheduling on restricted machines). The heuristic starts from the exact
@@ -113,13 +113,16 @@ class LoadFigures:
 
 @dataclass(frozen=True)
 class LeadershipPlan:
+    """The reorders to make, and the leaders per broker before and after (after: once the changed
+    partitions and those in `elect_only` have had a preferred election)."""
+
     changes: list[LeaderChange]  # sorted by partition
     elect_only: list[TopicPartition]  # order kept but led off its first replica: the "after" counts need an election
     brokers: list[BrokerLeadership]  # sorted by id: every live broker and every broker leading something
     max_before: int  # most leaders on a broker that may lead, now
     max_after: int
     lower_bound: int  # the least maximum any plan reaches (exact, whatever max_moves is)
-    changes_for_optimum: int  # the fewest changes that reach lower_bound
+    changes_for_optimum: int  # the fewest changes that reach lower_bound (and rack_lower_bound)
     movable: int  # partitions the solver could place
     excluded: int  # partitions of excluded topics: untouched, their leaders counted
     skipped: list[tuple[TopicPartition, str]]  # untouched for another reason, sorted
@@ -212,7 +215,6 @@ class _Problem:
         classes: dict[tuple, int] = {}  # (replicas, isr, offline, leader) -> group, or -1 when none may lead
         groups: dict[tuple[tuple[int, ...], int], int] = {}
         reassigning = state.reassigning
-        index = self.index
         leaders = set()
         for tp, p in state.partitions.items():
             leaders.add(p.leader)
@@ -355,13 +357,13 @@ class _Problem:
 
         tps = self.tps
         changes = [LeaderChange(tps[i], movable[i].replicas, order(movable[i].replicas, b), movable[i].leader, b)
-                   for i, b in zip(np.flatnonzero(changed).tolist(), leader_after[changed].tolist())]
+                   for i, b in zip(np.flatnonzero(changed).tolist(), leader_after[changed].tolist(), strict=True)]
         changes.sort()
         elect_only = sorted(tps[i] for i in np.flatnonzero(~changed & (leaders != leader_after)).tolist())
         fixed = self.fixed_counts()
         before, after = Counter(fixed), Counter(fixed)
-        before.update(dict(zip(*(v.tolist() for v in np.unique(leaders, return_counts=True)))))
-        after.update(dict(zip(*(v.tolist() for v in np.unique(leader_after, return_counts=True)))))
+        before.update(dict(zip(*(v.tolist() for v in np.unique(leaders, return_counts=True)), strict=True)))
+        after.update(dict(zip(*(v.tolist() for v in np.unique(leader_after, return_counts=True)), strict=True)))
         before.pop(NO_LEADER, None)
         rack = self.rack_of.get if self.rack_of is not None else (lambda b: None)
         load_before: dict[int, float] = {}
@@ -371,7 +373,7 @@ class _Problem:
             load_after, load_before = dict(fixed_w), dict(fixed_w)
             for values, into in ((leader_after, load_after), (leaders, load_before)):
                 brokers, at = np.unique(values, return_inverse=True)
-                for broker, total in zip(brokers.tolist(), np.bincount(at, weights=w).tolist()):
+                for broker, total in zip(brokers.tolist(), np.bincount(at, weights=w).tolist(), strict=True):
                     into[broker] = into.get(broker, 0.0) + total
             load_before.pop(NO_LEADER, None)
         brokers = [BrokerLeadership(b, rack(b), b in self.index, before.get(b, 0), after.get(b, 0),
@@ -420,7 +422,7 @@ class _Network:
         caps = [self.size]
         costs = [np.zeros(groups, dtype=np.int64)]
         gb_tail, gb_head, gb_cost = [], [], []
-        for g, (eligible, keep) in enumerate(zip(problem.group_eligible, problem.group_keep)):
+        for g, (eligible, keep) in enumerate(zip(problem.group_eligible, problem.group_keep, strict=True)):
             for b in eligible:
                 gb_tail.append(g)
                 gb_head.append(b)
