@@ -203,8 +203,12 @@ def test_rack_aware_spreads_racks_without_giving_up_the_broker_optimum(case, nam
 def test_weighted_load_is_no_worse_than_the_count_solution_and_above_a_true_lower_bound(case, data):
     state = case["state"]
     weights = {tp: data.draw(st.sampled_from([0, 1, 2.5, 7, 40, 1000])) for tp in state.partitions}
-    plan = solve_leadership(state, **kwargs(case, weights=weights))
+    moves = data.draw(st.one_of(st.none(), st.integers(0, 3)))
+    if moves is not None and all(n > moves for _, n, _ in assignments(case)):
+        return  # more partitions must change than allowed (refused: test_max_moves_takes_the_best_moves)
+    plan = solve_leadership(state, **kwargs(case, weights=weights, max_moves=moves))
     check_plan(case, plan)
+    assert moves is None or len(plan.changes) <= moves
     brokers = may_lead(case)
     fixed = Counter()
     moving = movable(case)

@@ -663,32 +663,31 @@ def _best_move(mine, heavy, top, assign, keep, eligible, w, load, changes, max_c
 def _best_swap(mine, heavy, top, assign, keep, eligible, w, load, changes, max_changes, tolerance):
     """The swap of a partition on `heavy` with a lighter one elsewhere that lowers the pair's maximum most."""
     best, best_score = None, top - tolerance
+    movable_here = np.flatnonzero((assign != heavy) & (eligible == heavy).any(axis=1))
+    by_broker = movable_here[np.argsort(assign[movable_here], kind="stable")]
+    starts = np.searchsorted(assign[by_broker], np.arange(len(load) + 1))
     for other in np.argsort(load).tolist():
         if other == heavy or load[other] >= best_score:
             continue
         room = top - load[other]  # the weight difference d must lie in (0, room); best near room / 2
         ours = mine[(eligible[mine] == other).any(axis=1)]
-        theirs = np.flatnonzero((assign == other) & (eligible == heavy).any(axis=1))
+        theirs = by_broker[starts[other]:starts[other + 1]]
         if not len(ours) or not len(theirs):
             continue
         theirs = theirs[np.argsort(w[theirs], kind="stable")]
-        tw = w[theirs]
-        for i in ours.tolist():
-            at = int(np.searchsorted(tw, w[i] - room / 2))
-            for j in (at - 1, at):
-                if not 0 <= j < len(theirs):
-                    continue
-                q = int(theirs[j])
-                d = w[i] - w[q]
-                if not 0 < d < room:
-                    continue
-                delta = (int(other != keep[i]) - int(heavy != keep[i]) + int(heavy != keep[q])
-                         - int(other != keep[q]))
-                if changes + delta > max_changes:
-                    continue
-                score = max(load[other] + d, top - d)
-                if score < best_score:
-                    best, best_score = [(i, other), (q, heavy)], score
+        at = np.searchsorted(w[theirs], w[ours] - room / 2)
+        for j in (np.maximum(at - 1, 0), np.minimum(at, len(theirs) - 1)):
+            q = theirs[j]
+            d = w[ours] - w[q]
+            delta = ((other != keep[ours]).astype(np.int64) - (heavy != keep[ours]) + (heavy != keep[q])
+                     - (other != keep[q]))
+            valid = (d > 0) & (d < room) & (changes + delta <= max_changes)
+            if not valid.any():
+                continue
+            score = np.where(valid, np.maximum(load[other] + d, top - d), np.inf)
+            k = int(np.argmin(score))
+            if score[k] < best_score:
+                best, best_score = [(int(ours[k]), other), (int(q[k]), heavy)], float(score[k])
     return best
 
 
