@@ -42,9 +42,10 @@ arcs for a million partitions on 24 brokers with three replicas each.
 
 With weights (bytes, bytes-in...), the objective is the heaviest broker's leader load, which is
 NP-hard (it contains makespan scheduling on restricted machines). The heuristic starts from the exact
-count solution (and, without `max_moves`, from a largest-weight-first greedy), improves by moves and
-swaps off the heaviest broker while each strictly lowers it, then gives changed partitions back their
-keep broker wherever that keeps the maximum. It is never worse than the count solution. Its proven
+count solution (and, without `max_moves` and while still above the lower bound, from a
+largest-weight-first greedy too), improves by moves and swaps off the heaviest broker while each
+strictly lowers it, then gives changed partitions back their keep broker wherever that keeps the
+maximum. It is never worse than the count solution. Its proven
 lower bound is the larger of the fractional relaxation (a max-flow binary search over the same groups
 with weights as capacities, scaled to integers and rounded so that the bound stays sound) and, per
 partition, its weight plus the lightest fixed load among its eligible brokers.
@@ -590,9 +591,10 @@ def _balance_load(problem: _Problem, seed: np.ndarray, w: np.ndarray, fixed_w: d
         return fixed + np.bincount(assign, weights=w, minlength=brokers) if brokers else fixed
 
     seed_max = float(loads(seed).max(initial=0.0))
+    bound = _load_lower_bound(problem, w, fixed, eligible)
     limit = max_moves if max_moves is not None else len(w)
     candidates = [_improve(seed.copy(), keep, eligible, w, fixed, limit)]
-    if max_moves is None:
+    if max_moves is None and float(loads(candidates[0]).max(initial=0.0)) > bound * (1 + 1e-9):
         candidates.append(_improve(_largest_first(keep, eligible, w, fixed), keep, eligible, w, fixed, limit))
     best = min(candidates, key=lambda a: (float(loads(a).max(initial=0.0)), int((a != keep).sum())))
     best = _give_back(best, keep, w, fixed)
@@ -601,8 +603,7 @@ def _balance_load(problem: _Problem, seed: np.ndarray, w: np.ndarray, fixed_w: d
         if p.leader in problem.index:
             before[p.leader] = before.get(p.leader, 0.0) + float(w[i])
     max_before = max((before.get(b, 0.0) + fixed_w.get(b, 0.0) for b in problem.candidates), default=0.0)
-    figures = LoadFigures(max_before, float(loads(best).max(initial=0.0)), seed_max,
-                          _load_lower_bound(problem, w, fixed, eligible))
+    figures = LoadFigures(max_before, float(loads(best).max(initial=0.0)), seed_max, bound)
     return best, (figures, w, fixed_w)
 
 
