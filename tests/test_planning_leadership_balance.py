@@ -88,8 +88,8 @@ def assignments(case: dict):
     tps = sorted(moving)
     for choice in itertools.product(*(moving[tp][0] for tp in tps)):
         counts = fixed + Counter(choice)
-        changes = sum(c != moving[tp][1] for tp, c in zip(tps, choice))
-        yield counts, changes, dict(zip(tps, choice))
+        changes = sum(c != moving[tp][1] for tp, c in zip(tps, choice, strict=True))
+        yield counts, changes, dict(zip(tps, choice, strict=True))
 
 
 def peak(counts: Counter, brokers: set[int]) -> int:
@@ -147,13 +147,21 @@ def check_plan(case: dict, plan) -> Counter:
 @given(problems())
 def test_the_maximum_is_the_least_possible_with_the_fewest_changes(case):
     plan = solve_leadership(case["state"], **kwargs(case))
-    check_plan(case, plan)
+    after = check_plan(case, plan)
     brokers = may_lead(case)
     best = min((peak(counts, brokers) for counts, _, _ in assignments(case)), default=0)
     fewest = min(changes for counts, changes, _ in assignments(case) if peak(counts, brokers) == best)
     assert plan.max_after == plan.lower_bound == best
     assert len(plan.changes) == plan.changes_for_optimum == fewest
     assert plan.optimal
+    # Spread: among those plans, the least loaded broker (up to what it could lead) is as loaded as can be.
+    moving, fixed = movable(case), fixed_leaders(case)
+    reach = {b: fixed[b] + sum(b in eligible for eligible, _ in moving.values()) for b in brokers}
+
+    def floor(counts: Counter) -> int:
+        return min((min(counts[b], reach[b]) for b in brokers), default=0)
+
+    assert floor(after) == max(floor(c) for c, n, _ in assignments(case) if peak(c, brokers) == best and n == fewest)
 
 
 @settings(max_examples=200)
@@ -177,7 +185,7 @@ def test_max_moves_takes_the_best_moves(case, moves):
 @settings(max_examples=150)
 @given(problems(max_partitions=6), st.lists(st.sampled_from("xyz"), min_size=len(BROKERS), max_size=len(BROKERS)))
 def test_rack_aware_spreads_racks_without_giving_up_the_broker_optimum(case, names):
-    rack_of = dict(zip(BROKERS, names))
+    rack_of = dict(zip(BROKERS, names, strict=True))
     plan = solve_leadership(case["state"], **kwargs(case, rack_of=rack_of))
     after = check_plan(case, plan)
     brokers = may_lead(case)
@@ -195,8 +203,12 @@ def test_rack_aware_spreads_racks_without_giving_up_the_broker_optimum(case, nam
 def test_weighted_load_is_no_worse_than_the_count_solution_and_above_a_true_lower_bound(case, data):
     state = case["state"]
     weights = {tp: data.draw(st.sampled_from([0, 1, 2.5, 7, 40, 1000])) for tp in state.partitions}
-    plan = solve_leadership(state, **kwargs(case, weights=weights))
+    moves = data.draw(st.one_of(st.none(), st.integers(0, 3)))
+    if moves is not None and all(n > moves for _, n, _ in assignments(case)):
+        return  # more partitions must change than allowed (refused: test_max_moves_takes_the_best_moves)
+    plan = solve_leadership(state, **kwargs(case, weights=weights, max_moves=moves))
     check_plan(case, plan)
+    assert moves is None or len(plan.changes) <= moves
     brokers = may_lead(case)
     fixed = Counter()
     moving = movable(case)
@@ -245,3 +257,15 @@ def test_inputs_it_cannot_honour_are_refused_with_the_fix():
         solve_leadership(state, weights={p.tp: float("nan")})
     with pytest.raises(BalanceInputError, match="1 partition\\(s\\) must change"):
         solve_leadership(state, exclude_brokers={1}, max_moves=0)
+
+
+def test_among_the_fewest_changes_the_spread_is_the_smallest():
+    # Broker 2 keeps 5 leaders of an excluded topic, so the maximum is 5 whatever happens; the four
+    # partitions preferring excluded broker 1 must change, and go two to broker 3 and two to broker 4.
+    brokers = {b: ("127.0.0.1", 9000 + b) for b in range(1, 5)}
+    fixed = [PartitionState("x", i, 2, (2, 3), (2, 3)) for i in range(5)]
+    moving = [PartitionState("t", i, 1, (1, 3, 4) if i % 2 else (1, 4, 3), (1, 3, 4)) for i in range(4)]
+    state = ClusterState(brokers, 1, {p.tp: p for p in fixed + moving})
+    plan = solve_leadership(state, exclude_brokers={1}, exclude_topic="x".__eq__)
+    assert [(b.broker, b.leaders_after) for b in plan.brokers] == [(1, 0), (2, 5), (3, 2), (4, 2)]
+    assert (plan.max_after, len(plan.changes), plan.spread_after) == (5, 4, 3)

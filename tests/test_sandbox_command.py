@@ -6,6 +6,7 @@ import json
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from kafka.admin import KafkaAdminClient
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from leader_election_cli.cli.sandbox_command import sandbox
 from leader_election_cli.sandbox import Sandbox
@@ -62,6 +64,7 @@ def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
     (["--brokers", "2", "--replication-factor", "3"], "--replication-factor 3 needs at least 3 brokers"),
     (["--scenario", "chaos"], "Invalid value for '--scenario'"),
     (["--leader-imbalance-check-interval", "nan"], "is not a finite number of seconds"),  # was an internal error
+    (["--racks", "a,,b"], "--racks 'a,,b' has an empty rack name"),
 ])
 def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(sandbox, args)
@@ -137,3 +140,48 @@ def test_the_controller_rebalances_leaders_unless_told_not_to(flags: list[str], 
     assert "Traceback" not in done.stderr
     assert done.returncode == (0 if fixed else 1), done.stdout + done.stderr
     assert ("auto.leader.rebalance.enable=true" in done.stdout) is fixed
+
+
+@pytest.mark.parametrize("mode", ["kraft", "zk"])
+def test_skewed_leaders_are_preferred_yet_concentrated_and_racks_are_reported(mode: str) -> None:
+    from leader_election_cli.cluster.admin import ClusterConnection
+    from leader_election_cli.config.settings import ClientSettings
+    from leader_election_cli.planning.leadership_balance import solve_leadership
+
+    racks = {b: "ab"[b % 2] for b in range(1, 7)}
+    with Sandbox(brokers=6, mode=mode, racks=racks) as sb:
+        build(sb, "skewed", topics=2, partitions=12, replication_factor=3)
+        summary = summarize(sb)
+        assert not summary.off_preferred and sb.rebalance_leaders() == 0
+        assert [b.leaders for b in summary.brokers] == [12, 12, 0, 0, 0, 0]  # the first third: brokers 1 and 2
+        assert [b.rack for b in summary.brokers] == ["b", "a", "b", "a", "b", "a"]
+        with KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as admin:
+            described = admin.describe_cluster()  # DescribeCluster
+        assert {b["broker_id"]: b["rack"] for b in described["brokers"]} == racks
+        for version in (1, 12):  # Metadata has carried the rack since v1
+            request = MetadataRequest(version=version, topics=[])
+            request.with_header(correlation_id=1, client_id="rack-test")
+            with socket.create_connection(sb.brokers[1], timeout=5) as sock:
+                sock.sendall(request.encode(version=version, header=True, framed=True))
+                with sock.makefile("rb") as answer:
+                    payload = answer.read(struct.unpack(">i", answer.read(4))[0])
+            brokers = MetadataResponse.decode(payload, version=version, header=True).brokers
+            assert {b.node_id: b.rack for b in brokers} == racks
+        with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+            state = cluster.describe()
+        plan = solve_leadership(state, rack_of=racks)
+        assert [b.leaders_after for b in plan.brokers] == [4] * 6 and plan.optimal
+        for change in plan.changes:  # the reorders, then the controller's own preferred election
+            sb.set_replicas(change.tp.topic, change.tp.partition, list(change.replicas_after))
+        elect(sb.bootstrap_servers, PREFERRED, {"topic-1": list(range(12)), "topic-2": list(range(12))})
+        assert [b.leaders for b in summarize(sb).brokers] == [4] * 6
+
+
+def test_racks_and_the_skewed_scenario_from_the_command_line() -> None:
+    result = CliRunner().invoke(sandbox, ["--brokers", "4", "--racks", "east,west", "--scenario", "skewed",
+                                          "--no-auto-leader-rebalance", "--run", f"{sys.executable} -c pass"])
+    assert result.exit_code == 0, result.output
+    rows = [[cell.strip() for cell in line.strip().strip("│").split("│")]
+            for line in result.output.splitlines() if "127.0.0.1:" in line and "│" in line]
+    assert [(row[0], row[2], row[4], row[5]) for row in rows] == [
+        ("1", "east", "12", "12"), ("2", "west", "0", "0"), ("3", "east", "0", "0"), ("4", "west", "0", "0")]

@@ -17,8 +17,8 @@ from click.shell_completion import BashComplete, add_completion_class
 
 from leader_election_cli.errors import (
     AuthError,
-    InputError,
     ExitCode,
+    InputError,
     LeaderElectionError,
     RefusedError,
     UnreachableError,

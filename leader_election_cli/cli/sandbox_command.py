@@ -31,7 +31,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "pseudo-random pick of partitions (each with odds of one in three) moved off their preferred "
                  "replica (a preferred election fixes them); broker-down: the "
                  "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
-                 "partitions it prefers (only an unclean election brings them back).")
+                 "partitions it prefers (only an unclean election brings them back); skewed: every preferred "
+                 "replica on the first third of the brokers, as after adding brokers (leaders are preferred, "
+                 "yet badly spread: only new replica orders help).")
 
 
 EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
@@ -51,8 +53,11 @@ EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the c
               help="Partitions per topic.")
 @click.option("--replication-factor", type=click.IntRange(1, 100), metavar="N",
               help="Replicas per partition (default: 3, or the broker count if lower).")
-@click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless"]),
+@click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "skewed"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
+@click.option("--racks", metavar="RACK[,RACK...]",
+              help="Give the brokers a broker.rack, in turn: --racks a,b with 4 brokers puts 1 and 3 in a, "
+                   "2 and 4 in b.")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write {bootstrap_servers, brokers, mode, ...} as JSON here once every listener is up.")
 @click.option("--sasl-user", "sasl_users", multiple=True, metavar="USER:PASSWORD",
@@ -95,6 +100,16 @@ def parse_users(values: tuple[str, ...]) -> dict[str, str]:
     return users
 
 
+def parse_racks(value: str | None, brokers: int) -> dict[int, str]:
+    """--racks a,b,c: broker i gets the ((i - 1) mod 3)-th name."""
+    if value is None:
+        return {}
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise InputError(f"--racks {value!r} has an empty rack name", "Give comma-separated names, e.g. --racks a,b,c.")
+    return {b: names[(b - 1) % len(names)] for b in range(1, brokers + 1)}
+
+
 def _sandbox(o: dict[str, Any]) -> int:
     import logging
 
@@ -116,9 +131,10 @@ def _sandbox(o: dict[str, Any]) -> int:
         raise InputError("--tls-cert, --tls-key and --tls-client-ca need --tls", "Add --tls.")
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
+    racks = parse_racks(o["racks"], o["brokers"])
     sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
                  tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
-                 tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], broker_configs={
+                 tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=racks, broker_configs={
                      "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                      "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
     stop = threading.Event()
@@ -200,11 +216,12 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
             detail.append(f"CA file: {sb.ca_file}")
         console.print("; ".join(detail), soft_wrap=True)
     table = Table(title=f"{summary.partitions} partitions", title_justify="left")
-    for column in ("broker", "address", "state", "leads", "preferred for"):
+    racks = any(b.rack for b in summary.brokers)
+    for column in ("broker", "address", *(("rack",) if racks else ()), "state", "leads", "preferred for"):
         table.add_column(column, justify="right" if column in ("leads", "preferred for") else "left")
     for b in summary.brokers:
-        table.add_row(str(b.broker), b.address, "up" if b.live else "[red]down[/red]", str(b.leaders),
-                      str(b.preferred))
+        table.add_row(str(b.broker), b.address, *((b.rack or "",) if racks else ()),
+                      "up" if b.live else "[red]down[/red]", str(b.leaders), str(b.preferred))
     console.print(table)
     if o["auto_leader_rebalance"]:
         console.print(f"auto.leader.rebalance.enable=true: the controller elects preferred leaders every "

@@ -13,7 +13,7 @@ import os
 import uuid
 
 from leader_election_cli.config.login import KerberosSettings
-from leader_election_cli.errors import AuthError, LeaderElectionError, InputError, UnreachableError
+from leader_election_cli.errors import AuthError, InputError, LeaderElectionError, UnreachableError
 
 
 def login(settings: KerberosSettings) -> None:

@@ -10,20 +10,20 @@ from __future__ import annotations
 import functools
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
+from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
     MECHANISMS,
     make_certificates,
     require_client_certificates,
     server_context,
 )
-from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
-from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 
@@ -41,7 +41,8 @@ class Sandbox:
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
-                 oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None):
+                 oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
+                 racks: Mapping[int, str] | None = None):
         """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
@@ -56,6 +57,9 @@ class Sandbox:
         (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
         runs a check at once.
+
+        `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
+        DescribeCluster as Kafka does; brokers left out have none.
         """
         if brokers < 1:
             raise ValueError("a sandbox needs at least one broker")
@@ -68,6 +72,12 @@ class Sandbox:
         self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
                                max_records_per_request=max_records_per_request, broker_configs=broker_configs)
         _check_rebalance_configs(self.cluster.broker_configs)
+        for broker, rack in (racks or {}).items():
+            if broker not in self.cluster.broker_ids:
+                raise ValueError(f"a rack for broker {broker}, which is not one of the brokers 1..{brokers}")
+            if not isinstance(rack, str) or not rack:
+                raise ValueError(f"broker {broker}'s rack must be a non-empty name, not {rack!r}")
+            self.cluster.racks[broker] = rack
         self._rebalancer: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
@@ -168,6 +178,11 @@ class Sandbox:
     def brokers(self) -> dict[int, tuple[str, int]]:
         """Every broker's listener address, stopped brokers included (their ports are kept)."""
         return dict(self.cluster.addresses)
+
+    @property
+    def racks(self) -> dict[int, str]:
+        """broker.rack of the brokers that have one."""
+        return dict(self.cluster.racks)
 
     @property
     def bootstrap_servers(self) -> str:

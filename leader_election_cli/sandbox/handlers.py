@@ -209,7 +209,7 @@ def _metadata(ctx: Context, req: Any) -> Any:
     c = ctx.cluster
     v = ctx.version
     with c.lock:
-        brokers = [R.MetadataResponseBroker(node_id=b, host=host, port=port, rack=None)
+        brokers = [R.MetadataResponseBroker(node_id=b, host=host, port=port, rack=c.racks.get(b))
                    for b, (host, port) in sorted(c.addresses.items()) if b in c.live]
         if req.topics is None or (v == 0 and not req.topics):
             wanted = [(t.name, None) for t in c.topics.values()]
@@ -271,7 +271,7 @@ def describe_cluster(ctx: Context, req: Any) -> Any:
                                       "endpoint type CONTROLLER")
     with c.lock:
         fenced_too = c.mode is Mode.KRAFT and ctx.version >= 2 and req.include_fenced_brokers
-        brokers = [R.DescribeClusterBroker(broker_id=b, host=host, port=port, rack=None,
+        brokers = [R.DescribeClusterBroker(broker_id=b, host=host, port=port, rack=c.racks.get(b),
                                            is_fenced=b not in c.live)
                    for b, (host, port) in sorted(c.addresses.items()) if fenced_too or b in c.live]
         ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None

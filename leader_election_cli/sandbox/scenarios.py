@@ -8,6 +8,10 @@
   preferred election cannot bring them back until it returns.
 - leaderless: the partitions preferring broker 1 had only it in their ISR when it stopped, so they
   have no leader; only an unclean election (data loss possible) brings them back.
+- skewed: as after adding brokers: every preferred replica (and so every leader) is on one of the
+  first third of the brokers (at least one), the followers spread over all of them. Leadership is
+  badly spread although every partition is led by its preferred replica, so no preferred election
+  (nor Kafka's automatic rebalance) changes anything; only new replica orders do.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.control import Sandbox
 
-SCENARIOS = ("balanced", "imbalanced", "broker-down", "leaderless")
+SCENARIOS = ("balanced", "imbalanced", "broker-down", "leaderless", "skewed")
 
 
 def topic_names(count: int) -> list[str]:
@@ -26,12 +30,17 @@ def topic_names(count: int) -> list[str]:
 
 
 def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_factor: int) -> None:
-    """Create the topics round-robin, then bring the cluster into `scenario`."""
+    """Create the topics (round-robin as Kafka does; skewed: `skewed_assignment`), then bring the cluster
+    into `scenario`."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     names = topic_names(topics)
-    for name in names:
-        sb.create_topic(name, partitions=partitions, replication_factor=replication_factor)
+    for offset, name in enumerate(names):
+        if scenario == "skewed":
+            sb.create_topic(name, assignment=skewed_assignment(sorted(sb.live_brokers), partitions,
+                                                               replication_factor, offset * partitions))
+        else:
+            sb.create_topic(name, partitions=partitions, replication_factor=replication_factor)
     if scenario == "imbalanced":
         pick = random.Random(42)
         for name in names:
@@ -50,6 +59,22 @@ def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_
         sb.stop_broker(1)
 
 
+def skewed_assignment(brokers: list[int], partitions: int, replication_factor: int,
+                      start: int = 0) -> dict[int, list[int]]:
+    """Preferred replicas taken in turn from the first third of `brokers` (at least one), followers in
+    turn from the others, so that every broker holds replicas but only a few are preferred."""
+    if not 1 <= replication_factor <= len(brokers):
+        raise ValueError(f"replication factor {replication_factor} needs 1 to {len(brokers)} brokers")
+    preferred = brokers[:max(1, len(brokers) // 3)]
+    assignment = {}
+    for pid in range(partitions):
+        n = start + pid
+        first = preferred[n % len(preferred)]
+        rest = [b for b in brokers if b != first]
+        assignment[pid] = [first, *(rest[(n + k) % len(rest)] for k in range(replication_factor - 1))]
+    return assignment
+
+
 @dataclass(frozen=True)
 class BrokerSummary:
     broker: int
@@ -57,6 +82,7 @@ class BrokerSummary:
     live: bool
     leaders: int  # partitions it leads
     preferred: int  # partitions whose preferred replica it is
+    rack: str | None = None  # broker.rack
 
 
 @dataclass(frozen=True)
@@ -87,6 +113,7 @@ def summarize(sb: Sandbox) -> Summary:
                         off.append(name)
                 if len(p.isr) < topic.min_isr:
                     under.append(name)
-        brokers = [BrokerSummary(b, "{}:{}".format(*cluster.addresses[b]), b in cluster.live, leaders[b], preferred[b])
+        brokers = [BrokerSummary(b, "{}:{}".format(*cluster.addresses[b]), b in cluster.live, leaders[b], preferred[b],
+                                 cluster.racks.get(b))
                    for b in cluster.broker_ids]
     return Summary(brokers, total, off, leaderless, under)

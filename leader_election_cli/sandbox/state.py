@@ -268,6 +268,7 @@ class Cluster:
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
+        self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
         self.topics: dict[str, Topic] = {}
         self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
         self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
