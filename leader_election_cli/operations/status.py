@@ -51,10 +51,3 @@ def status_report(state: ClusterState, fail_above: float | None = None,
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
     return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
                         state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
-    live = state.live_brokers
-    offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
-    under_min = sorted(tp for tp, p in state.partitions.items()
-                       if is_under_min_isr(p.isr, state.min_isr(tp)))
-    controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
-    return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
