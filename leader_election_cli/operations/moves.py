@@ -34,19 +34,13 @@ from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
-from leader_election_cli.planning import (
-    Refusal,
-    batches,
-    predict,
-)
+from leader_election_cli.planning import Refusal, batches, predict
 from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
 from leader_election_cli.selection.topics import topic_matcher
 
-_POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0
-
-
 DEFAULT_BATCH_SIZE = 1000
+_POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0  # the reorder wait's poll interval, doubling
 
 
 def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]], *, dry_run: bool = False,
