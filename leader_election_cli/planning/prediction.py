@@ -60,7 +60,8 @@ def predict(state: ClusterState, election_type: ElectionType, partitions: Iterab
         if partition is None:
             predictions.append(_unknown(tp, mode, tp.topic in topics))
             continue
-        code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live)
+        code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live,
+                                                         state.elr_enabled)
         predictions.append(Prediction(
             tp, outcome_of(code), code, partition.leader, leader, isr, elr, unclean,
             is_under_min_isr(isr, state.min_isr(tp)),

@@ -17,6 +17,7 @@ from leader_election_cli.sandbox.handlers import Settings
 from leader_election_cli.sandbox.security import MECHANISMS, make_certificates, server_context
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
+from leader_election_cli.sandbox.versions import ELR_VERSION, KafkaVersion, finalized_features, resolve
 
 
 class Sandbox:
@@ -26,12 +27,19 @@ class Sandbox:
     """
 
     def __init__(self, brokers: int = 3, mode: str = "kraft", *, host: str = "127.0.0.1",
-                 port_base: int | None = None, elr: bool = True,
+                 port_base: int | None = None, kafka_version: str | None = None,
+                 features: dict[str, int] | None = None, elr: bool | None = None,
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None):
-        """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
+        """`kafka_version`: the release the brokers are ("3.9", "4.0"; None: 4.0, or 3.9 in zk mode, the
+        last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
+        `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
+        {"eligible.leader.replicas.version": 1} turns ELR on in 4.0; `elr` is a shorthand for that one.
+        Bad values raise ValueError with one line saying why.
+
+        `cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
         SSL, with certificates made now (`ca_file`). `zookeeper` ("host:port[/chroot]", zk mode only)
@@ -51,13 +59,21 @@ class Sandbox:
         unknown = set(broker_configs or {}) - set(REBALANCE_DEFAULTS)
         if unknown:
             raise ValueError(f"unsupported broker configs {sorted(unknown)}; use {', '.join(REBALANCE_DEFAULTS)}")
-        self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
-                               max_records_per_request=max_records_per_request, broker_configs=broker_configs)
+        mode = Mode(mode)
+        self.kafka_version: KafkaVersion = resolve(kafka_version, mode)
+        changes = dict(features or {})
+        if elr is not None and mode is Mode.KRAFT:
+            changes[ELR_VERSION] = int(elr)
+        finalized = finalized_features(self.kafka_version, mode, changes)
+        self.cluster = Cluster(range(1, brokers + 1), mode, elr=finalized.get(ELR_VERSION, 0) >= 1,
+                               max_records_per_request=max_records_per_request, broker_configs=broker_configs,
+                               features=finalized)
         _check_rebalance_configs(self.cluster.broker_configs)
         self._rebalancer: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
-        self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
+        self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
+                                 kafka_version=self.kafka_version)
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
