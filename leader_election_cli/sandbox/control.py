@@ -16,6 +16,7 @@ from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.handlers import Settings
 from leader_election_cli.sandbox.security import MECHANISMS, make_certificates, server_context
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
+from leader_election_cli.sandbox.sizing import size_problem
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 from leader_election_cli.sandbox.versions import ELR_VERSION, KafkaVersion, finalized_features, resolve
 
@@ -181,11 +182,20 @@ class Sandbox:
     def create_topic(self, name: str, partitions: int | None = None, replication_factor: int | None = None,
                      *, assignment: dict[int, list[int]] | None = None,
                      configs: dict[str, str] | None = None) -> None:
-        """Create a topic from an explicit assignment, or round-robin over the live brokers as Kafka does."""
-        if assignment is None:
-            assignment = self.cluster.default_assignment(partitions or 1, replication_factor or 1)
-        elif partitions is not None or replication_factor is not None:
+        """Create a topic from an explicit assignment, or round-robin over the live brokers as Kafka does.
+
+        A sandbox holds at most `sizing.MAX_PARTITIONS` partitions in all, within the memory available."""
+        if assignment is not None and (partitions is not None or replication_factor is not None):
             raise ValueError("give either an assignment or partitions/replication_factor, not both")
+        count = len(assignment) if assignment is not None else partitions or 1
+        rf = max(map(len, assignment.values()), default=1) if assignment is not None else replication_factor or 1
+        with self.cluster.lock:
+            total = sum(len(t.partitions) for t in self.cluster.topics.values())
+        problem = size_problem(total + count, rf)
+        if problem:
+            raise ValueError(problem)
+        if assignment is None:
+            assignment = self.cluster.default_assignment(count, rf)
         self.cluster.create_topic(name, assignment, configs)
 
     def partition_state(self, topic: str, partition: int) -> PartitionState:
