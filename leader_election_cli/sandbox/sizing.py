@@ -4,7 +4,7 @@ The sandbox holds every partition as a Python object in one process. Measured wi
 benchmarks/sandbox_scale.py (CPython 3.11, 64-bit): about 560 + 16 x RF bytes a partition once built,
 and about 1,150 + 50 x RF bytes at the peak, once a client has read every topic's Metadata (the answer
 is encoded, then cached). The estimate below rounds those up; the bound on partitions keeps a build
-to seconds (about 9 s for 1,000,000 partitions on one core) and its memory to a few GB.
+to seconds (about 10 s for 1,000,000 partitions on one core) and its memory to a few GB.
 """
 
 from __future__ import annotations
