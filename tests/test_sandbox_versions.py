@@ -1,6 +1,6 @@
 """The sandbox as a chosen Kafka release, checked against what real Kafka 4.0.0 brokers answered.
 
-/work/shared/reference/ holds, from a real Apache Kafka 4.0.0 cluster: kafka-broker-api-versions.sh's
+tests/reference/ holds, from a real Apache Kafka 4.0.0 cluster: kafka-broker-api-versions.sh's
 table, kafka-features.sh describe (before and after enabling ELR), and two step-by-step walk-throughs
 (ELR off, the default, and on) with kafka-topics --describe at every step and the answers of Kafka's own
 kafka-leader-election.sh beside this project's drop-in. Each walk-through is replayed here against a
@@ -27,10 +27,9 @@ from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
-from leader_election_cli.sandbox.versions import METADATA_VERSION_NAMES, VERSIONS
+from leader_election_cli.sandbox.versions import METADATA_VERSION_NAMES
 
-REFERENCE = Path("/work/shared/reference")
-pytestmark = pytest.mark.skipif(not REFERENCE.is_dir(), reason="the reference recordings are not on this machine")
+REFERENCE = Path(__file__).resolve().parent / "reference"
 
 
 def api_versions(sb: Sandbox, version: int = 4) -> ApiVersionsResponse:

@@ -178,10 +178,9 @@ def _sandbox(o: dict[str, Any]) -> int:
 
 def parse_version_options(o: dict[str, Any]) -> tuple[str | None, dict[str, int]]:
     """--kafka-version and --feature, checked as the sandbox will use them (one line and exit 2 if bad)."""
-    from leader_election_cli.sandbox.state import Mode
     from leader_election_cli.sandbox.versions import finalized_features, parse_feature, resolve
 
-    mode = Mode(o["mode"])
+    mode = o["mode"]
     try:
         version = resolve(o["kafka_version"], mode)
         features = dict(parse_feature(f) for f in o["features"])
@@ -233,8 +232,11 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
     console.print(f"Kafka sandbox: Kafka {sb.kafka_version.release}, {len(sb.brokers)} brokers, {sb.mode} mode, "
                   f"scenario {o['scenario']}")
     if sb.cluster.features:
-        console.print("Features: " + ", ".join(f"{name}={level}" for name, level in sorted(sb.cluster.features.items())),
-                      soft_wrap=True)
+        from leader_election_cli.sandbox.versions import METADATA_VERSION, metadata_version_name
+
+        console.print("Features: " + ", ".join(
+            f"{name}={level}" + (f" ({metadata_version_name(level)})" if name == METADATA_VERSION else "")
+            for name, level in sorted(sb.cluster.features.items())), soft_wrap=True)
     console.print(f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]", soft_wrap=True)
     if o["zookeeper"]:
         console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)

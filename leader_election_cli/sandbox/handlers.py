@@ -88,7 +88,7 @@ class Settings:
 
     def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
         versions = {}
-        for key, (low, high) in self.kafka_version.api_versions[mode].items():
+        for key, (low, high) in self.kafka_version.api_versions[Mode(mode).value].items():
             if key in APIS:
                 high = min(high, APIS[key].request.max_version)
             high = min(high, self.max_versions.get(key, high))

@@ -7,8 +7,8 @@ kraft mode follows the KRaft controller of Kafka 4.x: `ReplicationControlManager
 `PartitionChangeBuilder`. Eligible leader replicas (KIP-966) follow the finalized feature
 `eligible.leader.replicas.version` (`elr=`; off by default, as on a new 4.0 cluster: see versions.py).
 With ELR off an ISR never empties (its last member stays when it dies), as a real 4.0.0 cluster shows
-(/work/shared/reference/kafka-4.0.0-leaderless-elr-off.txt); with ELR on the ISR may empty and the ELR
-and last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt.
+(tests/reference/kafka-4.0.0-leaderless-elr-off.txt); with ELR on the ISR may empty and the ELR and
+last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt.
 
 - Admin preferred election: ELECTION_NOT_NEEDED when the leader is `replicas[0]`; otherwise elect
   `replicas[0]` if valid, else keep a valid current leader (no change: PREFERRED_LEADER_NOT_AVAILABLE),

@@ -5,11 +5,11 @@ plugin, unstable APIs off), the features it supports and those a new cluster fin
 controller behaviour that depends on the release. Where each table comes from:
 
 - 4.0 (KRaft), the default: recorded on a real Apache Kafka 4.0.0 broker, fresh cluster, static quorum
-  (`/work/shared/reference/kafka-4.0.0-api-versions.txt`, `kafka-4.0.0-features.txt`:
+  (tests/reference/kafka-4.0.0-api-versions.txt and kafka-4.0.0-features.txt:
   kafka-broker-api-versions.sh and kafka-features.sh describe / version-mapping / feature-dependencies).
-  kafka-python's `BROKER_API_VERSIONS[(4, 0)]` is the same table (tests/test_sandbox_versions.py checks
-  the sandbox's answer against the recording, range by range).
-- 3.9, ZooKeeper mode: kafka-python's `BROKER_API_VERSIONS[(3, 9)]`, a 3.9 ZooKeeper-mode broker's answer
+  kafka-python 3.0.12's `BROKER_API_VERSIONS[(4, 0)]` is the same table (tests/test_sandbox_versions.py
+  checks the sandbox's answer against the recording, range by range).
+- 3.9, ZooKeeper mode: kafka-python 3.0.12's `BROKER_API_VERSIONS[(3, 9)]`, a 3.9 ZooKeeper-mode broker's answer
   (it lists the inter-broker APIs 4-7, AlterPartition 56, Envelope 58 and AllocateProducerIds 67, which
   only a ZooKeeper-mode broker serves). The ZooKeeper controller has no KRaft features (no
   metadata.version, no ELR): the sandbox reports none.
@@ -47,9 +47,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
-
-from leader_election_cli.sandbox.state import Mode
+# Light on purpose (no kafka-python, no sandbox state): `kafka-leaders sandbox --help` reads it.
+KRAFT, ZK = "kraft", "zk"
 
 METADATA_VERSION = "metadata.version"
 ELR_VERSION = "eligible.leader.replicas.version"
@@ -67,6 +66,26 @@ DEPENDENCIES: Mapping[tuple[str, int], Mapping[str, int]] = MappingProxyType({
 })
 FIXED = (METADATA_VERSION, "kraft.version")  # levels the sandbox does not let --feature change
 
+# API key -> (min, max) version. kafka-python 3.0.12 holds the same tables (BROKER_API_VERSIONS[(3, 9)]
+# and [(4, 0)]); they are written out here so that a kafka-python upgrade cannot change what the sandbox is.
+API_VERSIONS_3_9_ZK: Mapping[int, tuple[int, int]] = MappingProxyType({
+    0: (0, 11), 1: (0, 17), 2: (0, 9), 3: (0, 12), 4: (0, 7), 5: (0, 4), 6: (0, 8), 7: (0, 3), 8: (0,
+    9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
+    17: (0, 1), 18: (0, 4), 19: (0, 7), 20: (0, 6), 21: (0, 2), 22: (0, 5), 23: (0, 4), 24: (0, 5), 25:
+    (0, 4), 26: (0, 4), 27: (0, 1), 28: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 33: (0,
+    2), 34: (0, 2), 35: (0, 4), 36: (0, 2), 37: (0, 3), 38: (0, 3), 39: (0, 2), 40: (0, 2), 41: (0, 3),
+    42: (0, 2), 43: (0, 2), 44: (0, 1), 45: (0, 0), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50:
+    (0, 0), 51: (0, 0), 56: (0, 3), 57: (0, 1), 58: (0, 0), 60: (0, 1), 61: (0, 0), 65: (0, 0), 66: (0,
+    1), 67: (0, 0), 68: (0, 0), 69: (0, 0)})
+API_VERSIONS_4_0: Mapping[int, tuple[int, int]] = MappingProxyType({
+    0: (0, 12), 1: (4, 17), 2: (1, 10), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6), 11: (2, 9), 12:
+    (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 4), 19: (2, 7), 20: (1,
+    6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 1), 28: (0, 5),
+    29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 33: (0, 2), 34: (1, 2), 35: (1, 4), 36: (0, 2), 37:
+    (0, 3), 38: (1, 3), 39: (1, 2), 40: (1, 2), 41: (1, 3), 42: (0, 2), 43: (0, 2), 44: (0, 1), 45: (0,
+    0), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50: (0, 0), 51: (0, 0), 55: (0, 2), 57: (0, 2),
+    60: (0, 2), 61: (0, 0), 64: (0, 0), 65: (0, 0), 66: (0, 1), 68: (0, 1), 69: (0, 1), 74: (0, 0), 75:
+    (0, 0), 80: (0, 0), 81: (0, 0)})
 _ZK_ONLY = {4, 5, 6, 7, 56, 58, 67}
 _KRAFT_BROKER_39 = {55: (0, 2), 64: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0), 81: (0, 0)}
 
@@ -77,30 +96,30 @@ class KafkaVersion:
 
     name: str  # "4.0"
     release: str  # the release whose answers these are: "4.0.0"
-    api_versions: Mapping[Mode, Mapping[int, tuple[int, int]]]  # modes it can run in -> key -> (min, max)
+    api_versions: Mapping[str, Mapping[int, tuple[int, int]]]  # modes it can run in ("kraft", "zk") -> key -> range
     supported: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # KRaft: feature -> (min, max)
     finalized: Mapping[str, int] = field(default_factory=dict)  # KRaft: a new cluster's levels
 
     @property
-    def modes(self) -> tuple[Mode, ...]:
+    def modes(self) -> tuple[str, ...]:
         return tuple(self.api_versions)
 
 
 def _kraft_39() -> dict[int, tuple[int, int]]:
-    table = {k: v for k, v in BROKER_API_VERSIONS[(3, 9)].items() if k not in _ZK_ONLY}
+    table = {k: v for k, v in API_VERSIONS_3_9_ZK.items() if k not in _ZK_ONLY}
     return dict(sorted({**table, **_KRAFT_BROKER_39}.items()))
 
 
 VERSIONS: Mapping[str, KafkaVersion] = MappingProxyType({
     "3.9": KafkaVersion(
         "3.9", "3.9.0",
-        {Mode.KRAFT: _kraft_39(), Mode.ZK: dict(BROKER_API_VERSIONS[(3, 9)])},
+        {KRAFT: _kraft_39(), ZK: dict(API_VERSIONS_3_9_ZK)},
         supported={METADATA_VERSION: (1, 21), "kraft.version": (0, 1)},
         finalized={METADATA_VERSION: 21, "kraft.version": 0},
     ),
     "4.0": KafkaVersion(
         "4.0", "4.0.0",
-        {Mode.KRAFT: dict(BROKER_API_VERSIONS[(4, 0)])},
+        {KRAFT: dict(API_VERSIONS_4_0)},
         supported={ELR_VERSION: (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
                    METADATA_VERSION: (7, 25), "transaction.version": (0, 2)},
         finalized={ELR_VERSION: 0, "group.version": 1, "kraft.version": 0, METADATA_VERSION: 25,
@@ -115,16 +134,21 @@ def metadata_version_name(level: int) -> str:
     return METADATA_VERSION_NAMES.get(level, f"UNKNOWN {level}")
 
 
-def resolve(name: str | None, mode: Mode) -> KafkaVersion:
+def _mode(mode: str) -> str:
+    return str(getattr(mode, "value", mode))  # sandbox.state.Mode is a str enum
+
+
+def resolve(name: str | None, mode: str) -> KafkaVersion:
     """The release called `name` (None: the default for `mode`), or ValueError with one line that says why."""
+    mode = _mode(mode)
     if name is None:
-        name = ZK_DEFAULT_VERSION if mode is Mode.ZK else DEFAULT_VERSION
+        name = ZK_DEFAULT_VERSION if mode == ZK else DEFAULT_VERSION
     version = VERSIONS.get(name.strip().removesuffix(".0") if name.count(".") == 2 else name.strip())
     if version is None:
         raise ValueError(f"unsupported Kafka version {name!r}; choose one of {', '.join(VERSIONS)}")
     if mode not in version.modes:
-        raise ValueError(f"Kafka {version.name} has no {mode.value} mode; "
-                         f"{mode.value} mode needs Kafka {', '.join(v.name for v in VERSIONS.values() if mode in v.modes)}")
+        raise ValueError(f"Kafka {version.name} has no {mode} mode; "
+                         f"{mode} mode needs Kafka {', '.join(v.name for v in VERSIONS.values() if mode in v.modes)}")
     return version
 
 
@@ -143,10 +167,10 @@ def parse_feature(text: str) -> tuple[str, int]:
     return name, int(value)
 
 
-def finalized_features(version: KafkaVersion, mode: Mode, changes: Mapping[str, int]) -> dict[str, int]:
+def finalized_features(version: KafkaVersion, mode: str, changes: Mapping[str, int]) -> dict[str, int]:
     """The finalized levels after `changes`, checked as Kafka's controller checks an UpdateFeatures request
     (none in zk mode)."""
-    if mode is Mode.ZK:
+    if _mode(mode) == ZK:
         if changes:
             raise ValueError("--feature needs KRaft mode: a ZooKeeper-mode cluster has no finalized features")
         return {}
