@@ -102,6 +102,21 @@ def test_4_0_features_are_those_of_a_real_4_0_0_cluster(elr: bool) -> None:
         assert sb.cluster.elr_enabled is elr
 
 
+@pytest.mark.parametrize(("mode", "features", "expected"), [
+    ("kraft", {}, {"group.version": 1, "metadata.version": 25, "transaction.version": 2}),
+    ("kraft", {"eligible.leader.replicas.version": 1},
+     {"eligible.leader.replicas.version": 1, "group.version": 1, "metadata.version": 25, "transaction.version": 2}),
+    ("zk", {}, {}),
+])
+def test_the_client_reads_the_features_the_cluster_reports(mode: str, features: dict, expected: dict) -> None:
+    from leader_election_cli.cluster import Cluster
+    from leader_election_cli.config import load_client_settings
+
+    with Sandbox(brokers=1, mode=mode, features=features) as sb, \
+            Cluster.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
+        assert cluster.finalized_features() == expected
+
+
 def test_api_versions_v3_leaves_out_features_whose_minimum_is_0() -> None:
     with Sandbox(brokers=1, kafka_version="4.0") as sb:
         assert [f.name for f in api_versions(sb, 3).supported_features] == ["metadata.version"]

@@ -70,7 +70,8 @@ class BuildInterrupted(Exception):
 @click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
-              help="Write {bootstrap_servers, brokers, mode, ...} as JSON here once every listener is up.")
+              help="Write {bootstrap_servers, brokers, mode, kafka_version, ...} as JSON here once every listener "
+                   "is up.")
 @click.option("--sasl-user", "sasl_users", multiple=True, metavar="USER:PASSWORD",
               help="Require SASL (PLAIN, SCRAM-SHA-256/512) and accept this user; repeatable.")
 @click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
@@ -209,6 +210,7 @@ def write_ready_file(path: Path, sb: Any) -> None:
         "bootstrap_servers": sb.bootstrap_servers,
         "brokers": {str(b): f"{host}:{port}" for b, (host, port) in sb.brokers.items()},
         "mode": sb.mode,
+        "kafka_version": sb.kafka_version.name,
         "security_protocol": sb.security_protocol,
         "ca_file": sb.ca_file,
     }
