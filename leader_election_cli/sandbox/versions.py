@@ -36,7 +36,10 @@ made dynamic before 4.1, KAFKA-16538).
 metadata.version names by level: `server-common/.../MetadataVersion.java` (3.0-IV1 is 1, 3.3-IV3 is 7,
 3.9-IV0 is 21, 4.0-IV1 is 23, 4.0-IV3 is 25).
 
-Not modelled: Kafka 4.1 and later. Their ApiVersions are known (kafka-python records them), but the
+Not modelled: 4.0's election of a last known leader that is fenced (4.0 skips that check, fixed in 4.1 by
+KAFKA-19522): the sandbox, like the planner, checks it in every release; with ELR on it matters only
+when a partition's ISR and ELR are both empty, which the sandbox reaches only through test edits.
+Kafka 4.1 and later are not modelled either. Their ApiVersions are known (kafka-python records them), but the
 supported range of share.version and streams.version on a 4.1 broker could not be confirmed, so the
 sandbox does not claim to be one.
 """
