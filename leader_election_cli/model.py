@@ -72,6 +72,12 @@ class ClusterState:
     min_isr_capped: bool = False  # Kafka 3.7+: a leader applies at most its replica count (KAFKA-15583)
     # Pending reassignments, when read: partition -> the replicas each is adding.
     reassigning: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    features: dict[str, int] | None = None  # finalized feature levels (ApiVersions), when read
+
+    @property
+    def elr_enabled(self) -> bool | None:
+        """Whether the cluster reports eligible.leader.replicas.version >= 1; None when not read."""
+        return None if self.features is None else self.features.get("eligible.leader.replicas.version", 0) >= 1
 
     @property
     def live_brokers(self) -> frozenset[int]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from leader_election_cli import kafka_errors as E
@@ -172,6 +174,24 @@ def test_kraft_preferred_elects_the_live_last_known_leader_as_unclean():
                          ids=["last-leader-dead", "two-last-known"])
 def test_kraft_last_known_leader_needs_exactly_one_live_member(live, last_known):
     state = cluster(live, part(NO_LEADER, (1, 2, 3), (), last_known=last_known))
+    assert_unchanged(one(state, PREFERRED, KRAFT), state, Outcome.FAILED, E.PREFERRED_LEADER_NOT_AVAILABLE)
+
+
+ELR_OFF = {"eligible.leader.replicas.version": 0}  # what a 4.0 cluster reports by default (level 0 left out)
+
+
+def test_kraft_without_elr_the_reported_features_rule_out_the_last_known_leader():
+    # canElectLastKnownLeader needs ELR enabled; with it off the change record still clears the stale
+    # last known ELR (maybeUpdateRecordElr), so the controller answers NONE and the leader stays none.
+    state = replace(cluster((1, 2, 3), part(NO_LEADER, (1, 2, 3), (), last_known=(2,))), features={})
+    p = one(state, PREFERRED, KRAFT)
+    assert_elected(p, NO_LEADER, ())
+    assert (p.elr_after, apply(state, [p]).partitions[TP].last_known_elr) == ((), ())
+    assert_elected(one(state, UNCLEAN, KRAFT), 1, (1,), unclean=True)
+
+
+def test_kraft_without_elr_fields_a_failed_election_stays_a_failure():
+    state = replace(cluster((1, 3), part(3, (1, 2, 3), (3,))), features=ELR_OFF)
     assert_unchanged(one(state, PREFERRED, KRAFT), state, Outcome.FAILED, E.PREFERRED_LEADER_NOT_AVAILABLE)
 
 

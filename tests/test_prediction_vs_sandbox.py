@@ -1,4 +1,5 @@
-"""Predictions proven against the sandbox's controller over random clusters, in both controller modes.
+"""Predictions proven against the sandbox's controller over random clusters, for each Kafka release and
+controller mode the sandbox can be (and 4.0 with ELR turned on, as `kafka-features upgrade` does).
 
 Each example builds a random cluster (tests/strategies.py) in a sandbox through its test-control API,
 reads it back over the wire as `plan` does, predicts with `planning.predict`, runs the election
@@ -24,17 +25,24 @@ from leader_election_cli.sandbox import Sandbox
 UNKNOWN = [TopicPartition("t0", 99), TopicPartition("nosuch", 0)]
 
 
-def build(state: ClusterState) -> Sandbox:
+# (mode, Kafka release, feature changes): every release and mode of sandbox/versions.py
+VERSIONS = [("zk", "3.9", {}), ("kraft", "3.9", {}), ("kraft", "4.0", {}),
+            ("kraft", "4.0", {"eligible.leader.replicas.version": 1})]
+
+
+def build(state: ClusterState, version: str, features: dict[str, int]) -> Sandbox:
     """A running sandbox holding `state`: topics, dead brokers, then each partition's registration.
 
     What Kafka cannot hold is made real the way its controllers do: a leader on a dead broker or
     outside the ISR is no leader (both controllers keep the leader in the ISR, and drop a dead one),
     the ELR is in the order KRaft writes it (a hash set of broker ids: ascending), and
-    min.insync.replicas is set where the strategy assumed 2.
+    min.insync.replicas is set where the strategy assumed 2. Without ELR a partition keeps an ELR only
+    where its ISR is empty (stale fields from before ELR was turned off, which the controller clears at
+    its next change): clients read the ELR only there.
     """
     brokers = max(r for p in state.partitions.values() for r in p.replicas)
     brokers = max([brokers, *state.brokers])
-    sb = Sandbox(brokers=brokers, mode=state.mode.value).start()
+    sb = Sandbox(brokers=brokers, mode=state.mode.value, kafka_version=version, features=features).start()
     try:
         for topic in sorted(state.topics()):
             count = sum(1 for tp in state.partitions if tp.topic == topic)
@@ -45,7 +53,8 @@ def build(state: ClusterState) -> Sandbox:
             if broker not in state.brokers:
                 sb.stop_broker(broker)
         for tp, p in state.partitions.items():
-            sb.cluster.edit(tp.topic, tp.partition, isr=list(p.isr), elr=sorted(p.elr),
+            elr = sorted(p.elr) if sb.cluster.elr_enabled or not p.isr else []
+            sb.cluster.edit(tp.topic, tp.partition, isr=list(p.isr), elr=elr,
                             last_known_elr=list(p.last_known_elr),
                             leader=p.leader if p.leader in state.brokers and p.leader in p.isr else NO_LEADER)
     except BaseException:
@@ -54,23 +63,25 @@ def build(state: ClusterState) -> Sandbox:
     return sb
 
 
-@pytest.mark.parametrize("mode", list(ControllerMode))
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize(("mode", "version", "features"), VERSIONS,
+                         ids=["-".join([m, v, *map(str, f.values())]) for m, v, f in VERSIONS])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_every_prediction_matches_the_sandbox(mode: ControllerMode, data: st.DataObject) -> None:
-    state = data.draw(cluster_states(modes=(mode,)), label="cluster")
+def test_every_prediction_matches_the_sandbox(mode: str, version: str, features: dict[str, int],
+                                              data: st.DataObject) -> None:
+    state = data.draw(cluster_states(modes=(ControllerMode(mode),)), label="cluster")
     assume(state.brokers)
     election_type = data.draw(st.sampled_from(list(ElectionType)), label="election type")
     selected = data.draw(st.lists(st.sampled_from(sorted(state.partitions) + UNKNOWN), min_size=1, unique=True),
                          label="selected")
     batch_size = data.draw(st.integers(1, len(selected)), label="batch size")
-    sb = build(state)
+    sb = build(state, version, features)
     try:
         live = ",".join(f"{host}:{port}" for b, (host, port) in sb.brokers.items() if b in sb.live_brokers)
         with ClusterConnection.connect(live, load_client_settings(None)) as cluster:
-            assert cluster.mode() is mode
-            before = execution.read_for_prediction(cluster, election_type, mode)
-            predictions = planning.predict(before, election_type, selected, mode)
+            assert cluster.mode() is state.mode
+            before = execution.read_for_prediction(cluster, election_type, state.mode)
+            predictions = planning.predict(before, election_type, selected, state.mode)
             report = execution.elect(cluster, election_type, selected, before, batch_size=batch_size)
         for predicted, happened in zip(predictions, report.results, strict=True):
             assert happened.tp == predicted.tp

@@ -99,7 +99,7 @@ async def _send(admin: KafkaAdminClient, request: object, node_id: int) -> objec
 
 
 def test_describe_topic_partitions_reports_elr_and_pages() -> None:
-    with Sandbox(brokers=3, mode="kraft") as sb:
+    with Sandbox(brokers=3, mode="kraft", features={"eligible.leader.replicas.version": 1}) as sb:
         sb.create_topic("a", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
         sb.create_topic("b", assignment={0: [1, 2], 1: [2, 1], 2: [1, 2]})
         sb.stop_broker(3)

@@ -46,6 +46,7 @@ def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
     try:
         info = wait_for(ready, process)
         assert info["mode"] == "zk" and sorted(info["brokers"]) == ["1", "2", "3"]
+        assert info["kafka_version"] == "3.9"  # the last release with ZooKeeper mode
         assert info["bootstrap_servers"] == ",".join(info["brokers"].values())
         assert elect(info["bootstrap_servers"], PREFERRED, {"topic-1": list(range(6)),
                                                             "topic-2": list(range(6))}) == {0, 84}

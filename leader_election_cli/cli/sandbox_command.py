@@ -15,12 +15,15 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Seconds, run, verbatim
-from leader_election_cli.errors import InputError, exit_code_help
+from leader_election_cli.errors import ExitCode, InputError, exit_code_help
+from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
 EXAMPLES = """\
 Examples:
   kafka-leaders sandbox --scenario imbalanced
   kafka-leaders sandbox --mode zk --brokers 5 --topics 3 --partitions 12 --scenario broker-down
+  kafka-leaders sandbox --kafka-version 4.0 --feature eligible.leader.replicas.version=1 --scenario leaderless
   kafka-leaders sandbox --sasl-user admin:admin-secret --tls --ready-file /tmp/sandbox.json
   kafka-leaders sandbox --scenario imbalanced --run 'kafka-leader-election --bootstrap-server {bootstrap}
       --election-type preferred --all-topic-partitions'
@@ -37,20 +40,33 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
 
 
 EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
-                            1: "an internal error", 2: "usage or input error (bad options, a port taken)",
-                            3: None, 4: None, 5: None, 130: None})
+                            1: "an internal error",
+                            2: "usage or input error (bad options, an unknown Kafka version or feature, a cluster "
+                               f"over {MAX_PARTITIONS:,} partitions or the memory available, a port taken)",
+                            3: None, 4: None, 5: None, 130: "stopped by Ctrl-C or SIGTERM while it was being built"})
+VERSION_HELP = (f"The Kafka release the brokers are, with its ApiVersions, features and controller rules: "
+                f"{', '.join(VERSIONS)} (default: {DEFAULT_VERSION}; {ZK_DEFAULT_VERSION} with --mode zk, the last "
+                "release with ZooKeeper).")
+
+
+class BuildInterrupted(Exception):
+    """Ctrl-C or SIGTERM while the sandbox was being built."""
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")
+@click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
+@click.option("--feature", "features", multiple=True, metavar="NAME=LEVEL",
+              help="Set a finalized feature level as kafka-features upgrade/downgrade does, e.g. "
+                   "eligible.leader.replicas.version=1 to turn ELR on in 4.0 (off by default); repeatable.")
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")
 @click.option("--topics", type=click.IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
-@click.option("--partitions", type=click.IntRange(1, 1_000_000), default=6, show_default=True,
-              help="Partitions per topic.")
+@click.option("--partitions", type=click.IntRange(1, MAX_PARTITIONS), default=6, show_default=True,
+              help=f"Partitions per topic (at most {MAX_PARTITIONS:,} in all, and what the memory available holds).")
 @click.option("--replication-factor", type=click.IntRange(1, 100), metavar="N",
               help="Replicas per partition (default: 3, or the broker count if lower).")
 @click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "skewed"]),
@@ -59,7 +75,8 @@ EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the c
               help="Give the brokers a broker.rack, in turn: --racks a,b with 4 brokers puts 1 and 3 in a, "
                    "2 and 4 in b.")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
-              help="Write {bootstrap_servers, brokers, mode, ...} as JSON here once every listener is up.")
+              help="Write {bootstrap_servers, brokers, mode, kafka_version, ...} as JSON here once every listener "
+                   "is up.")
 @click.option("--sasl-user", "sasl_users", multiple=True, metavar="USER:PASSWORD",
               help="Require SASL (PLAIN, SCRAM-SHA-256/512) and accept this user; repeatable.")
 @click.option("--tls", is_flag=True, help="Serve TLS with a CA and certificate generated at start.")
@@ -132,37 +149,74 @@ def _sandbox(o: dict[str, Any]) -> int:
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
     racks = parse_racks(o["racks"], o["brokers"])
-    sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
-                 tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
-                 tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=racks, broker_configs={
-                     "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
-                     "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
+    too_big = size_problem(o["topics"] * o["partitions"], rf)
+    if too_big:
+        raise InputError(f"--topics {o['topics']} x --partitions {o['partitions']}: {too_big}",
+                         "Lower --topics or --partitions.")
+    version, features = parse_version_options(o)
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     ready = Path(o["ready_file"]) if o["ready_file"] else None
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise BuildInterrupted(signal.Signals(signum).name)
+
+    # Until it serves, Ctrl-C and SIGTERM stop the build at once (the handler raises in the main thread,
+    # between two steps of the Python loops that build partitions); then they only end the serving.
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    sb = None
     try:
+        sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
+                     tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
+                     tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=racks,
+                     kafka_version=version, features=features, broker_configs={
+                         "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
+                         "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
         try:
             sb.start()
         except OSError as e:
             raise InputError(f"cannot listen on the sandbox ports: {e.strerror or e}",
                              "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
+        if o["topics"] * o["partitions"] >= 100_000:
+            click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
         build(sb, o["scenario"], o["topics"], o["partitions"], rf)
         show(sb, o, users)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
             write_ready_file(ready, sb)
+        for sig in previous:
+            signal.signal(sig, lambda *_: stop.set())
         if o["command"]:
             return run_against(sb, o["command"])
         click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
+    except BuildInterrupted as e:
+        click.echo(f"Stopped by {e} while building the sandbox; nothing was served.", err=True)
+        return int(ExitCode.INTERRUPTED)
     finally:
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut the clean-up short
+        if sb is not None:
+            sb.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        sb.stop()
         if ready is not None:
             ready.unlink(missing_ok=True)
     return 0
+
+
+def parse_version_options(o: dict[str, Any]) -> tuple[str | None, dict[str, int]]:
+    """--kafka-version and --feature, checked as the sandbox will use them (one line and exit 2 if bad)."""
+    from leader_election_cli.sandbox.versions import finalized_features, parse_feature, resolve
+
+    mode = o["mode"]
+    try:
+        version = resolve(o["kafka_version"], mode)
+        features = dict(parse_feature(f) for f in o["features"])
+        finalized_features(version, mode, features)
+    except ValueError as e:
+        raise InputError(str(e), "See --kafka-version and --feature in kafka-leaders sandbox --help.") from None
+    return version.name, features
 
 
 def run_against(sb: Any, command: str) -> int:
@@ -184,6 +238,7 @@ def write_ready_file(path: Path, sb: Any) -> None:
         "bootstrap_servers": sb.bootstrap_servers,
         "brokers": {str(b): f"{host}:{port}" for b, (host, port) in sb.brokers.items()},
         "mode": sb.mode,
+        "kafka_version": sb.kafka_version.name,
         "security_protocol": sb.security_protocol,
         "ca_file": sb.ca_file,
     }
@@ -204,7 +259,14 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
 
     console = Console(highlight=False)
     summary = summarize(sb)
-    console.print(f"Kafka sandbox: {len(sb.brokers)} brokers, {sb.mode} mode, scenario {o['scenario']}")
+    console.print(f"Kafka sandbox: Kafka {sb.kafka_version.release}, {len(sb.brokers)} brokers, {sb.mode} mode, "
+                  f"scenario {o['scenario']}")
+    if sb.cluster.features:
+        from leader_election_cli.sandbox.versions import METADATA_VERSION, metadata_version_name
+
+        console.print("Features: " + ", ".join(
+            f"{name}={level}" + (f" ({metadata_version_name(level)})" if name == METADATA_VERSION else "")
+            for name, level in sorted(sb.cluster.features.items())), soft_wrap=True)
     console.print(f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]", soft_wrap=True)
     if o["zookeeper"]:
         console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)

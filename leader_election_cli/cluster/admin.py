@@ -26,7 +26,7 @@ from kafka.protocol.admin import (
     ElectLeadersRequest,
     ListPartitionReassignmentsRequest,
 )
-from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.config.settings import ClientSettings
@@ -331,6 +331,17 @@ class ClusterConnection:
     def mode(self) -> ControllerMode:
         """KRaft or ZooKeeper mode, as ApiVersions tells."""
         return ControllerMode.ZK if _ZK_ONLY_API_KEYS & set(self.api_versions()) else ControllerMode.KRAFT
+
+    def finalized_features(self) -> dict[str, int]:
+        """The finalized feature levels the bootstrap broker reports (ApiVersions v3+, KIP-584): name -> level.
+
+        Kafka leaves out features at level 0, so a missing one is at 0; brokers before 2.7 report none."""
+        if (self.max_version(ApiVersionsRequest.API_KEY) or 0) < 3:
+            return {}
+        request = ApiVersionsRequest(client_software_name="leader-election-cli", client_software_version="1",
+                                     min_version=3)
+        response = self._send(request, what="reading the cluster's features")
+        return {f.name: f.max_version_level for f in response.finalized_features or []}
 
     def max_version(self, api_key: int) -> int | None:
         versions = self.api_versions().get(api_key)

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection, ElectionResponse
@@ -47,12 +48,16 @@ def led_by_preferred(state: ClusterState, partitions: Iterable[TopicPartition]) 
 def read_for_prediction(cluster: ClusterConnection, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
     """One metadata read with what predicting needs besides.
 
-    A KRaft controller counts eligible leader replicas only where the ISR is empty, so they are read
-    only for topics with such a partition; unclean elections also read min.insync.replicas.
+    A KRaft controller counts eligible leader replicas only where the ISR is empty, so they, and whether
+    the cluster's features enable ELR, are read only for topics with such a partition; unclean elections
+    also read min.insync.replicas.
     """
     state = cluster.describe(with_configs=election_type is ElectionType.UNCLEAN)
     if mode is ControllerMode.KRAFT:
-        state = cluster.add_elr(state, {tp.topic for tp, p in state.partitions.items() if not p.isr})
+        topics = {tp.topic for tp, p in state.partitions.items() if not p.isr}
+        state = cluster.add_elr(state, topics)
+        if topics:
+            state = replace(state, features=cluster.finalized_features())
     return state
 
 

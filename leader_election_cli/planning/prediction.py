@@ -60,7 +60,8 @@ def predict(state: ClusterState, election_type: ElectionType, partitions: Iterab
         if partition is None:
             predictions.append(_unknown(tp, mode, tp.topic in topics))
             continue
-        code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live)
+        code, leader, isr, elr, unclean, message = decide(partition, election_type, mode, live,
+                                                         state.elr_enabled)
         predictions.append(Prediction(
             tp, outcome_of(code), code, partition.leader, leader, isr, elr, unclean,
             is_under_min_isr(isr, state.min_isr(tp)),
@@ -92,7 +93,9 @@ def apply(state: ClusterState, predictions: Sequence[Prediction]) -> ClusterStat
             leader=prediction.leader_after,
             isr=prediction.isr_after,
             elr=prediction.elr_after,
-            # KRaft clears the last known leader once the partition has a leader again.
-            last_known_elr=before.last_known_elr if prediction.leader_after == NO_LEADER else (),
+            # KRaft clears the last known leader once the partition has a leader again, and with ELR off
+            # in every change it writes.
+            last_known_elr=before.last_known_elr
+            if prediction.leader_after == NO_LEADER and state.elr_enabled is not False else (),
         )
     return replace(state, partitions=partitions)

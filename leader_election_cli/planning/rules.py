@@ -49,11 +49,15 @@ def acceptable_leaders(partition: PartitionState, live_brokers: frozenset[int]) 
 
 
 def decide(partition: PartitionState, election_type: ElectionType, mode: ControllerMode,
-           live_brokers: frozenset[int]) -> Decision:
-    """What the controller of `mode` does with an election of `election_type` on `partition`."""
+           live_brokers: frozenset[int], elr_enabled: bool | None = None) -> Decision:
+    """What the controller of `mode` does with an election of `election_type` on `partition`.
+
+    `elr_enabled`: whether the cluster reports eligible.leader.replicas.version 1 or more (KRaft);
+    None when it was not read, and the partition's ELR fields are taken as they are.
+    """
     acceptable = acceptable_leaders(partition, live_brokers)
     if mode is ControllerMode.KRAFT:
-        return _kraft(partition, election_type, acceptable)
+        return _kraft(partition, election_type, acceptable, elr_enabled is not False)
     return _zk(partition, election_type, acceptable, live_brokers)
 
 
@@ -63,25 +67,26 @@ def _unchanged(p: PartitionState, error_code: int, message: str | None = None) -
 
 # -- KRaft -----------------------------------------------------------------------------------------
 
-def _kraft(p: PartitionState, election_type: ElectionType, acceptable: Acceptable) -> Decision:
+def _kraft(p: PartitionState, election_type: ElectionType, acceptable: Acceptable, elr_enabled: bool) -> Decision:
     preferred = p.replicas[0] if p.replicas else NO_LEADER
     if election_type is ElectionType.PREFERRED:
         if p.leader == preferred:  # partition.hasPreferredLeader()
             return _unchanged(p, kafka_errors.ELECTION_NOT_NEEDED)
-        node, unclean = _kraft_preferred_choice(p, acceptable)
+        node, unclean = _kraft_preferred_choice(p, acceptable, elr_enabled)
         failure = kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE
     else:
         if p.leader != NO_LEADER:  # partition.hasLeader()
             return _unchanged(p, kafka_errors.ELECTION_NOT_NEEDED)
-        node, unclean = _kraft_any_choice(p, acceptable)
+        node, unclean = _kraft_any_choice(p, acceptable, elr_enabled)
         failure = kafka_errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
-    if node == p.leader:  # no PartitionChangeRecord: the controller reports the failure
+    stale_elr = not elr_enabled and bool(p.elr or p.last_known_elr)  # maybeUpdateRecordElr clears them
+    if node == p.leader and not stale_elr:  # no PartitionChangeRecord: the controller reports the failure
         return _unchanged(p, failure)
     isr, elr = p.isr, p.elr
     if node in elr:  # elected from the ELR: it becomes the ISR (tryElection)
         isr, elr = (node,), tuple(r for r in elr if r != node)
-    if unclean:  # the ISR is forced to the new leader and the ELR cleared
-        isr, elr = (node,), ()
+    if unclean or not elr_enabled:  # the ISR is forced to an unclean leader; the ELR cleared
+        isr, elr = ((node,) if unclean else isr), ()
     # node == NO_LEADER here means the current leader is not acceptable and nobody can replace it: the
     # controller still writes the record (leader -1) and answers NONE.
     return Decision(kafka_errors.NONE, node, isr, elr, unclean)
@@ -93,17 +98,18 @@ def _kraft_valid(p: PartitionState, acceptable: Acceptable) -> Callable[[int], b
     return lambda replica: replica in eligible and acceptable(replica)
 
 
-def _kraft_last_known_leader(p: PartitionState, acceptable: Acceptable) -> int | None:
-    """canElectLastKnownLeader (KIP-966): ISR and ELR empty, exactly one last known leader, acceptable.
+def _kraft_last_known_leader(p: PartitionState, acceptable: Acceptable, elr_enabled: bool) -> int | None:
+    """canElectLastKnownLeader (KIP-966): ELR enabled, ISR and ELR empty, exactly one last known leader,
+    acceptable.
 
     Kafka 3.7 to 4.0 skipped the acceptability check (fixed in 4.1, KAFKA-19522); we follow 4.1.
     """
-    if p.isr or p.elr or len(p.last_known_elr) != 1 or not acceptable(p.last_known_elr[0]):
+    if not elr_enabled or p.isr or p.elr or len(p.last_known_elr) != 1 or not acceptable(p.last_known_elr[0]):
         return None
     return p.last_known_elr[0]
 
 
-def _kraft_preferred_choice(p: PartitionState, acceptable: Acceptable) -> tuple[int, bool]:
+def _kraft_preferred_choice(p: PartitionState, acceptable: Acceptable, elr_enabled: bool) -> tuple[int, bool]:
     """electPreferredLeader: replicas[0]; else keep a valid leader; else the first valid other replica."""
     valid = _kraft_valid(p, acceptable)
     if p.replicas and valid(p.replicas[0]):
@@ -113,19 +119,19 @@ def _kraft_preferred_choice(p: PartitionState, acceptable: Acceptable) -> tuple[
     for replica in p.replicas[1:]:
         if valid(replica):
             return replica, False
-    last_known = _kraft_last_known_leader(p, acceptable)
+    last_known = _kraft_last_known_leader(p, acceptable, elr_enabled)
     if last_known is not None:
         return last_known, True
     return NO_LEADER, False
 
 
-def _kraft_any_choice(p: PartitionState, acceptable: Acceptable) -> tuple[int, bool]:
+def _kraft_any_choice(p: PartitionState, acceptable: Acceptable, elr_enabled: bool) -> tuple[int, bool]:
     """electAnyLeader with Election.UNCLEAN (the current leader is NO_LEADER by precondition)."""
     valid = _kraft_valid(p, acceptable)
     for replica in p.replicas:
         if valid(replica):
             return replica, False
-    last_known = _kraft_last_known_leader(p, acceptable)
+    last_known = _kraft_last_known_leader(p, acceptable, elr_enabled)
     if last_known is not None:
         return last_known, True
     for replica in p.replicas:

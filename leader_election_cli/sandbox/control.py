@@ -25,7 +25,9 @@ from leader_election_cli.sandbox.security import (
     server_context,
 )
 from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
+from leader_election_cli.sandbox.sizing import size_problem
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
+from leader_election_cli.sandbox.versions import ELR_VERSION, KafkaVersion, finalized_features, resolve
 
 
 class Sandbox:
@@ -35,7 +37,8 @@ class Sandbox:
     """
 
     def __init__(self, brokers: int = 3, mode: str = "kraft", *, host: str = "127.0.0.1",
-                 port_base: int | None = None, elr: bool = True,
+                 port_base: int | None = None, kafka_version: str | None = None,
+                 features: dict[str, int] | None = None, elr: bool | None = None,
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
@@ -43,7 +46,13 @@ class Sandbox:
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
                  racks: Mapping[int, str] | None = None):
-        """`cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
+        """`kafka_version`: the release the brokers are ("3.9", "4.0"; None: 4.0, or 3.9 in zk mode, the
+        last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
+        `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
+        {"eligible.leader.replicas.version": 1} turns ELR on in 4.0; `elr` is a shorthand for that one.
+        Bad values raise ValueError with one line saying why.
+
+        `cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
         With `sasl_users` the listeners speak SASL_PLAINTEXT (SASL_SSL with `tls`); `tls` alone gives
         SSL, with certificates made now (`ca_file`), or the (certificate chain, key) PEM files of
@@ -69,8 +78,15 @@ class Sandbox:
         unknown = set(broker_configs or {}) - set(REBALANCE_DEFAULTS)
         if unknown:
             raise ValueError(f"unsupported broker configs {sorted(unknown)}; use {', '.join(REBALANCE_DEFAULTS)}")
-        self.cluster = Cluster(range(1, brokers + 1), Mode(mode), elr=elr,
-                               max_records_per_request=max_records_per_request, broker_configs=broker_configs)
+        mode = Mode(mode)
+        self.kafka_version: KafkaVersion = resolve(kafka_version, mode)
+        changes = dict(features or {})
+        if elr is not None and mode is Mode.KRAFT:
+            changes[ELR_VERSION] = int(elr)
+        finalized = finalized_features(self.kafka_version, mode, changes)
+        self.cluster = Cluster(range(1, brokers + 1), mode, elr=finalized.get(ELR_VERSION, 0) >= 1,
+                               max_records_per_request=max_records_per_request, broker_configs=broker_configs,
+                               features=finalized)
         _check_rebalance_configs(self.cluster.broker_configs)
         for broker, rack in (racks or {}).items():
             if broker not in self.cluster.broker_ids:
@@ -81,7 +97,8 @@ class Sandbox:
         self._rebalancer: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
-        self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter))
+        self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
+                                 kafka_version=self.kafka_version)
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
@@ -206,11 +223,20 @@ class Sandbox:
     def create_topic(self, name: str, partitions: int | None = None, replication_factor: int | None = None,
                      *, assignment: dict[int, list[int]] | None = None,
                      configs: dict[str, str] | None = None) -> None:
-        """Create a topic from an explicit assignment, or round-robin over the live brokers as Kafka does."""
-        if assignment is None:
-            assignment = self.cluster.default_assignment(partitions or 1, replication_factor or 1)
-        elif partitions is not None or replication_factor is not None:
+        """Create a topic from an explicit assignment, or round-robin over the live brokers as Kafka does.
+
+        A sandbox holds at most `sizing.MAX_PARTITIONS` partitions in all, within the memory available."""
+        if assignment is not None and (partitions is not None or replication_factor is not None):
             raise ValueError("give either an assignment or partitions/replication_factor, not both")
+        count = len(assignment) if assignment is not None else partitions or 1
+        rf = max(map(len, assignment.values()), default=1) if assignment is not None else replication_factor or 1
+        with self.cluster.lock:
+            total = sum(len(t.partitions) for t in self.cluster.topics.values())
+        problem = size_problem(total + count, rf)
+        if problem:
+            raise ValueError(problem)
+        if assignment is None:
+            assignment = self.cluster.default_assignment(count, rf)
         self.cluster.create_topic(name, assignment, configs)
 
     def partition_state(self, topic: str, partition: int) -> PartitionState:

@@ -29,7 +29,6 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsResponse,
 )
 from kafka.protocol.api_header import ResponseClassRegistry
-from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
@@ -52,14 +51,13 @@ from leader_election_cli.sandbox.state import (
     error_answer,
     round_robin_assignment,
 )
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, KafkaVersion
 
-# ApiVersions exactly as real brokers advertise them (kafka-python's copy of their answers): kraft =
-# a Kafka 4.1 broker, zk = a Kafka 3.9 broker, which also lists the inter-broker APIs 4-7. The APIs
-# the sandbox implements are capped at the versions kafka-python can decode; the others are answered
-# with an UNSUPPORTED_VERSION error response (see `unimplemented`).
-BROKER_TABLES = {Mode.KRAFT: BROKER_API_VERSIONS[(4, 1)], Mode.ZK: BROKER_API_VERSIONS[(3, 9)]}
+# ApiVersions exactly as real brokers of the sandbox's Kafka release advertise them (versions.py); zk
+# brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
+# kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an
+# UNSUPPORTED_VERSION error response (see `unimplemented`).
 INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
-METADATA_VERSION_LEVEL = 27  # metadata.version 4.1-IV1
 UNSUPPORTED_ENDPOINT_TYPE = 119
 
 # AclOperation codes, and the operations each resource type supports (for authorized_operations).
@@ -85,11 +83,12 @@ class Settings:
 
     cluster_alter: set[str] | None = None  # principals with ALTER on CLUSTER; None = no authorizer
     max_versions: dict[int, int] = field(default_factory=dict)  # set_max_version overrides
+    kafka_version: KafkaVersion = VERSIONS[DEFAULT_VERSION]  # the release the brokers are
     encoded: dict[tuple[Any, ...], bytes] = field(default_factory=dict)  # the last all-topics Metadata
 
     def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
         versions = {}
-        for key, (low, high) in BROKER_TABLES[mode].items():
+        for key, (low, high) in self.kafka_version.api_versions[Mode(mode).value].items():
             if key in APIS:
                 high = min(high, APIS[key].request.max_version)
             high = min(high, self.max_versions.get(key, high))
@@ -155,18 +154,17 @@ def api_versions(ctx: Context, req: Any) -> Any:
         return api_versions_error(ctx, req, ke.INVALID_REQUEST, None)
     keys = [R.ApiVersion(api_key=k, min_version=lo, max_version=hi)
             for k, (lo, hi) in sorted(ctx.settings.advertised(ctx.cluster.mode).items())]
-    kraft = ctx.cluster.mode is Mode.KRAFT
     features: dict[str, Any] = {}
-    if ctx.version >= 3 and kraft:
-        finalized = [("metadata.version", METADATA_VERSION_LEVEL)]
-        if ctx.cluster.elr_enabled:
-            finalized.append(("eligible.leader.replicas.version", 1))
+    if ctx.version >= 3 and ctx.cluster.mode is Mode.KRAFT:
+        # Kafka leaves out finalized levels of 0 (createFinalizedFeatureKeys) and, for ApiVersions v3
+        # clients, supported ranges starting at 0 (they could not read them, KAFKA-17011).
+        supported = ctx.settings.kafka_version.supported
         features = dict(
-            supported_features=[R.SupportedFeatureKey(name=n, min_version=0 if n != "metadata.version" else 7,
-                                                      max_version=lvl) for n, lvl in finalized],
+            supported_features=[R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+                                for n, (lo, hi) in sorted(supported.items()) if lo > 0 or ctx.version >= 4],
             finalized_features_epoch=ctx.cluster.version,
             finalized_features=[R.FinalizedFeatureKey(name=n, max_version_level=lvl, min_version_level=lvl)
-                                for n, lvl in finalized],
+                                for n, lvl in sorted(ctx.cluster.features.items()) if lvl > 0],
         )
     return R(version=ctx.version, error_code=0, api_keys=keys, throttle_time_ms=0, **features)
 

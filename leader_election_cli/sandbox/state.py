@@ -4,8 +4,11 @@ Everything that decides who leads a partition lives here, written from Kafka's o
 independent of the CLI's planner (a separate implementation checked against this one).
 
 kraft mode follows the KRaft controller of Kafka 4.x: `ReplicationControlManager.electLeaders` and
-`PartitionChangeBuilder`. Eligible leader replicas (KIP-966) are on by default, as on a new 4.1
-cluster; `elr=False` gives the earlier KRaft behaviour.
+`PartitionChangeBuilder`. Eligible leader replicas (KIP-966) follow the finalized feature
+`eligible.leader.replicas.version` (`elr=`; off by default, as on a new 4.0 cluster: see versions.py).
+With ELR off an ISR never empties (its last member stays when it dies), as a real 4.0.0 cluster shows
+(tests/reference/kafka-4.0.0-leaderless-elr-off.txt); with ELR on the ISR may empty and the ELR and
+last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt.
 
 - Admin preferred election: ELECTION_NOT_NEEDED when the leader is `replicas[0]`; otherwise elect
   `replicas[0]` if valid, else keep a valid current leader (no change: PREFERRED_LEADER_NOT_AVAILABLE),
@@ -258,12 +261,15 @@ class Cluster:
 
     def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
                  max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
-                 broker_configs: dict[str, str] | None = None):
+                 broker_configs: dict[str, str] | None = None, features: dict[str, int] | None = None):
+        """`features`: the finalized feature levels ApiVersions reports (KRaft); `elr` is what their
+        eligible.leader.replicas.version means to the controller."""
         self.lock = threading.RLock()
         self.mode = Mode(mode)
         self.broker_ids = sorted(broker_ids)
         self.live: set[int] = set(self.broker_ids)
         self.elr_enabled = elr and self.mode is Mode.KRAFT
+        self.features = dict(features or {})
         self.max_records = max_records_per_request
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]

@@ -1,0 +1,200 @@
+"""The Kafka releases the sandbox can be: per release and controller mode, what its brokers advertise.
+
+For each release: the ApiVersions ranges a broker advertises (default configuration, no client-telemetry
+plugin, unstable APIs off), the features it supports and those a new cluster finalizes, and the
+controller behaviour that depends on the release. Where each table comes from:
+
+- 4.0 (KRaft), the default: recorded on a real Apache Kafka 4.0.0 broker, fresh cluster, static quorum
+  (tests/reference/kafka-4.0.0-api-versions.txt and kafka-4.0.0-features.txt:
+  kafka-broker-api-versions.sh and kafka-features.sh describe / version-mapping / feature-dependencies).
+  kafka-python 3.0.12's `BROKER_API_VERSIONS[(4, 0)]` is the same table (tests/test_sandbox_versions.py
+  checks the sandbox's answer against the recording, range by range).
+- 3.9, ZooKeeper mode: kafka-python 3.0.12's `BROKER_API_VERSIONS[(3, 9)]`, a 3.9 ZooKeeper-mode broker's answer
+  (it lists the inter-broker APIs 4-7, AlterPartition 56, Envelope 58 and AllocateProducerIds 67, which
+  only a ZooKeeper-mode broker serves). The ZooKeeper controller has no KRaft features (no
+  metadata.version, no ELR): the sandbox reports none.
+- 3.9, KRaft mode: derived from the ZooKeeper-mode table by the `listeners` of Kafka 3.9's
+  `clients/src/main/resources/common/message/*Request.json` (`ApiVersionsResponse.filterApis` for the
+  "broker" listener): without the "zkBroker"-only APIs 4-7 and the "zkBroker"/"controller" APIs 56, 58
+  and 67; with the "broker" APIs DescribeQuorum 55 (0-2, KIP-853), UnregisterBroker 64 (0),
+  ListClientMetricsResources 74 (0), DescribeTopicPartitions 75 (0), AddRaftVoter 80 and RemoveRaftVoter
+  81 (0). Features from 3.9's `BrokerFeatures.defaultSupportedFeatures` (metadata.version from
+  `MINIMUM_KRAFT_VERSION` 3.0-IV1 to `latestProduction` 3.9-IV0; every other feature whose latest
+  production level is above 0: kraft.version 0-1; transaction.version and group.version are 0 in 3.9
+  and eligible.leader.replicas.version does not exist before 4.0, where ELR was the unsupported config
+  `eligible.leader.replicas.enable`). Not recorded on a real 3.9 cluster.
+
+Feature levels of 0 are not sent among the finalized features (`ApiVersionsResponse.
+createFinalizedFeatureKeys` leaves them out; kafka-features describe then prints 0). Changing a level
+(`--feature NAME=LEVEL`) is checked as the controller's `FeatureControlManager` checks `kafka-features
+upgrade`/`downgrade`: a known feature, a level in the supported range, and the dependencies
+(`kafka-features feature-dependencies`: eligible.leader.replicas.version=1 requires metadata.version 23,
+4.0-IV1, as recorded). metadata.version stays at the release's latest level (the only one a new cluster
+can be upgraded to; Kafka refuses unsafe downgrades) and kraft.version at 0 (a static quorum cannot be
+made dynamic before 4.1, KAFKA-16538).
+
+metadata.version names by level: `server-common/.../MetadataVersion.java` (3.0-IV1 is 1, 3.3-IV3 is 7,
+3.9-IV0 is 21, 4.0-IV1 is 23, 4.0-IV3 is 25).
+
+Not modelled: 4.0's election of a last known leader that is fenced (4.0 skips that check, fixed in 4.1 by
+KAFKA-19522): the sandbox, like the planner, checks it in every release; with ELR on it matters only
+when a partition's ISR and ELR are both empty, which the sandbox reaches only through test edits.
+Kafka 4.1 and later are not modelled either. Their ApiVersions are known (kafka-python records them), but the
+supported range of share.version and streams.version on a 4.1 broker could not be confirmed, so the
+sandbox does not claim to be one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# Light on purpose (no kafka-python, no sandbox state): `kafka-leaders sandbox --help` reads it.
+KRAFT, ZK = "kraft", "zk"
+
+METADATA_VERSION = "metadata.version"
+ELR_VERSION = "eligible.leader.replicas.version"
+
+METADATA_VERSION_NAMES: Mapping[int, str] = MappingProxyType({
+    1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
+    8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
+    15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
+    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3",
+})
+
+# FeatureVersion.dependencies() of the levels that have any (kafka-features feature-dependencies, 4.0.0).
+DEPENDENCIES: Mapping[tuple[str, int], Mapping[str, int]] = MappingProxyType({
+    (ELR_VERSION, 1): {METADATA_VERSION: 23},
+})
+FIXED = (METADATA_VERSION, "kraft.version")  # levels the sandbox does not let --feature change
+
+# API key -> (min, max) version. kafka-python 3.0.12 holds the same tables (BROKER_API_VERSIONS[(3, 9)]
+# and [(4, 0)]); they are written out here so that a kafka-python upgrade cannot change what the sandbox is.
+API_VERSIONS_3_9_ZK: Mapping[int, tuple[int, int]] = MappingProxyType({
+    0: (0, 11), 1: (0, 17), 2: (0, 9), 3: (0, 12), 4: (0, 7), 5: (0, 4), 6: (0, 8), 7: (0, 3), 8: (0,
+    9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 5),
+    17: (0, 1), 18: (0, 4), 19: (0, 7), 20: (0, 6), 21: (0, 2), 22: (0, 5), 23: (0, 4), 24: (0, 5), 25:
+    (0, 4), 26: (0, 4), 27: (0, 1), 28: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 33: (0,
+    2), 34: (0, 2), 35: (0, 4), 36: (0, 2), 37: (0, 3), 38: (0, 3), 39: (0, 2), 40: (0, 2), 41: (0, 3),
+    42: (0, 2), 43: (0, 2), 44: (0, 1), 45: (0, 0), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50:
+    (0, 0), 51: (0, 0), 56: (0, 3), 57: (0, 1), 58: (0, 0), 60: (0, 1), 61: (0, 0), 65: (0, 0), 66: (0,
+    1), 67: (0, 0), 68: (0, 0), 69: (0, 0)})
+API_VERSIONS_4_0: Mapping[int, tuple[int, int]] = MappingProxyType({
+    0: (0, 12), 1: (4, 17), 2: (1, 10), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6), 11: (2, 9), 12:
+    (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 4), 19: (2, 7), 20: (1,
+    6), 21: (0, 2), 22: (0, 5), 23: (2, 4), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 1), 28: (0, 5),
+    29: (1, 3), 30: (1, 3), 31: (1, 3), 32: (1, 4), 33: (0, 2), 34: (1, 2), 35: (1, 4), 36: (0, 2), 37:
+    (0, 3), 38: (1, 3), 39: (1, 2), 40: (1, 2), 41: (1, 3), 42: (0, 2), 43: (0, 2), 44: (0, 1), 45: (0,
+    0), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50: (0, 0), 51: (0, 0), 55: (0, 2), 57: (0, 2),
+    60: (0, 2), 61: (0, 0), 64: (0, 0), 65: (0, 0), 66: (0, 1), 68: (0, 1), 69: (0, 1), 74: (0, 0), 75:
+    (0, 0), 80: (0, 0), 81: (0, 0)})
+_ZK_ONLY = {4, 5, 6, 7, 56, 58, 67}
+_KRAFT_BROKER_39 = {55: (0, 2), 64: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0), 81: (0, 0)}
+
+
+@dataclass(frozen=True)
+class KafkaVersion:
+    """One Kafka release as the sandbox plays it."""
+
+    name: str  # "4.0"
+    release: str  # the release whose answers these are: "4.0.0"
+    api_versions: Mapping[str, Mapping[int, tuple[int, int]]]  # modes it can run in ("kraft", "zk") -> key -> range
+    supported: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # KRaft: feature -> (min, max)
+    finalized: Mapping[str, int] = field(default_factory=dict)  # KRaft: a new cluster's levels
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(self.api_versions)
+
+
+def _kraft_39() -> dict[int, tuple[int, int]]:
+    table = {k: v for k, v in API_VERSIONS_3_9_ZK.items() if k not in _ZK_ONLY}
+    return dict(sorted({**table, **_KRAFT_BROKER_39}.items()))
+
+
+VERSIONS: Mapping[str, KafkaVersion] = MappingProxyType({
+    "3.9": KafkaVersion(
+        "3.9", "3.9.0",
+        {KRAFT: _kraft_39(), ZK: dict(API_VERSIONS_3_9_ZK)},
+        supported={METADATA_VERSION: (1, 21), "kraft.version": (0, 1)},
+        finalized={METADATA_VERSION: 21, "kraft.version": 0},
+    ),
+    "4.0": KafkaVersion(
+        "4.0", "4.0.0",
+        {KRAFT: dict(API_VERSIONS_4_0)},
+        supported={ELR_VERSION: (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
+                   METADATA_VERSION: (7, 25), "transaction.version": (0, 2)},
+        finalized={ELR_VERSION: 0, "group.version": 1, "kraft.version": 0, METADATA_VERSION: 25,
+                   "transaction.version": 2},
+    ),
+})
+DEFAULT_VERSION = "4.0"
+ZK_DEFAULT_VERSION = "3.9"  # the last release with ZooKeeper mode
+
+
+def metadata_version_name(level: int) -> str:
+    return METADATA_VERSION_NAMES.get(level, f"UNKNOWN {level}")
+
+
+def _mode(mode: str) -> str:
+    return str(getattr(mode, "value", mode))  # sandbox.state.Mode is a str enum
+
+
+def resolve(name: str | None, mode: str) -> KafkaVersion:
+    """The release called `name` (None: the default for `mode`), or ValueError with one line that says why."""
+    mode = _mode(mode)
+    if name is None:
+        name = ZK_DEFAULT_VERSION if mode == ZK else DEFAULT_VERSION
+    version = VERSIONS.get(name.strip().removesuffix(".0") if name.count(".") == 2 else name.strip())
+    if version is None:
+        raise ValueError(f"unsupported Kafka version {name!r}; choose one of {', '.join(VERSIONS)}")
+    if mode not in version.modes:
+        raise ValueError(f"Kafka {version.name} has no {mode} mode; "
+                         f"{mode} mode needs Kafka {', '.join(v.name for v in VERSIONS.values() if mode in v.modes)}")
+    return version
+
+
+def parse_feature(text: str) -> tuple[str, int]:
+    """`NAME=LEVEL` (metadata.version also by name, e.g. 4.0-IV1), or ValueError."""
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or not name or not value:
+        raise ValueError(f"--feature needs NAME=LEVEL, got {text!r}")
+    if name == METADATA_VERSION:
+        by_name = {v: k for k, v in METADATA_VERSION_NAMES.items()}
+        if value in by_name:
+            return name, by_name[value]
+    if not value.isdigit():
+        raise ValueError(f"the level of feature {name} must be a number, got {value!r}")
+    return name, int(value)
+
+
+def finalized_features(version: KafkaVersion, mode: str, changes: Mapping[str, int]) -> dict[str, int]:
+    """The finalized levels after `changes`, checked as Kafka's controller checks an UpdateFeatures request
+    (none in zk mode)."""
+    if _mode(mode) == ZK:
+        if changes:
+            raise ValueError("--feature needs KRaft mode: a ZooKeeper-mode cluster has no finalized features")
+        return {}
+    levels = dict(version.finalized)
+    for name, level in changes.items():
+        if name not in version.supported:
+            raise ValueError(f"Kafka {version.name} has no feature {name}; "
+                             f"it has {', '.join(sorted(version.supported))}")
+        low, high = version.supported[name]
+        if not low <= level <= high:
+            shown = (lambda n: f"{n} ({metadata_version_name(n)})") if name == METADATA_VERSION else str
+            raise ValueError(f"Kafka {version.name} supports {name} levels {shown(low)} to {shown(high)}, "
+                             f"not {shown(level)}")
+        if name in FIXED and level != levels[name]:
+            raise ValueError(f"the sandbox keeps {name} at {levels[name]}: Kafka {version.name} cannot move a "
+                             f"new cluster's {name} to {level}")
+        levels[name] = level
+    for name, level in levels.items():
+        for needed, at_least in DEPENDENCIES.get((name, level), {}).items():
+            if levels.get(needed, 0) < at_least:
+                wanted = metadata_version_name(at_least) if needed == METADATA_VERSION else at_least
+                raise ValueError(f"{name}={level} requires {needed} {at_least} ({wanted}) or higher, "
+                                 f"but it is {levels.get(needed, 0)}")
+    return levels
