@@ -13,6 +13,7 @@ from the plan's `replicas_before`. A plan that would change a replica set is alw
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
@@ -77,6 +78,8 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
                 raise InputError(f"Cannot balance leadership: {exc}",
                                  hint="Change the options or the --weights file.") from None
             elect_only = [_elect_only(state, tp) for tp in plan.elect_only]
+            if not rack_aware:  # shown beside each broker all the same
+                plan = replace(plan, brokers=[b._replace(rack=state.racks.get(b.broker)) for b in plan.brokers])
         _check_same_replicas([*plan.changes, *elect_only])
         report = BalanceReport(plan, options, state.cluster_id, elect_only, dry_run=not execute, plan_file=plan_file)
         if not execute:
