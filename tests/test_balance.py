@@ -284,3 +284,34 @@ def test_a_weights_file_naming_a_partition_twice_is_refused(tmp_path: Path) -> N
                     '{"topic": "a", "partition": 0, "weight": 2}]}')
     with pytest.raises(InputError, match=r"names a-0 twice \(again at \$.partitions\[1\]\)"):
         load_weights_file(str(path))
+
+
+def test_ctrl_c_stops_after_the_reorder_in_flight_and_reports_every_partition(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    with Sandbox(brokers=6) as sb:
+        build(sb, "skewed", 1, 12, 3)
+        started: list[subprocess.Popen[str]] = []
+        sb.hold_next(ALTER_REASSIGNMENTS, lambda: started[0].send_signal(signal.SIGINT))
+        restore = tmp_path / "restore.json"
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()", "balance",
+             "--bootstrap-server", sb.bootstrap_servers, "--execute", "--batch-size", "2", "--restore-file",
+             str(restore), "--output", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(process)
+        try:
+            out, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        assert sb.request_count(ALTER_REASSIGNMENTS) == 1 and sb.request_count(ELECT_LEADERS) == 0
+    assert process.returncode == 130, err
+    doc = json.loads(out)
+    VALIDATOR.validate(doc)
+    outcomes = [p["outcome"] for p in doc["partitions"]]
+    assert len(outcomes) == doc["summary"]["partitions_changed"] == 8
+    assert outcomes.count("not_attempted") == 8  # two reordered (no election yet, the restore file undoes it)
+    reordered = [p for p in doc["partitions"] if p["replicas_now"] != p["replicas_before"]]
+    assert len(reordered) == 2 and all("no election was run" in p["error"] for p in reordered)
+    assert doc["summary"]["interrupted"] is True and restore.exists()
