@@ -27,6 +27,7 @@ _API = {
     "restore": "leader_election_cli.operations.moves",
     "status": "leader_election_cli.operations.status",
     "rebalance": "leader_election_cli.operations.rebalance",
+    "balance": "leader_election_cli.operations.balance",
     "ElectionType": "leader_election_cli.model",
     "ControllerMode": "leader_election_cli.model",
     "TopicPartition": "leader_election_cli.model",
@@ -35,6 +36,7 @@ _API = {
     "MoveReport": "leader_election_cli.reports.moves",
     "StatusReport": "leader_election_cli.reports.balance",
     "RebalanceRun": "leader_election_cli.reports.balance",
+    "BalanceReport": "leader_election_cli.reports.balance_plan",
     "ExitCode": "leader_election_cli.errors",
     "LeaderElectionError": "leader_election_cli.errors",
 }

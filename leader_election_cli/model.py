@@ -72,6 +72,7 @@ class ClusterState:
     min_isr_capped: bool = False  # Kafka 3.7+: a leader applies at most its replica count (KAFKA-15583)
     # Pending reassignments, when read: partition -> the replicas each is adding.
     reassigning: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    racks: dict[int, str] = field(default_factory=dict)  # broker.rack of the live brokers that have one
     features: dict[str, int] | None = None  # finalized feature levels (ApiVersions), when read
 
     @property

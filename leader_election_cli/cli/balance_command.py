@@ -60,7 +60,9 @@ REBALANCE_EXIT_CODES = exit_code_help({
 def status(**o: Any) -> None:
     """Show leadership balance: per broker, the partitions it leads, those it is the preferred replica
     for and its imbalance ratio; for the cluster, partitions not led by their preferred replica,
-    under-replicated, under min.insync.replicas, leaderless or offline, and pending reassignments."""
+    under-replicated, under min.insync.replicas, leaderless or offline, and pending reassignments; and
+    the most leaders on a broker beside the least maximum new replica orders reach (kafka-leaders
+    balance: the optimum, and how many partitions it changes)."""
     sys.exit(run(lambda: _status(o), o["debug"]))
 
 

@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                "Show leadership balance per broker and partition health."),
     "rebalance": ("leader_election_cli.cli.balance_command:rebalance",
                   "Elect preferred leaders where a broker is unbalanced (cron)."),
+    "balance": ("leader_election_cli.cli.leadership_balance_command:balance",
+                "New preferred replicas: the fewest leaders per broker, no data moved."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",

@@ -22,6 +22,7 @@ from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     DescribeConfigsRequest,
+    DescribeLogDirsRequest,
     DescribeTopicPartitionsRequest,
     ElectLeadersRequest,
     ListPartitionReassignmentsRequest,
@@ -355,6 +356,7 @@ class ClusterConnection:
         response = self._send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
                               what="reading cluster metadata")
         brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
+        racks = {b.node_id: b.rack for b in response.brokers if getattr(b, "rack", None)}
         partitions: dict[TopicPartition, PartitionState] = {}
         internal: set[str] = set()
         for topic in response.topics:
@@ -369,7 +371,8 @@ class ClusterConnection:
                     offline_replicas=tuple(p.offline_replicas or ()))
         self._controller_id = response.controller_id
         state = ClusterState(brokers=brokers, controller_id=response.controller_id, partitions=partitions,
-                             mode=self.mode(), cluster_id=response.cluster_id, internal_topics=frozenset(internal))
+                             mode=self.mode(), cluster_id=response.cluster_id, internal_topics=frozenset(internal),
+                             racks=racks)
         if with_elr:
             state = self._with_elr(state)
         if with_configs:
@@ -446,6 +449,30 @@ class ClusterConnection:
         response = self._send(request, node_id=broker, what="reading broker configs")
         return {entry.name: entry.value for result in response.results if not result.error_code
                 for entry in result.configs or () if entry.value is not None}
+
+    def log_sizes(self, brokers: Iterable[int]) -> dict[TopicPartition, dict[int, int]]:
+        """The size in bytes of each partition's current log on each of `brokers` (DescribeLogDirs, asked of
+        every broker: a broker answers for its own log directories): partition -> {broker: bytes}.
+        A log directory that reports an error (offline) is left out; a future log (being moved between
+        directories) does not count."""
+        sizes: dict[TopicPartition, dict[int, int]] = defaultdict(dict)
+        for broker in sorted(brokers):
+            response = self._send(DescribeLogDirsRequest(topics=None), node_id=broker,
+                                  what=f"reading the log directories of broker {broker}")
+            top_error = getattr(response, "error_code", kafka_errors.NONE) or kafka_errors.NONE
+            if top_error == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
+                raise AuthError(f"Not authorized to read the log directories of broker {broker}: "
+                                f"{kafka_errors.describe(top_error)}",
+                                hint="The principal needs DESCRIBE on the CLUSTER resource for --weight size.")
+            self._raise_top_level(top_error, f"reading the log directories of broker {broker}")
+            for result in response.results:
+                if result.error_code:
+                    continue
+                for topic in result.topics:
+                    for p in topic.partitions:
+                        if not p.is_future_key:
+                            sizes[TopicPartition(topic.name, p.partition_index)][broker] = p.partition_size
+        return dict(sizes)
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Pending reassignments: partition -> the replicas it is adding."""

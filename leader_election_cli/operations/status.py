@@ -10,7 +10,8 @@ from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.planning import balance, is_offline, is_under_min_isr
-from leader_election_cli.reports.balance import StatusReport
+from leader_election_cli.planning.leadership_balance import solve_leadership
+from leader_election_cli.reports.balance import LeadershipOptimum, StatusReport
 
 # The controller's own preferred-leader elections (Kafka's broker configs): status shows them.
 AUTO_REBALANCE_CONFIGS = ("auto.leader.rebalance.enable", "leader.imbalance.check.interval.seconds",
@@ -50,4 +51,12 @@ def status_report(state: ClusterState, fail_above: float | None = None,
                        if is_under_min_isr(p.isr, state.min_isr(tp)))
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
     return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
+                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked,
+                        leadership_optimum(state))
+
+
+def leadership_optimum(state: ClusterState) -> LeadershipOptimum:
+    """The most leaders on a live broker now, beside the least maximum new replica orders reach (what
+    `balance` would do, with no option)."""
+    plan = solve_leadership(state)
+    return LeadershipOptimum(plan.max_before, plan.lower_bound, plan.changes_for_optimum)

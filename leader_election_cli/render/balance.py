@@ -7,7 +7,7 @@ from typing import IO, Any
 from leader_election_cli.model import ControllerMode, Outcome
 from leader_election_cli.render import election as render
 from leader_election_cli.render.tables import brokers_above, make_console, make_table, names, pct
-from leader_election_cli.reports.balance import ClusterBalance, RebalanceRun, StatusReport
+from leader_election_cli.reports.balance import ClusterBalance, LeadershipOptimum, RebalanceRun, StatusReport
 
 # -- status -------------------------------------------------------------------------------------------
 
@@ -57,10 +57,22 @@ def render_status_table(report: StatusReport, out: IO[str]) -> None:
                           f"could not be read (DESCRIBE_CONFIGS needed): {names(report.min_isr_unknown)}[/]",
                           highlight=False, soft_wrap=True)
     console.print(f"Automatic leader rebalance: {_auto_rebalance(report)}", highlight=False, soft_wrap=True)
+    if report.optimum is not None:
+        console.print(optimum_line(report.optimum), highlight=False, soft_wrap=True)
     if report.fail_above is not None:
         failing = brokers_above(report.failing)
         console.print(f"Brokers above {report.fail_above:g}%: {failing}" if failing else
                       f"Every broker is at or under {report.fail_above:g}%", highlight=False)
+
+
+def optimum_line(o: LeadershipOptimum) -> str:
+    """Today's most leaders on a broker beside what new replica orders reach."""
+    if o.reached:
+        return f"Most leaders on a broker: {o.max_leaders}, the optimum (no replica order change does better)"
+    how = (f"by changing the replica order of {o.partitions_to_change} partition(s)" if o.partitions_to_change
+           else "with preferred elections alone")
+    return (f"[bold yellow]Most leaders on a broker: {o.max_leaders}; the optimum is {o.optimum}, {how} "
+            "(kafka-leaders balance)[/]")
 
 
 def _auto_rebalance(report: StatusReport) -> str:

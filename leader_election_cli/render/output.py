@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from leader_election_cli.render.modes import JSON, TABLE, TEXT
-from leader_election_cli.reports import balance, moves
+from leader_election_cli.reports import balance, balance_plan, moves
 from leader_election_cli.reports.balance import RebalanceRun, StatusReport, StatusUnread
+from leader_election_cli.reports.balance_plan import BalanceReport, BalanceStopped
 from leader_election_cli.reports.election import ElectionReport
 from leader_election_cli.reports.moves import MoveReport
 from leader_election_cli.reports.run import Report
@@ -53,9 +54,21 @@ def _rebalance(mode: str) -> Callable[[RebalanceRun, IO[str], IO[str]], None]:
         else render_rebalance_table
 
 
+def _balance(mode: str) -> Callable[[BalanceReport, IO[str], IO[str]], None]:
+    from leader_election_cli.render.balance_plan import render_balance_table
+
+    return (lambda r, out, _err: write_json(balance_plan.document(r), out)) if mode == JSON else render_balance_table
+
+
+def _balance_stopped(mode: str) -> Callable[[BalanceStopped, IO[str], IO[str]], None]:
+    if mode == JSON:
+        return lambda r, out, _err: write_json(balance_plan.stopped_document(r), out)
+    return lambda _r, _out, _err: None  # a table has nothing to show: the error line says it all
+
+
 _RENDERERS: dict[type, Callable[[str], Callable[[Any, IO[str], IO[str]], None]]] = {
     ElectionReport: _election, MoveReport: _moves, StatusReport: _status, StatusUnread: _status_unread,
-    RebalanceRun: _rebalance,
+    RebalanceRun: _rebalance, BalanceReport: _balance, BalanceStopped: _balance_stopped,
 }
 
 

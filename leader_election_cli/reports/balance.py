@@ -19,6 +19,20 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
+class LeadershipOptimum:
+    """Today's most leaders on a live broker, beside the least maximum that new replica orders reach
+    (`kafka-leaders balance`), and the fewest partitions whose order must change for it."""
+
+    max_leaders: int
+    optimum: int
+    partitions_to_change: int
+
+    @property
+    def reached(self) -> bool:
+        return self.max_leaders <= self.optimum
+
+
+@dataclass(frozen=True)
 class StatusReport(Report):
     """The balance of one cluster read, and the partitions that need attention."""
 
@@ -33,6 +47,7 @@ class StatusReport(Report):
     fail_above: float | None = None  # --fail-above PCT
     auto_rebalance: dict[str, str] = field(default_factory=dict)  # AUTO_REBALANCE_CONFIGS the broker reported
     auto_rebalance_broker: int | None = None  # the broker that reported them
+    optimum: LeadershipOptimum | None = None  # None when not computed
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -62,6 +77,9 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         "reassigning_partitions": [str(tp) for tp in report.reassigning],
         "failing_brokers": [b.broker for b in report.failing],
         "auto_leader_rebalance": report.auto_rebalance or None,
+        "leadership_optimum": None if report.optimum is None else {
+            "max_leaders": report.optimum.max_leaders, "optimum": report.optimum.optimum,
+            "partitions_to_change": report.optimum.partitions_to_change, "reached": report.optimum.reached},
         "exit_code": int(report.exit_code),
     }
 

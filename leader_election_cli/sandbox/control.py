@@ -255,6 +255,20 @@ class Sandbox:
         """Reorder (or replace) a replica list directly: test setup only, no reassignment."""
         self.cluster.edit(topic, partition, replicas=list(replicas))
 
+    def set_log_size(self, topic: str, partition: int, size: int) -> None:
+        """The partition's log size in bytes, as DescribeLogDirs reports it on every replica (default:
+        `state.default_log_size`, 1 to 100 MiB, the same on every run)."""
+        if type(size) is not int or size < 0:
+            raise ValueError(f"a log size is a number of bytes >= 0, not {size!r}")
+        with self.cluster.lock:
+            self.cluster.partition(topic, partition)
+            self.cluster.log_sizes[(topic, partition)] = size
+
+    def log_size(self, topic: str, partition: int) -> int:
+        with self.cluster.lock:
+            self.cluster.partition(topic, partition)
+            return self.cluster.log_size(topic, partition)
+
     # -- brokers and controller ------------------------------------------------------------------
 
     def stop_broker(self, broker: int, noticed_after: float = 0) -> None:

@@ -21,6 +21,8 @@ from kafka.protocol.admin import (
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
     ElectLeadersRequest,
@@ -41,6 +43,8 @@ from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.state import (
     DEFAULT_CONFIGS,
+    LOG_DIR,
+    LOG_DIR_VOLUME_BYTES,
     REBALANCE_DEFAULTS,
     Cluster,
     ElectionAnswer,
@@ -569,6 +573,42 @@ def describe_topic_partitions_error(ctx: Context, req: Any, code: int, message: 
                                                partitions=[], topic_authorized_operations=UNSET_OPERATIONS) for t in req.topics])
 
 
+# -- DescribeLogDirs ------------------------------------------------------------------------------
+
+def describe_log_dirs(ctx: Context, req: Any) -> Any:
+    """The asking broker's own log directory (one per sandbox broker) and the replicas it holds: every
+    topic when Topics is null, else the listed partitions it hosts (unknown ones are left out, as
+    ReplicaManager.describeLogDirs does)."""
+    R = DescribeLogDirsResponse
+    Result = R.DescribeLogDirsResult
+    c = ctx.cluster
+    with c.lock:
+        if req.topics is None:
+            wanted = [(t.name, range(len(t.partitions))) for t in c.topics.values()]
+        else:
+            wanted = [(t.topic, t.partitions) for t in req.topics if t.topic in c.topics]
+        topics, used = [], 0
+        for name, pids in wanted:
+            partitions = c.topics[name].partitions
+            hosted = []
+            for pid in dict.fromkeys(pids):
+                if 0 <= pid < len(partitions) and ctx.broker_id in partitions[pid].replicas:
+                    size = c.log_size(name, pid)
+                    used += size
+                    hosted.append(Result.DescribeLogDirsTopic.DescribeLogDirsPartition(
+                        partition_index=pid, partition_size=size, offset_lag=0, is_future_key=False))
+            if hosted:
+                topics.append(Result.DescribeLogDirsTopic(name=name, partitions=hosted))
+    result = Result(error_code=ke.NONE, log_dir=LOG_DIR, topics=topics, total_bytes=LOG_DIR_VOLUME_BYTES,
+                    usable_bytes=max(0, LOG_DIR_VOLUME_BYTES - used), is_cordoned=False)
+    return R(version=ctx.version, throttle_time_ms=0, error_code=ke.NONE, results=[result])
+
+
+def describe_log_dirs_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    """DescribeLogDirsRequest.getErrorResponse: the code at top level (v3+), no log directory."""
+    return DescribeLogDirsResponse(version=ctx.version, throttle_time_ms=0, error_code=code, results=[])
+
+
 # -- SASL on an authenticated connection or a listener without SASL ---------------------------------
 
 def sasl_handshake(ctx: Context, req: Any) -> Any:
@@ -610,6 +650,7 @@ APIS: dict[int, Api] = {
             list_reassignments_error),
     75: Api(DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, describe_topic_partitions,
             describe_topic_partitions_error),
+    35: Api(DescribeLogDirsRequest, DescribeLogDirsResponse, describe_log_dirs, describe_log_dirs_error),
     17: Api(SaslHandshakeRequest, SaslHandshakeResponse, sasl_handshake, sasl_handshake_error),
     36: Api(SaslAuthenticateRequest, SaslAuthenticateResponse, sasl_authenticate, sasl_authenticate_error),
 }

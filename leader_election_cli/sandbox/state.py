@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -82,6 +83,16 @@ DEFAULT_CONFIGS = {"min.insync.replicas": "1", "unclean.leader.election.enable":
 # The controller's automatic preferred-leader elections, Kafka's broker defaults.
 REBALANCE_DEFAULTS = {"auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "300",
                       "leader.imbalance.per.broker.percentage": "10"}
+LOG_DIR = "/var/lib/kafka/data"  # every sandbox broker's one log directory
+LOG_DIR_VOLUME_BYTES = 2**40  # the size of the volume it is on
+
+
+def default_log_size(topic: str, partition: int) -> int:
+    """A partition's log size unless a test sets one: 1 to 100 MiB, the same on every run (CRC-32 of the
+    name), so that --weight size has uneven, reproducible weights."""
+    return (1 + zlib.crc32(f"{topic}-{partition}".encode()) % 100) * 2**20
+
+
 MAX_ELECTIONS_PER_IMBALANCE = 1000  # QuorumController: one pass of maybeBalancePartitionLeaders
 
 
@@ -275,6 +286,7 @@ class Cluster:
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
         self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
+        self.log_sizes: dict[tuple[str, int], int] = {}  # set by tests; else default_log_size
         self.topics: dict[str, Topic] = {}
         self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
         self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
@@ -310,6 +322,10 @@ class Cluster:
             return PartitionState(topic, partition, p.leader, tuple(p.replicas), tuple(p.isr),
                                   tuple(p.elr), tuple(p.last_known_elr),
                                   tuple(r for r in p.replicas if r not in self.live))
+
+    def log_size(self, topic: str, partition: int) -> int:
+        """The size in bytes of the partition's log (every replica reports the same)."""
+        return self.log_sizes.get((topic, partition), default_log_size(topic, partition))
 
     # -- topics ----------------------------------------------------------------------------------
 

@@ -274,3 +274,52 @@ def _prefer_validator() -> Any:
 
     schema = json.loads(files("leader_election_cli").joinpath("schemas/prefer-file.schema.json").read_text("utf-8"))
     return type(_validator())(schema)
+
+
+# -- the weights file (kafka-leaders balance --weights) -----------------------------------------------
+
+_WEIGHTS_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "weight": 2.5}]}.'
+
+
+def load_weights_file(path: str) -> dict[TopicPartition, float]:
+    """The weight of each partition in a weights file (schemas/weights-file.schema.json), each partition once."""
+    from jsonschema.exceptions import best_match
+
+    document = _parse(path, _read(path))
+    error = best_match(_weights_validator().iter_errors(document))
+    if error is not None:
+        where = tuple(error.absolute_path)
+        if where and where[-1] == "topic" and isinstance(error.instance, str):
+            problem = topic_problem(error.instance)
+        elif where and where[-1] == "weight" and error.validator == "minimum":
+            problem = f"{shown(str(error.instance), 64)} is negative: weights are numbers >= 0"
+        elif where and where[-1] == "weight" and error.validator == "type":
+            problem = f"expected a number, got {_described(error.instance)}"
+        else:
+            problem = _problem(error)
+        raise InputError(f"Invalid weights file {shown(path)} at {_json_path(where)}: {problem}",
+                         hint=_WEIGHTS_FORMAT_HINT)
+    weights: dict[TopicPartition, float] = {}
+    for index, entry in enumerate(document["partitions"]):
+        tp = TopicPartition(entry["topic"], entry["partition"])
+        if tp in weights:
+            raise InputError(f"Weights file {shown(path)} names {shown(str(tp))} twice (again at "
+                             f"$.partitions[{index}])", hint="Give each partition one weight.")
+        try:
+            weight = float(entry["weight"])
+        except OverflowError:  # an integer too large for a float
+            weight = float("inf")
+        if weight == float("inf"):  # 1e400 reads as infinity
+            raise InputError(f"Invalid weights file {shown(path)} at $.partitions[{index}].weight: too large",
+                             hint=_WEIGHTS_FORMAT_HINT)
+        weights[tp] = weight
+    return weights
+
+
+@functools.cache
+def _weights_validator() -> Any:
+    """The weights file schema's validator, with the same strict integer type as the election file's."""
+    from importlib.resources import files
+
+    schema = json.loads(files("leader_election_cli").joinpath("schemas/weights-file.schema.json").read_text("utf-8"))
+    return type(_validator())(schema)
