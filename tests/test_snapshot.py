@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -38,9 +39,10 @@ def sb():
 
 
 def comparable(state: ClusterState) -> tuple:
-    """What a snapshot keeps of a cluster: partitions' leader/replicas/ISR/ELR, min ISR, live brokers."""
+    """What a snapshot keeps of a cluster: partitions' leader/replicas/ISR/ELR, min ISR, live brokers,
+    pending reassignments and the replicas they add."""
     partitions = {tp: (p.leader, p.replicas, p.isr, p.elr) for tp, p in state.partitions.items()}
-    return partitions, state.min_insync_replicas, state.live_brokers
+    return partitions, state.min_insync_replicas, state.live_brokers, state.reassigning
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
@@ -136,4 +138,29 @@ def test_reading_a_broken_line_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"cluster": "x"}\n')
     with pytest.raises(InputError, match=r"s\.jsonl:1: not a snapshot row"):
+        snapshot.read(path)
+
+
+def test_older_snapshots_without_format_version_or_elr_are_read_as_version_1(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"cluster": "x", "taken_at": "2024-05-01T12:00:00Z", "topic": "t", "partition": 0,
+                                "replicas": [1, 2], "isr": [1], "leader": 1, "min_insync_replicas": 2,
+                                "live_brokers": [1, 2]}) + "\n")
+    (row,) = snapshot.read(path)
+    assert (row["format_version"], row["elr"], row["adding_replicas"], row["removing_replicas"]) == (1, [], None, None)
+
+
+@pytest.mark.parametrize(("taken_at", "problem"), [
+    ("2024-05-01T12:00:00", "taken_at has no time zone"),
+    (1714564800000, "taken_at is a number, not an ISO-8601 time (epoch times are refused"),
+    ("2024-05-01T12:00:00Z", "format_version newer than this tool reads (2)"),
+])
+def test_rows_spark_would_refuse_are_refused_with_the_same_reason(tmp_path: Path, taken_at: object,
+                                                                  problem: str) -> None:
+    path = tmp_path / "s.jsonl"
+    row = {"format_version": 3, "cluster": "x", "taken_at": taken_at, "topic": "t", "partition": 0, "replicas": [1],
+           "isr": [1], "elr": [], "leader": 1, "min_insync_replicas": None, "live_brokers": [1]}
+    path.write_text("\n" + json.dumps({**row, "format_version": 2}) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(InputError, match=re.escape(f"s.jsonl:{2 if problem[0] == 't' else 3}: not a snapshot row: "
+                                                   f"{problem}")):
         snapshot.read(path)

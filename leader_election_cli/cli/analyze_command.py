@@ -83,5 +83,6 @@ def _analyze(o: dict[str, Any]) -> int:
     finally:
         if not shared:
             spark.stop()
-    report.render(result, Console(width=None if sys.stdout.isatty() else 160))  # no wrapping in logs
+    # Not on a terminal (logs, pipes): the table at its natural width, no cluster name cut or folded.
+    report.render(result, Console(width=None if sys.stdout.isatty() else 10_000))
     return 0

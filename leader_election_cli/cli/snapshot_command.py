@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,13 @@ def _snapshot(o: dict[str, Any]) -> int:
         click.echo(f"Warning: {warning}", err=True)
     with Cluster.connect(servers, settings) as cluster:
         state = cluster.describe(with_elr=True, with_configs=True)
+        moving = cluster.list_reassignment_replicas()  # under-replicated counts as status counts it
+    state = replace(state, reassigning={tp: adding for tp, (adding, _) in moving.items()})
     taken_at = datetime.now(timezone.utc)
     name = o["cluster_name"] or state.cluster_id
     if not name:
         raise InputError("The cluster reported no cluster id", hint="Name it with --cluster-name.")
-    rows = snapshots.rows(state, name, taken_at)
+    rows = snapshots.rows(state, name, taken_at, {tp: removing for tp, (_, removing) in moving.items()})
     snapshots.write(rows, output, append=o["append"])
     click.echo(f"Wrote {len(rows)} partition rows of cluster {name} ({len(state.brokers)} live brokers) "
                f"taken at {snapshots.format_time(taken_at)} to {output}")

@@ -61,12 +61,22 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.master(master)
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per core.
-        builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per thread.
+        builder = (builder.config("spark.sql.shuffle.partitions", str(2 * local_threads(master)))
+                   .config("spark.ui.enabled", "false")  # a web server nobody looks at: 1-2 s of start
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     for key, value in conf.items():
         builder = builder.config(key, value)
     with spark_errors(), _quiet_jvm(not verbose):
         return builder.getOrCreate()
+
+
+def local_threads(master: str) -> int:
+    """The worker threads of a local master: N of local[N] / local[N,F], the cores for local[*] or local."""
+    found = re.match(r"local(?:-cluster)?\[(\d+|\*)", master)
+    if found and found.group(1) != "*":
+        return max(1, int(found.group(1)))
+    return 1 if master == "local" else os.cpu_count() or 1
 
 
 def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
@@ -182,7 +192,12 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
 
 def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch_size: int,
          threshold_pct: float, plot: bool) -> summary.Summary:
-    reasons = {r[inputs.REASON]: r["count"] for r in rows.groupBy(inputs.REASON).count().collect()}
+    counted = rows.groupBy(inputs.REASON, (F.col("format_version") == snapshot.LEGACY_FORMAT_VERSION).alias("legacy"))
+    reasons: dict[str | None, int] = {}
+    legacy_rows = 0
+    for r in counted.count().collect():
+        reasons[r[inputs.REASON]] = reasons.get(r[inputs.REASON], 0) + r["count"]
+        legacy_rows += r["count"] if r[inputs.REASON] is None and r["legacy"] else 0
     tables = {name: f"{out}/{name}" for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
     (rows.where(F.col(inputs.REASON).isNotNull())
      .select(inputs.SOURCE, inputs.REASON, F.col(inputs.CORRUPT).alias("raw_record"), *snapshot.COLUMNS)
@@ -195,10 +210,11 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     brokers = _save(analysis.broker_balance(valid, threshold_pct), tables["broker_balance"])
     health = _save(analysis.cluster_health(valid, brokers), tables["cluster_health"])
     latest = analysis.latest_snapshots(rows, health).cache()
-    fixable = _save(analysis.latest_fixable(valid, latest), tables["fixable"])
+    fixable = _save(analysis.latest_fixable(valid, latest, brokers), tables["fixable"])
     plans_dir = f"{out}/plans"
-    plan_files = plans.write_plans(spark, fixable, plans_dir, batch_size)
-    clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0), plan_dir=plans.cluster_dir(c.cluster))
+    planned = plans.write_plans(spark, fixable.where(F.col("planned")), plans_dir, batch_size)
+    clusters = tuple(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
+                             planned=planned.get(c.cluster, (0, 0))[1], plan_dir=plans.cluster_dir(c.cluster))
                      for c in summary.cluster_summaries(health, latest))
     unusable = summary.unusable_latest(health, latest)
     latest.unpersist()
@@ -214,4 +230,5 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         out=out, input_files=input_files, rows=sum(reasons.values()),
         bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
         snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
-        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable)
+        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable,
+        legacy_rows=legacy_rows)
