@@ -122,6 +122,22 @@ def states(snapshot_rows: Iterable[SnapshotRow]) -> dict[tuple[str, datetime], C
     return result
 
 
+def file_in(directory: Path, cluster: str, taken_at: datetime, kind: str = "parquet") -> Path:
+    """A new snapshot file's path in `directory`: `<cluster>-<UTC time>.parquet` (or `.jsonl`), a name
+    Spark can read back (no ':'; a cluster name's other characters made safe)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", cluster).lstrip(".") or "cluster"
+    stamp = taken_at.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return directory / f"{safe}-{stamp}{PARQUET_SUFFIX if kind == 'parquet' else JSONL_SUFFIX}"
+
+
+def check_directory(directory: Path, kind: str) -> None:
+    """Refuse an output directory `write` could not write a new `kind` file in, before connecting."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"Cannot write in {directory}: permission denied", hint="Choose a writable --output.")
+    if kind == "parquet":
+        _pyarrow_parquet()
+
+
 def format_of(path: Path) -> str:
     """`jsonl` or `parquet`, from the file name; anything else is an input error."""
     if path.suffix == JSONL_SUFFIX:

@@ -427,3 +427,12 @@ def test_the_spark_expressions_are_the_planners_predicates(spark, states: list[C
             rules.above("not_led", "preferred", threshold).alias("above"))
         assert {r["id"]: (r["ratio"], r["above"]) for r in brokers.collect()} == {
             i: (planning.imbalance_ratio(n, p), planning.is_above_threshold(n, p, threshold)) for i, n, p in pairs}
+
+
+def test_the_plot_of_many_clusters_draws_the_ten_worst() -> None:
+    from leader_election_cli.pipeline.plot import TOP_N, imbalance_png, worst_clusters
+
+    series = {f"c{n:02d}": [(T0, float(n % 7)), (T0 + timedelta(hours=1), float(n))] for n in range(24)}
+    assert worst_clusters(series) == [f"c{n:02d}" for n in range(23, 23 - TOP_N, -1)]
+    points = [(cluster, at, value / 100) for cluster, values in series.items() for at, value in values]
+    assert imbalance_png(points, 10).startswith(b"\x89PNG\r\n\x1a\n")

@@ -164,3 +164,27 @@ def test_rows_spark_would_refuse_are_refused_with_the_same_reason(tmp_path: Path
     with pytest.raises(InputError, match=re.escape(f"s.jsonl:{2 if problem[0] == 't' else 3}: not a snapshot row: "
                                                    f"{problem}")):
         snapshot.read(path)
+
+
+def test_an_output_directory_gets_a_new_parquet_file_named_after_the_cluster_and_time(sb: Sandbox,
+                                                                                      tmp_path: Path) -> None:
+    code, out, err = run_snapshot("--bootstrap-server", sb.bootstrap_servers, "--cluster-name", "prod/eu",
+                                  "--output", str(tmp_path))
+    assert (code, err) == (0, "")
+    (written,) = tmp_path.iterdir()
+    assert written.name.startswith("prod_eu-2") and written.suffix == ".parquet" and ":" not in written.name
+    assert out.endswith(f"to {written}\n") and len(snapshot.read(written)) == 4
+    code, _, _ = run_snapshot("--bootstrap-server", sb.bootstrap_servers, "--output", str(tmp_path),
+                              "--format", "jsonl")
+    assert code == 0 and len(list(tmp_path.glob("*.jsonl"))) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--append"], "--append needs a file, and "),
+    (["--format", "jsonl", "--output", "x.parquet"], "--format jsonl does not match the file name x.parquet"),
+])
+def test_contradictory_output_options_are_refused_before_connecting(tmp_path: Path, args: list[str],
+                                                                    message: str) -> None:
+    output = ["--output", str(tmp_path)] if "--output" not in args else []
+    code, out, err = run_snapshot("--bootstrap-server", "127.0.0.1:1", *output, *args)
+    assert (code, out) == (2, "") and err.startswith(message)
