@@ -125,22 +125,49 @@ def fleet() -> list[snapshot.SnapshotRow]:
             *snapshot.rows(west, "west", T0)]
 
 
+SETTINGS = {"spark.executor.memory": "512m", "spark.cores.max": "2", "spark.sql.shuffle.partitions": "4"}
+
+
+def driver_environment() -> dict[str, str]:
+    """The driver's, without a Python for the executors (a local session in this process may have set one)."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+
+
 def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+    """The command, as an operator runs it."""
+    settings = [item for key, value in SETTINGS.items() for item in ("--conf", f"{key}={value}")]
     return subprocess.Popen([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
-                             "--threshold", "0", "--batch-size", "2", "--conf", "spark.executor.memory=512m",
-                             "--conf", "spark.cores.max=2", "--conf", "spark.sql.shuffle.partitions=4",
+                             "--threshold", "0", "--batch-size", "2", *settings,
                              "--connect-timeout", "120"],  # a session start, on a machine shared and busy
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_environment())
+
+
+# The command's own session and job, then Python on the executors: where do they import the package from?
+ON_THE_CLUSTER = """
+import json, sys
+from leader_election_cli.pipeline import job
+spark = job.spark_session(sys.argv[1], json.loads(sys.argv[4]), connect_timeout_s=120)
+job.analyze(spark, [sys.argv[2]], sys.argv[3], batch_size=2, threshold_pct=0)
+where = spark.sparkContext.parallelize(range(2), 2).map(
+    lambda _: (__import__("leader_election_cli").__file__, __import__("sys").executable)).collect()
+print(json.dumps(where))
+"""
+
+
+def analyze_on_the_cluster(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
+                             json.dumps(SETTINGS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=driver_environment())
 
 
 def finished(process: subprocess.Popen[str]) -> str:
-    """The run's stderr, once it has exited 0."""
+    """The run's stdout, once it has exited 0."""
     try:
-        _, stderr = process.communicate(timeout=180)
+        stdout, stderr = process.communicate(timeout=180)
     finally:
         process.kill()  # a no-op once it has exited
     assert process.returncode == 0, stderr
-    return stderr
+    return stdout
 
 
 def outputs(out: Path) -> dict:
@@ -163,21 +190,26 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
         lines.write("not a snapshot row\n")
 
     local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
-    clustered = analyze(source, tmp_path / "cluster", standalone)
+    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone)
     finished(local)
-    finished(clustered)
+    executors = json.loads(finished(clustered).splitlines()[-1])
 
     assert outputs(tmp_path / "cluster") == outputs(tmp_path / "local")
     cluster_summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
     assert cluster_summary["bad_row_count"] == 1 and len(cluster_summary["clusters"]) == 2
     assert any((tmp_path / "cluster" / "plans").rglob("batch-0001.json"))
+    # the executors' Python is the plain python3, and the package it imports is the zip shipped to them
+    assert len(executors) == 2
+    for package, python in executors:
+        assert "leader_election_cli.zip" in package and not python.startswith(str(Path(sys.executable).parent))
 
 
 def test_a_driver_local_out_is_refused_with_a_cluster_master(standalone: str, tmp_path: Path) -> None:
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
     result = subprocess.run([KAFKA_LEADERS, "analyze", str(source), "--out", str(tmp_path / "out"),
-                             "--master", standalone], capture_output=True, text=True, timeout=60)
+                             "--master", standalone], capture_output=True, text=True, timeout=60,
+                            env=driver_environment())
     assert result.returncode == 2
     assert result.stderr.startswith(f"--out {tmp_path / 'out'} is on this machine's local file system")
     assert "hdfs://" in result.stderr and "s3a://" in result.stderr and "file:///" in result.stderr
