@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -436,3 +437,15 @@ def test_the_plot_of_many_clusters_draws_the_ten_worst() -> None:
     assert worst_clusters(series) == [f"c{n:02d}" for n in range(23, 23 - TOP_N, -1)]
     points = [(cluster, at, value / 100) for cluster, values in series.items() for at, value in values]
     assert imbalance_png(points, 10).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_file_system_that_cannot_be_reached_is_named_with_its_java_cause(spark, tmp_path: Path) -> None:
+    """Not `An error occurred while calling o41.exists`: the Java exception, and whether input or --out."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
+    with pytest.raises(InputError, match=r"^Spark could not write --out: java\.net\.ConnectException: "):
+        job.analyze(spark, [str(tmp_path / "s.jsonl")], f"hdfs://127.0.0.1:{port}/leadership")
+    with pytest.raises(InputError, match=r"^Spark could not read the input: java\.net\.ConnectException: "):
+        job.analyze(spark, [f"hdfs://127.0.0.1:{port}/s.jsonl"], str(tmp_path / "out"))
