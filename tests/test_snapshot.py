@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
 
-from leader_election_cli import snapshot
+from leader_election_cli import planning, snapshot
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState
@@ -188,3 +188,17 @@ def test_contradictory_output_options_are_refused_before_connecting(tmp_path: Pa
     output = ["--output", str(tmp_path)] if "--output" not in args else []
     code, out, err = run_snapshot("--bootstrap-server", "127.0.0.1:1", *output, *args)
     assert (code, out) == (2, "") and err.startswith(message)
+
+
+def test_a_pending_reassignment_is_kept_with_the_replicas_it_adds_and_removes(tmp_path: Path) -> None:
+    """A partition moving from [3] to [2, 1] (replicas [2, 1, 3], ISR [3]) is not under-replicated for
+    Kafka's count (RF = replicas - adding = 1): the snapshot must carry what tells it apart."""
+    with Sandbox(brokers=3, mode="kraft") as sandbox:
+        sandbox.create_topic("moving", assignment={0: [3]})
+        sandbox.cluster.alter_reassignment("moving", 0, [2, 1])
+        output = tmp_path / "s.jsonl"
+        assert run_snapshot("--bootstrap-server", sandbox.bootstrap_servers, "--output", str(output))[0] == 0
+    (row,) = snapshot.read(output)
+    assert (row["replicas"], row["adding_replicas"], row["removing_replicas"]) == ([2, 1, 3], [2, 1], [3])
+    (state,) = snapshot.states([row]).values()
+    assert planning.balance(state).under_replicated == 0
