@@ -7,8 +7,12 @@ must be valid election files that, fed to the drop-in, bring a sandbox back to p
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from pathlib import Path
@@ -30,6 +34,7 @@ from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+from leader_election_cli.operations.status import status_report  # noqa: E402
 from leader_election_cli.pipeline import files, job  # noqa: E402
 from leader_election_cli.sandbox import Sandbox  # noqa: E402
 
@@ -70,18 +75,35 @@ def planned_partitions(out: Path, cluster: str, batch_size: int) -> list[dict]:
     return partitions
 
 
+@st.composite
+def fleet_states(draw: st.DrawFn) -> ClusterState:
+    """A random cluster as `snapshot` reads one: pending reassignments adding some of the replicas (or
+    none), the min.insync.replicas cap of Kafka 3.7 or not; ELR, dead brokers and RF=1 topics come from
+    `cluster_states`."""
+    state = draw(cluster_states())
+    reassigning = {tp: tuple(r for r in state.partitions[tp].replicas[1:] if draw(st.booleans()))
+                   for tp in state.partitions if draw(st.integers(0, 4)) == 0}
+    return replace(state, reassigning=reassigning, min_isr_capped=draw(st.booleans()))
+
+
 # Few examples (each one is a whole Spark job), but several clusters and snapshots in each.
-snapshot_sets = st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), cluster_states()), min_size=1,
+snapshot_sets = st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), fleet_states()), min_size=1,
                          max_size=8)
+
+
+def names(partitions: list[TopicPartition]) -> tuple[str, ...]:
+    return tuple(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))
 
 
 @pytest.mark.timeout(300)  # six Spark jobs: about 65 s here, and CI machines may be slower
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 10, 25, 50]),
+@given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 9.2, 10, 25, 50]),
        parquet=st.booleans())
-def test_results_equal_the_planners(spark, tmp_path_factory: pytest.TempPathFactory,
-                                    snapshots: list[tuple[str, ClusterState]], batch_size: int, threshold: int,
-                                    parquet: bool) -> None:
+def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.TempPathFactory,
+                                               snapshots: list[tuple[str, ClusterState]], batch_size: int,
+                                               threshold: float, parquet: bool) -> None:
+    """`analyze` over snapshots of clusters says what `status` says of the same clusters, and plans what
+    `rebalance` would elect: the expected side is computed from the ClusterStates, not from the rows."""
     work = tmp_path_factory.mktemp("property")
     states = {(cluster, T0 + timedelta(minutes=i)): state for i, (cluster, state) in enumerate(snapshots)}
     rows = [row for (cluster, at), state in states.items() for row in snapshot.rows(state, cluster, at)]
@@ -91,34 +113,42 @@ def test_results_equal_the_planners(spark, tmp_path_factory: pytest.TempPathFact
     result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size, threshold_pct=threshold)
 
     out = work / "out"
-    assert (result.rows, result.bad_rows, result.snapshots) == (len(rows), {}, len(states))
+    assert (result.rows, result.bad_rows, result.snapshots, result.legacy_rows) == (len(rows), {}, len(states), 0)
     expected_brokers, expected_health = {}, {}
     for (cluster, at), state in states.items():
-        balance = planning.balance(state)
+        report = status_report(state)
+        balance = report.balance
         for b in balance.brokers:
             expected_brokers[(cluster, at, b.broker)] = (b.alive, b.leaders, b.preferred, b.not_led_by_preferred,
                                                           b.ratio, b.above(threshold))
         positive = [b for b in balance.brokers if b.ratio > 0]
+        under_replicated = [tp for tp, p in state.partitions.items() if planning.is_under_replicated(
+            p.replicas, p.isr, state.reassigning.get(tp, ()))]
+        down = sorted({r for p in state.partitions.values() for r in p.replicas} - state.live_brokers)
         expected_health[(cluster, at)] = (
             balance.partitions, balance.not_preferred_leader, balance.under_replicated, balance.under_min_isr,
             balance.offline, balance.fixable, len(balance.brokers), len(balance.above(threshold)),
             max((b.ratio for b in balance.brokers), default=0.0),
-            min(positive, key=lambda b: (-b.ratio, b.broker)).broker if positive else None)
+            min(positive, key=lambda b: (-b.ratio, b.broker)).broker if positive else None,
+            names(under_replicated), names(report.under_min_isr), names(report.offline), down)
     assert {(r["cluster"], r["taken_at"], r["broker"]): (
         r["alive"], r["leaders"], r["preferred"], r["not_led_by_preferred"], r["imbalance_ratio"],
         r["above_threshold"]) for r in table(out, "broker_balance")} == expected_brokers
     assert {(r["cluster"], r["taken_at"]): (
         r["partitions"], r["not_preferred_leader"], r["under_replicated"], r["under_min_isr"], r["offline"],
-        r["fixable"], r["brokers"], r["brokers_above_threshold"], r["max_imbalance_ratio"], r["worst_broker"])
-        for r in table(out, "cluster_health")} == expected_health
+        r["fixable"], r["brokers"], r["brokers_above_threshold"], r["max_imbalance_ratio"], r["worst_broker"],
+        *(tuple(f"{p['topic']}-{p['partition']}" for p in r[name]) for name in (
+            "under_replicated_partitions", "under_min_isr_partitions", "offline_partitions")),
+        r["down_brokers"]) for r in table(out, "cluster_health")} == expected_health
     for cluster in {c for c, _ in states}:
         latest = max(at for c, at in states if c == cluster)
-        fixable = planning.fixable_by_preferred(states[(cluster, latest)])
+        candidates = planning.rebalance_candidates(states[(cluster, latest)], threshold)
         assert planned_partitions(out, cluster, batch_size) == [
-            {"topic": tp.topic, "partition": tp.partition} for tp in fixable]
+            {"topic": tp.topic, "partition": tp.partition} for tp in candidates]
         summary = next(c for c in result.clusters if c.cluster == cluster)
-        assert (summary.latest, summary.fixable, summary.plan_files) == (
-            latest, len(fixable), -(-len(fixable) // batch_size))
+        fixable = planning.fixable_by_preferred(states[(cluster, latest)])
+        assert (summary.latest, summary.fixable, summary.planned, summary.plan_files) == (
+            latest, len(fixable), len(candidates), -(-len(candidates) // batch_size))
 
 
 def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
@@ -139,22 +169,24 @@ def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
     (tmp_path / "in" / "mixed.jsonl").write_text("\n".join(lines) + "\n")
     import pyarrow as pa
 
-    without_elr = pa.Table.from_pylist([{**good, "partition": 5}], schema=snapshot.arrow_schema()).drop(["elr"])
+    without_elr = pa.Table.from_pylist([{**good, "partition": 5}], schema=snapshot.arrow_schema()).drop(
+        ["elr", "format_version", "adding_replicas", "removing_replicas"])
     pq.write_table(without_elr, tmp_path / "in" / "old.parquet")
 
     result = job.analyze(spark, [str(tmp_path / "in")], str(tmp_path / "out"))
 
-    assert result.rows == 10 and result.bad_row_count == 9
+    assert result.rows == 10 and result.bad_row_count == 8
     assert result.bad_rows == {
         "malformed JSON or a value of the wrong type": 2, "missing leader": 1, "negative partition": 1,
-        "null broker id in isr": 1, "blank topic": 1, "partition listed twice in one snapshot": 2,
-        "missing elr": 1}
+        "null broker id in isr": 1, "blank topic": 1, "partition listed twice in one snapshot": 2}
     bad = table(tmp_path / "out", "bad_rows")
-    assert len(bad) == 9 and all(r["source_file"].endswith(("mixed.jsonl", "old.parquet")) for r in bad)
+    assert len(bad) == 8 and all(r["source_file"].endswith("mixed.jsonl") for r in bad)
     assert {r["raw_record"] for r in bad if r["bad_reason"].startswith("malformed")} == {lines[1], lines[2]}
     (cluster,) = result.clusters
-    assert (cluster.partitions, cluster.fixable) == (1, 1)  # only the first line is a valid row
-    assert planned_partitions(tmp_path / "out", "c", 1000) == [{"topic": "t", "partition": 0}]
+    # the first line, and the older snapshot's row without elr; neither has a format_version (version 1)
+    assert (cluster.partitions, cluster.fixable, result.legacy_rows) == (2, 2, 2)
+    assert planned_partitions(tmp_path / "out", "c", 1000) == [{"topic": "t", "partition": 0},
+                                                                {"topic": "t", "partition": 5}]
 
 
 def test_globs_and_directories_find_snapshot_files(spark, tmp_path: Path) -> None:
@@ -313,3 +345,107 @@ def test_a_run_prints_nothing_of_sparks_own_on_stderr(tmp_path: Path) -> None:
     java_notice = "WARNING: Using incubator modules"
     assert [line for line in result.stderr.splitlines() if not line.startswith(java_notice)] == []
     assert "Election plans in" in result.stdout
+
+
+# -- one validation, one meaning of each rule ------------------------------------------------------
+
+GOOD_ROW = {"format_version": 2, "cluster": "c", "taken_at": "2024-05-01T12:00:00Z", "topic": "t", "partition": 0,
+            "replicas": [1, 2], "isr": [1], "elr": [], "leader": 1, "adding_replicas": None,
+            "removing_replicas": None, "min_insync_replicas": 2, "live_brokers": [1, 2]}
+MUTATIONS = st.one_of(
+    st.tuples(st.sampled_from(sorted(GOOD_ROW)), st.sampled_from([None, "DELETE", "x", " ", True, 1.5, -3, 0, 3,
+                                                                  2**31, [None], ["1"], [1, None]])),
+    st.tuples(st.just("taken_at"), st.sampled_from([
+        "2024-05-01T12:00:00", "2024-05-01 12:00:00", 1714564800000, 1.7e12, "2024-13-01T00:00:00Z",
+        "2024-05-01T12:00:00.5Z", "2024-05-01T12:00:00.123+02:00", "yesterday", [1]])))
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutations=st.lists(st.lists(MUTATIONS, max_size=2), min_size=1, max_size=40))
+def test_spark_refuses_the_rows_snapshot_read_refuses_for_the_same_reason(
+        spark, tmp_path_factory: pytest.TempPathFactory, mutations: list[list[tuple[str, object]]]) -> None:
+    """`snapshot.row_problem` (what `snapshot.read` refuses a file for) and the Spark pipeline's column
+    expressions give every row the same reason, or none; zone-less and epoch taken_at included."""
+    lines = []
+    for number, changes in enumerate(mutations):
+        row = {**GOOD_ROW, "partition": number}
+        for column, value in changes:
+            if value == "DELETE":
+                row.pop(column, None)
+            else:
+                row[column] = -1 - number if column == "partition" and value == -3 else value
+        lines.append(json.dumps(row))
+    path = tmp_path_factory.mktemp("parity") / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    expected = Counter(snapshot.row_problem(json.loads(line)) for line in lines)
+
+    found = Counter(r[0] for r in job.inputs.read_snapshots(spark, [str(path)], []).select("bad_reason").collect())
+
+    assert found == expected
+    for line, (number, _) in zip(lines, enumerate(lines, 1), strict=True):
+        single = path.with_name(f"one-{number}.jsonl")
+        single.write_text(line + "\n")
+        problem = snapshot.row_problem(json.loads(line))
+        if problem:
+            with pytest.raises(InputError, match=re.escape(f":1: not a snapshot row: {problem}")):
+                snapshot.read(single)
+        else:
+            assert len(snapshot.read(single)) == 1
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(states=st.lists(fleet_states(), min_size=1, max_size=10),
+       counts=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=30),
+       threshold=st.one_of(st.sampled_from([0, 9.2, 10, 1e-30, 33.333, 99.99999, 100, 250]),
+                           st.floats(0, 120, allow_nan=False)))
+def test_the_spark_expressions_are_the_planners_predicates(spark, states: list[ClusterState],
+                                                          counts: list[tuple[int, int]], threshold: float) -> None:
+    """Every per-row rule and the per-broker ratio and threshold, as Spark built-in expressions, equal
+    the pure-Python predicates `status` and `rebalance` use."""
+    from leader_election_cli.pipeline import rules
+
+    rows = [row for i, state in enumerate(states) for row in snapshot.rows(state, f"c{i}", T0)]
+    frame = spark.createDataFrame(
+        [(i, r["leader"], r["replicas"], r["isr"], r["live_brokers"], r["min_insync_replicas"], r["adding_replicas"])
+         for i, r in enumerate(rows)],
+        "id int, leader int, replicas array<int>, isr array<int>, live_brokers array<int>, "
+        "min_insync_replicas int, adding_replicas array<int>")
+    flagged = {r["id"]: tuple(r[name] for name in rules.FLAG_NAMES)
+               for r in frame.withColumns(rules.flags()).collect()}
+    assert flagged == {i: (
+        planning.is_preferred_leader(r["leader"], r["replicas"]),
+        planning.is_fixable(r["leader"], r["replicas"], r["isr"], r["live_brokers"]),
+        planning.is_under_replicated(r["replicas"], r["isr"], r["adding_replicas"] or ()),
+        planning.is_under_min_isr(r["isr"], r["min_insync_replicas"]),
+        planning.is_offline(r["leader"], r["live_brokers"])) for i, r in enumerate(rows)}
+
+    pairs = [(i, min(n, p), p) for i, (n, p) in enumerate(counts)]  # not_led <= preferred
+    if pairs:
+        brokers = spark.createDataFrame(pairs, "id int, not_led long, preferred long").select(
+            "id", rules.ratio("not_led", "preferred").alias("ratio"),
+            rules.above("not_led", "preferred", threshold).alias("above"))
+        assert {r["id"]: (r["ratio"], r["above"]) for r in brokers.collect()} == {
+            i: (planning.imbalance_ratio(n, p), planning.is_above_threshold(n, p, threshold)) for i, n, p in pairs}
+
+
+def test_the_plot_of_many_clusters_draws_the_ten_worst() -> None:
+    from leader_election_cli.pipeline.plot import TOP_N, imbalance_png, worst_clusters
+
+    series = {f"c{n:02d}": [(T0, float(n % 7)), (T0 + timedelta(hours=1), float(n))] for n in range(24)}
+    assert worst_clusters(series) == [f"c{n:02d}" for n in range(23, 23 - TOP_N, -1)]
+    points = [(cluster, at, value / 100) for cluster, values in series.items() for at, value in values]
+    assert imbalance_png(points, 10).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_file_system_that_cannot_be_reached_is_named_with_its_java_cause(spark, tmp_path: Path) -> None:
+    """Not `An error occurred while calling o41.exists`: the Java exception, and whether input or --out."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
+    with pytest.raises(InputError, match=r"^Spark could not write --out: java\.net\.ConnectException: "):
+        job.analyze(spark, [str(tmp_path / "s.jsonl")], f"hdfs://127.0.0.1:{port}/leadership")
+    with pytest.raises(InputError, match=r"^Spark could not read the input: java\.net\.ConnectException: "):
+        job.analyze(spark, [f"hdfs://127.0.0.1:{port}/s.jsonl"], str(tmp_path / "out"))

@@ -81,8 +81,7 @@ def test_local_input_errors_are_found_before_spark_starts(no_spark: object, tmp_
     ("hdfs:///snapshots/x.jsonl", [], {}),  # another file system: Spark's to judge
     ("file://namenode/x.jsonl", [], {}),  # a host
     ("/no/such/{a,b}.jsonl", [], {}),  # a Hadoop glob Python reads otherwise
-    ("/no/such/x.jsonl", ["--master", "yarn"], {}),  # a cluster's default file system may be HDFS
-    ("/no/such/x.jsonl", ["--conf", "spark.master=yarn"], {}),
+    ("/no/such/x.jsonl", ["--master", "yarn"], {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}),  # may be HDFS
     ("/no/such/x.jsonl", ["--conf", "spark.hadoop.fs.defaultFS=hdfs://nn:8020"], {}),
     ("/no/such/x.jsonl", [], {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}),
     ("/no/such/x.jsonl", [], {"SPARK_CONF_DIR": "/etc/spark/conf"}),
@@ -103,3 +102,15 @@ def test_a_file_uri_is_read_as_hadoop_reads_it(no_spark: object, tmp_path: Path)
     for pattern in (f"file://{tmp_path}/a#b.jsonl", f"file:{tmp_path}/s?.jsonl"):
         with pytest.raises(pytest.fail.Exception, match="Spark was started"):
             CliRunner().invoke(cli, ["analyze", pattern, "--out", str(tmp_path / "o")], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("args", [["--master", "yarn"], ["--conf", "spark.master=spark://h:7077"],
+                                  ["--master", "k8s://https://h:6443"]])
+def test_a_driver_local_path_with_a_cluster_master_is_refused_before_spark_starts(no_spark: object,
+                                                                                  args: list[str]) -> None:
+    """Executors elsewhere cannot read or write this machine's files: say what to use instead."""
+    code, err = analyze("/data/s.jsonl", "--out", "/data/out", *args)
+    assert code == 2 and err.startswith("--out /data/out is on this machine's local file system, which executors")
+    assert "hdfs://..., s3a://..., or a shared mount named as a file: URI" in err
+    code, err = analyze("/data/s.jsonl", "--out", "file:///mnt/shared/out", *args)
+    assert code == 2 and err.startswith("Snapshot path /data/s.jsonl is on this machine's local file system")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
 
-from leader_election_cli import snapshot
+from leader_election_cli import planning, snapshot
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState
@@ -38,9 +39,10 @@ def sb():
 
 
 def comparable(state: ClusterState) -> tuple:
-    """What a snapshot keeps of a cluster: partitions' leader/replicas/ISR/ELR, min ISR, live brokers."""
+    """What a snapshot keeps of a cluster: partitions' leader/replicas/ISR/ELR, min ISR, live brokers,
+    pending reassignments and the replicas they add."""
     partitions = {tp: (p.leader, p.replicas, p.isr, p.elr) for tp, p in state.partitions.items()}
-    return partitions, state.min_insync_replicas, state.live_brokers
+    return partitions, state.min_insync_replicas, state.live_brokers, state.reassigning
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
@@ -137,3 +139,66 @@ def test_reading_a_broken_line_names_the_file_and_line(tmp_path: Path) -> None:
     path.write_text('{"cluster": "x"}\n')
     with pytest.raises(InputError, match=r"s\.jsonl:1: not a snapshot row"):
         snapshot.read(path)
+
+
+def test_older_snapshots_without_format_version_or_elr_are_read_as_version_1(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"cluster": "x", "taken_at": "2024-05-01T12:00:00Z", "topic": "t", "partition": 0,
+                                "replicas": [1, 2], "isr": [1], "leader": 1, "min_insync_replicas": 2,
+                                "live_brokers": [1, 2]}) + "\n")
+    (row,) = snapshot.read(path)
+    assert (row["format_version"], row["elr"], row["adding_replicas"], row["removing_replicas"]) == (1, [], None, None)
+
+
+@pytest.mark.parametrize(("taken_at", "problem"), [
+    ("2024-05-01T12:00:00", "taken_at has no time zone"),
+    (1714564800000, "taken_at is a number, not an ISO-8601 time (epoch times are refused"),
+    ("2024-05-01T12:00:00Z", "format_version newer than this tool reads (2)"),
+])
+def test_rows_spark_would_refuse_are_refused_with_the_same_reason(tmp_path: Path, taken_at: object,
+                                                                  problem: str) -> None:
+    path = tmp_path / "s.jsonl"
+    row = {"format_version": 3, "cluster": "x", "taken_at": taken_at, "topic": "t", "partition": 0, "replicas": [1],
+           "isr": [1], "elr": [], "leader": 1, "min_insync_replicas": None, "live_brokers": [1]}
+    path.write_text("\n" + json.dumps({**row, "format_version": 2}) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(InputError, match=re.escape(f"s.jsonl:{2 if problem[0] == 't' else 3}: not a snapshot row: "
+                                                   f"{problem}")):
+        snapshot.read(path)
+
+
+def test_an_output_directory_gets_a_new_parquet_file_named_after_the_cluster_and_time(sb: Sandbox,
+                                                                                      tmp_path: Path) -> None:
+    code, out, err = run_snapshot("--bootstrap-server", sb.bootstrap_servers, "--cluster-name", "prod/eu",
+                                  "--output", str(tmp_path))
+    assert (code, err) == (0, "")
+    (written,) = tmp_path.iterdir()
+    assert written.name.startswith("prod_eu-2") and written.suffix == ".parquet" and ":" not in written.name
+    assert out.endswith(f"to {written}\n") and len(snapshot.read(written)) == 4
+    code, _, _ = run_snapshot("--bootstrap-server", sb.bootstrap_servers, "--output", str(tmp_path),
+                              "--format", "jsonl")
+    assert code == 0 and len(list(tmp_path.glob("*.jsonl"))) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--append"], "--append needs a file, and "),
+    (["--format", "jsonl", "--output", "x.parquet"], "--format jsonl does not match the file name x.parquet"),
+])
+def test_contradictory_output_options_are_refused_before_connecting(tmp_path: Path, args: list[str],
+                                                                    message: str) -> None:
+    output = ["--output", str(tmp_path)] if "--output" not in args else []
+    code, out, err = run_snapshot("--bootstrap-server", "127.0.0.1:1", *output, *args)
+    assert (code, out) == (2, "") and err.startswith(message)
+
+
+def test_a_pending_reassignment_is_kept_with_the_replicas_it_adds_and_removes(tmp_path: Path) -> None:
+    """A partition moving from [3] to [2, 1] (replicas [2, 1, 3], ISR [3]) is not under-replicated for
+    Kafka's count (RF = replicas - adding = 1): the snapshot must carry what tells it apart."""
+    with Sandbox(brokers=3, mode="kraft") as sandbox:
+        sandbox.create_topic("moving", assignment={0: [3]})
+        sandbox.cluster.alter_reassignment("moving", 0, [2, 1])
+        output = tmp_path / "s.jsonl"
+        assert run_snapshot("--bootstrap-server", sandbox.bootstrap_servers, "--output", str(output))[0] == 0
+    (row,) = snapshot.read(output)
+    assert (row["replicas"], row["adding_replicas"], row["removing_replicas"]) == ([2, 1, 3], [2, 1], [3])
+    (state,) = snapshot.states([row]).values()
+    assert planning.balance(state).under_replicated == 0

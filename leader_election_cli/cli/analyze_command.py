@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Finite, configure_logging, run, verbatim
+from leader_election_cli.cli.common import (
+    COMMAND_SETTINGS,
+    Command,
+    Finite,
+    Seconds,
+    configure_logging,
+    run,
+    verbatim,
+)
 from leader_election_cli.errors import InputError, exit_code_help, extra_hint
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
@@ -17,6 +25,8 @@ Examples:
   kafka-leaders analyze metadata.jsonl --out leadership --plot
   kafka-leaders analyze 'snapshots/*.parquet' snapshots/2024-05/ --out leadership --threshold 5
   kafka-leaders analyze hdfs:///snapshots --out hdfs:///leadership --master yarn
+  kafka-leaders analyze 's3a://bucket/snapshots/*.parquet' --out s3a://bucket/leadership \
+      --master spark://spark-master:7077 --conf spark.pyspark.python=/usr/bin/python3
   (spark-submit runs the same job: see docs/SPARK.md)
 """
 
@@ -34,7 +44,7 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
 EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
                             1: "the Spark job failed, or an internal error",
                             2: "usage or input error (unreadable snapshots, no usable row, a missing extra)",
-                            3: None, 4: None, 5: None, 130: "interrupted"})
+                            3: "the Spark master could not be reached", 4: None, 5: None, 130: "interrupted"})
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
@@ -42,6 +52,8 @@ EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
 @click.option("--out", required=True, metavar="DIR", help="Directory for the Parquet tables, plans and summary.")
 @click.option("--master", metavar="URL",
               help="Spark master, e.g. local[4], spark://host:7077, yarn (default: local[*], or spark-submit's).")
+@click.option("--connect-timeout", type=Seconds(min=0, min_open=True), default=15, show_default=True,
+              metavar="SECONDS", help="How long a spark:// or k8s:// master may take to accept a connection.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
               help="At most N partitions per election file (a KRaft controller refuses over 10,000 at once).")
 @click.option("--threshold", type=Finite(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,
@@ -76,12 +88,13 @@ def _analyze(o: dict[str, Any]) -> int:
 
     job.preflight(o["snapshots"], o["out"], o["master"], conf)
     shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
-    spark = job.spark_session(o["master"], conf, verbose=o["debug"])
+    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"])
     try:
         result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
                              threshold_pct=o["threshold"], plot=o["plot"])
     finally:
         if not shared:
             spark.stop()
-    report.render(result, Console(width=None if sys.stdout.isatty() else 160))  # no wrapping in logs
+    # Not on a terminal (logs, pipes): the table at its natural width, no cluster name cut or folded.
+    report.render(result, Console(width=None if sys.stdout.isatty() else 10_000))
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,8 @@ from leader_election_cli.errors import InputError, exit_code_help
 EXAMPLES = """\
 Examples:
   kafka-leaders snapshot --bootstrap-server localhost:9092 --output metadata.jsonl --append
-  kafka-leaders snapshot --bootstrap-server localhost:9092 --cluster-name prod-eu \\
-      --output snapshots/prod-eu-$(date +%Y%m%dT%H%M).parquet
+  kafka-leaders snapshot --bootstrap-server localhost:9092 --cluster-name prod-eu --output snapshots/
+  (writes snapshots/prod-eu-20240501T120000123456Z.parquet; --format jsonl for JSON lines)
 """
 
 
@@ -35,8 +34,11 @@ EXIT_CODES = exit_code_help({0: "the snapshot was written", 1: "an internal erro
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--output", "output", required=True, metavar="FILE",
-              help="Where to write the rows: a .jsonl (JSON lines) or .parquet file.")
+@click.option("--output", "output", required=True, metavar="FILE|DIR",
+              help="Where to write the rows: a .jsonl (JSON lines) or .parquet file, or a directory for a new "
+                   "file named after the cluster and time (Parquet unless --format jsonl).")
+@click.option("--format", "file_format", type=click.Choice(["parquet", "jsonl"]), default=None,
+              help="The format of a new file in an --output directory (default parquet).")
 @click.option("--append", is_flag=True, help="Add the rows to an existing file instead of refusing it.")
 @click.option("--cluster-name", metavar="NAME",
               help="Name the cluster in the rows (default: the cluster id the brokers report).")
@@ -50,21 +52,18 @@ def snapshot(**options: Any) -> None:
 
 def _snapshot(o: dict[str, Any]) -> int:
     from leader_election_cli import snapshot as snapshots
+    from leader_election_cli.operations.snapshot import take_snapshot
 
     configure_logging(o["debug"])
     connection_ = connection(o)
     output = Path(o["output"])
-    snapshots.check_output(output, o["append"])
+    kind, in_directory = snapshots.check_target(output, o["file_format"], o["append"])
     if o["cluster_name"] is not None and not o["cluster_name"].strip():
         raise InputError("--cluster-name must not be blank")
-    with connection_.open(connection_.settings(hooks("text").warn)) as cluster:
-        state = cluster.describe(with_elr=True, with_configs=True)
-    taken_at = datetime.now(timezone.utc)
-    name = o["cluster_name"] or state.cluster_id
-    if not name:
-        raise InputError("The cluster reported no cluster id", hint="Name it with --cluster-name.")
-    rows = snapshots.rows(state, name, taken_at)
-    snapshots.write(rows, output, append=o["append"])
-    click.echo(f"Wrote {len(rows)} partition rows of cluster {name} ({len(state.brokers)} live brokers) "
-               f"taken at {snapshots.format_time(taken_at)} to {output}")
+    taken = take_snapshot(connection_, o["cluster_name"], hooks("text"))
+    if in_directory:
+        output = snapshots.file_in(output, taken.cluster, taken.taken_at, kind)
+    snapshots.write(taken.rows, output, append=o["append"])
+    click.echo(f"Wrote {len(taken.rows)} partition rows of cluster {taken.cluster} ({taken.live_brokers} live "
+               f"brokers) taken at {snapshots.format_time(taken.taken_at)} to {output}")
     return 0

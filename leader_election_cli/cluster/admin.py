@@ -476,10 +476,15 @@ class ClusterConnection:
 
     def list_reassignments(self) -> dict[TopicPartition, tuple[int, ...]]:
         """Pending reassignments: partition -> the replicas it is adding."""
+        return {tp: adding for tp, (adding, _) in self.list_reassignment_replicas().items()}
+
+    def list_reassignment_replicas(self) -> dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Pending reassignments: partition -> (the replicas it is adding, the replicas it is removing)."""
         response = self._to_controller(lambda: ListPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(),
                                                                                 topics=None),
                                        "listing partition reassignments")
-        return {TopicPartition(t.name, p.partition_index): tuple(p.adding_replicas or ())
+        return {TopicPartition(t.name, p.partition_index): (tuple(p.adding_replicas or ()),
+                                                            tuple(p.removing_replicas or ()))
                 for t in response.topics for p in t.partitions}
 
     # -- writes ----------------------------------------------------------------------------------

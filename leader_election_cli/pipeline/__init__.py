@@ -2,7 +2,8 @@
 
 - `files`: find snapshot files and write plan files on Spark's file system (local, HDFS, S3, ...).
 - `inputs`: read snapshots with an explicit schema; classify bad rows.
-- `rules`: the planner's predicates as Spark UDFs (one definition of the rules).
+- `rules`: the planner's predicates as Spark built-in expressions (proved equal to them by tests).
+- `cluster_mode`: a non-local master: reachability, shipping this package, storage executors share.
 - `analysis`: the DataFrame computations.
 - `plans`: election files in batches.
 - `summary`, `report`, `plot`: the final summary, its rendering and the PNG.

@@ -1,6 +1,6 @@
 """The analysis as DataFrame operations: balance per broker, health per cluster over time, what to fix.
 
-Every rule comes from the planner through `rules`; this module only counts, joins and picks rows.
+Every rule is the planner's, as `rules` expresses it; this module only counts, joins and picks rows.
 A snapshot is identified by (cluster, taken_at).
 """
 
@@ -19,10 +19,8 @@ PARTITION_COUNTS = ("not_preferred_leader", "under_replicated", "under_min_isr",
 
 
 def with_flags(rows: DataFrame) -> DataFrame:
-    """Add the preferred replica and the planner's flags (one boolean column each; null on bad rows)."""
-    return (rows.withColumn("_flags", rules.flags())
-            .select(*rows.columns, *(F.col(f"_flags.{name}").alias(name) for name in rules.FLAG_NAMES))
-            .withColumn("preferred_replica", F.get("replicas", 0)))
+    """Add the preferred replica and the planner's flags (one boolean column each; meaningless on bad rows)."""
+    return rows.withColumns({**rules.flags(), "preferred_replica": F.get("replicas", 0)})
 
 
 def _count(condition: Column) -> Column:
@@ -58,14 +56,27 @@ def broker_balance(flagged: DataFrame, threshold_pct: float) -> DataFrame:
             .withColumn("above_threshold", rules.above("not_led_by_preferred", "preferred", threshold_pct)))
 
 
+def _partitions_where(flag: str) -> Column:
+    """The (topic, partition) of the rows where `flag` holds, sorted."""
+    return F.sort_array(F.collect_list(F.when(F.col(flag), F.struct("topic", "partition"))))
+
+
+LISTS = {"under_replicated_partitions": "under_replicated", "under_min_isr_partitions": "under_min_isr",
+         "offline_partitions": "offline"}
+
+
 def cluster_health(flagged: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Per cluster and snapshot: partition counts by condition, and the brokers' worst imbalance.
+    """Per cluster and snapshot: partition counts by condition, the partitions under-replicated, under
+    min ISR and offline, the down brokers (replicas that are not live), and the brokers' worst imbalance.
 
     `worst_broker` has the highest ratio (the lowest id among equals), null when no ratio is above 0.
     """
     partitions = flagged.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("partitions"),
-        *(_count(flag).alias(name) for name, flag in _partition_conditions().items()))
+        *(_count(flag).alias(name) for name, flag in _partition_conditions().items()),
+        *(_partitions_where(flag).alias(name) for name, flag in LISTS.items()),
+        F.sort_array(F.array_distinct(F.flatten(F.collect_set(F.array_except("replicas", "live_brokers")))))
+        .alias("down_brokers"))
     ratio = F.col("imbalance_ratio")
     per_broker = brokers.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("brokers"), _count(F.col("alive")).alias("live_brokers"),
@@ -86,7 +97,13 @@ def latest_snapshots(rows: DataFrame, health: DataFrame) -> DataFrame:
     return newest.join(usable, "cluster", "left").na.fill(0, ["snapshots"])
 
 
-def latest_fixable(flagged: DataFrame, latest: DataFrame) -> DataFrame:
-    """The partitions a preferred election would fix, in each cluster's latest snapshot."""
-    return (flagged.where(F.col("fixable")).join(F.broadcast(latest), KEY)
-            .select(*KEY, "topic", "partition", "leader", "preferred_replica"))
+def latest_fixable(flagged: DataFrame, latest: DataFrame, brokers: DataFrame) -> DataFrame:
+    """The partitions a preferred election would fix, in each cluster's latest snapshot; `planned` when
+    the plan elects them, as `planning.rebalance_candidates` picks: the preferred broker is above the
+    threshold and no reassignment of the partition is pending."""
+    above = (brokers.where(F.col("above_threshold"))
+             .select(*KEY, F.col("broker").alias("preferred_replica"), F.lit(True).alias("_above")))
+    return (flagged.where(F.col("fixable")).join(F.broadcast(latest.select(*KEY)), KEY)
+            .join(above, [*KEY, "preferred_replica"], "left")
+            .select(*KEY, "topic", "partition", "leader", "preferred_replica",
+                    (F.coalesce(F.col("_above"), F.lit(False)) & F.col("adding_replicas").isNull()).alias("planned")))

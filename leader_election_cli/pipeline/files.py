@@ -73,7 +73,7 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | 
     return sorted(json_files), sorted(parquet_files)
 
 
-def _local_path(uri: str, plain_paths_are_local: bool) -> str | None:
+def local_path(uri: str, plain_paths_are_local: bool) -> str | None:
     """The local path `uri` names, read as Hadoop's Path reads it, or None when it may be on another
     file system (another scheme, a `file:` URI with a host, a plain path that may not be local)."""
     colon, slash = uri.find(":"), uri.find("/")
@@ -91,7 +91,7 @@ def _local_path(uri: str, plain_paths_are_local: bool) -> str | None:
 def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:
     """A local file pattern that matches nothing. Hadoop globs that Python reads otherwise ({a,b}, [^a],
     escapes) are not judged here."""
-    path = _local_path(pattern, plain_paths_are_local)
+    path = local_path(pattern, plain_paths_are_local)
     if path is None or any(token in path for token in ("{", "[^", "\\")):
         return False
     return not glob.glob(path)  # as Hadoop's, except dot files: a glob's are skipped there anyway
@@ -99,7 +99,7 @@ def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:
 
 def local_file(uri: str, plain_paths_are_local: bool) -> bool:
     """`uri` names an existing local file (not a directory)."""
-    path = _local_path(uri, plain_paths_are_local)
+    path = local_path(uri, plain_paths_are_local)
     return path is not None and os.path.isfile(path)
 
 
@@ -133,7 +133,9 @@ def is_file(spark: SparkSession, uri: str) -> bool:
 
 
 def qualified(spark: SparkSession, uri: str) -> str:
-    """`uri` made absolute: a plain path on the local file system, else a full URI (hdfs://...)."""
+    """`uri` made absolute: a plain path that is on the local file system stays a plain path; anything
+    else becomes a full URI (hdfs://..., file:/... for a file: URI, whatever the default file system)."""
     path, fs = _path(spark, uri)
     full = fs.makeQualified(path)
-    return full.toUri().getPath() if full.toUri().getScheme() == "file" else full.toString()
+    plain = full.toUri().getScheme() == "file" and not uri.startswith("file:")
+    return full.toUri().getPath() if plain else full.toString()

@@ -3,6 +3,8 @@
 The Spark schema is derived from the one Parquet schema of a snapshot row (`snapshot.arrow_schema`),
 with every column nullable so that a missing value becomes a counted bad row, not a failed job. JSON
 lines that do not parse, or carry a value of the wrong type, keep their text in `_corrupt_record`.
+The checks and their reasons are `snapshot.row_problem`'s, as column expressions. A row without
+format_version is version 1; a missing elr is read as empty.
 """
 
 from __future__ import annotations
@@ -20,21 +22,18 @@ from leader_election_cli import snapshot
 CORRUPT = "_corrupt_record"
 SOURCE = "source_file"
 REASON = "bad_reason"
+TAKEN_AT_PROBLEM = "_taken_at_problem"
 SNAPSHOT_KEY = ("cluster", "taken_at")
 PARTITION_KEY = (*SNAPSHOT_KEY, "topic", "partition")
-BROKER_LISTS = ("replicas", "isr", "elr", "live_brokers")
 
 
-def row_schema() -> T.StructType:
-    """The snapshot columns, all nullable, plus the corrupt-record column of the JSON reader."""
+def row_schema(taken_at_text: bool = False) -> T.StructType:
+    """The snapshot columns, all nullable, plus the corrupt-record column of the JSON reader; with
+    `taken_at_text`, taken_at as the text it was written as (JSON lines: checked, then parsed)."""
     columns = from_arrow_schema(snapshot.arrow_schema()).fields
-    return T.StructType([T.StructField(c.name, c.dataType, True) for c in columns]
+    return T.StructType([T.StructField(c.name, T.StringType() if taken_at_text and c.name == "taken_at"
+                                       else c.dataType, True) for c in columns]
                         + [T.StructField(CORRUPT, T.StringType(), True)])
-
-
-def required_columns() -> list[str]:
-    """The columns a snapshot row cannot do without: the non-nullable ones of the Parquet schema."""
-    return [f.name for f in snapshot.arrow_schema() if not f.nullable]
 
 
 def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files: Sequence[str]) -> DataFrame:
@@ -43,26 +42,54 @@ def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files
     Duplicates are found afterwards (`duplicate_keys`, `mark_duplicates`), from the cached rows, so
     that the files are read only once.
     """
-    schema = row_schema()
     frames = []
     if json_files:
-        frames.append(spark.read.schema(schema).option("mode", "PERMISSIVE")
-                      .option("columnNameOfCorruptRecord", CORRUPT).json(list(json_files)))
+        text = (spark.read.schema(row_schema(taken_at_text=True)).option("mode", "PERMISSIVE")
+                .option("columnNameOfCorruptRecord", CORRUPT).json(list(json_files)))
+        frames.append(text.withColumn(SOURCE, F.col("_metadata.file_path"))
+                      .withColumn(TAKEN_AT_PROBLEM, _taken_at_problem(F.col("taken_at")))
+                      .withColumn("taken_at", F.when(F.col(TAKEN_AT_PROBLEM).isNull(),
+                                                     F.try_to_timestamp(F.col("taken_at")))))
     if parquet_files:
-        frames.append(spark.read.schema(schema).parquet(*parquet_files))
-    rows = reduce(DataFrame.unionByName, (f.withColumn(SOURCE, F.col("_metadata.file_path")) for f in frames))
-    return _classify(rows)
+        frames.append(spark.read.schema(row_schema()).parquet(*parquet_files)
+                      .withColumn(SOURCE, F.col("_metadata.file_path"))
+                      .withColumn(TAKEN_AT_PROBLEM, F.lit(None).cast("string")))
+    rows = reduce(DataFrame.unionByName, frames)
+    return _classify(rows).drop(TAKEN_AT_PROBLEM)
+
+
+def _taken_at_problem(text: Column) -> Column:
+    """`snapshot.taken_at_problem` over a JSON line's taken_at text: the same patterns, the same reasons."""
+    parsed = F.try_to_timestamp(text)
+    return (F.when(text.isNull(), F.lit(None))
+            .when(text.rlike(snapshot.TAKEN_AT_PATTERN),
+                  F.when(parsed.isNull(), F.lit(snapshot.TAKEN_AT_NOT_ISO)))
+            .when(text.rlike(snapshot.ZONELESS_PATTERN), F.lit(snapshot.TAKEN_AT_ZONELESS))
+            .when(text.rlike(snapshot.NUMBER_PATTERN), F.lit(snapshot.TAKEN_AT_NUMBER))
+            .otherwise(F.lit(snapshot.TAKEN_AT_NOT_ISO)))
+
+
+def _absent(column: str) -> Column:
+    """Null in the input (a taken_at refused as text is null too, with its own reason)."""
+    if column == "taken_at":
+        return F.col(column).isNull() & F.col(TAKEN_AT_PROBLEM).isNull()
+    return F.col(column).isNull()
 
 
 def _classify(rows: DataFrame) -> DataFrame:
-    """Add `bad_reason`: the first problem found in a row, or null."""
-    checks: list[tuple[Column, str]] = [(F.col(CORRUPT).isNotNull(), "malformed JSON or a value of the wrong type")]
-    checks += [(F.col(c).isNull(), f"missing {c}") for c in required_columns()]
-    checks += [(F.trim(F.col(c)) == "", f"blank {c}") for c in ("cluster", "topic")]
-    checks += [(F.col("partition") < 0, "negative partition"), (F.col("min_insync_replicas") < 1,
-                                                                  "min_insync_replicas below 1")]
-    checks += [(F.exists(c, lambda b: b.isNull()), f"null broker id in {c}") for c in BROKER_LISTS]
-    return rows.withColumn(REASON, F.coalesce(*(F.when(problem, reason) for problem, reason in checks)))
+    """Add `bad_reason`: the first problem found in a row, or null (`snapshot.row_problem`'s order)."""
+    version = F.col("format_version")
+    checks: list[tuple[Column, str]] = [(F.col(CORRUPT).isNotNull(), snapshot.WRONG_TYPE)]
+    checks += [(_absent(c), snapshot.missing(c)) for c in snapshot.REQUIRED]
+    checks += [(F.trim(F.col(c)) == "", snapshot.blank(c)) for c in ("cluster", "topic")]
+    checks += [(F.col("partition") < 0, snapshot.NEGATIVE_PARTITION),
+               (F.col("min_insync_replicas") < 1, snapshot.MIN_ISR_BELOW_1)]
+    checks += [(F.exists(c, lambda b: b.isNull()), snapshot.null_broker(c)) for c in snapshot.BROKER_LISTS]
+    checks += [(version < 1, snapshot.FORMAT_VERSION_BELOW_1), (version > snapshot.FORMAT_VERSION,
+                                                               snapshot.FORMAT_VERSION_NEWER)]
+    reason = F.coalesce(*(F.when(problem, F.lit(text)) for problem, text in checks), F.col(TAKEN_AT_PROBLEM))
+    return rows.withColumns({REASON: reason, "format_version": F.coalesce(version, F.lit(
+        snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), F.array().cast("array<int>"))})
 
 
 def duplicate_keys(rows: DataFrame) -> DataFrame:
@@ -75,5 +102,5 @@ def mark_duplicates(rows: DataFrame, duplicates: DataFrame) -> DataFrame:
     """A partition listed twice in one snapshot is ambiguous: every copy becomes a bad row."""
     return (rows.join(duplicates, list(PARTITION_KEY), "left")  # not broadcast: there may be millions
             .withColumn(REASON, F.when(F.col(REASON).isNull() & F.col("_duplicate"),
-                                       "partition listed twice in one snapshot").otherwise(F.col(REASON)))
+                                       snapshot.DUPLICATE).otherwise(F.col(REASON)))
             .drop("_duplicate"))

@@ -25,15 +25,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pyspark
-from py4j.protocol import Py4JError
-from pyspark import StorageLevel
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark import SparkConf, SparkContext, StorageLevel
 from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
-from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError
-from leader_election_cli.pipeline import analysis, files, inputs, plans, summary
+from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
+from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
@@ -42,12 +42,14 @@ DEFAULT_BATCH_SIZE = 1000
 QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties")
 
 
-def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
-                  verbose: bool = False) -> SparkSession:
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
+                  connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S) -> SparkSession:
     """The session to run on: `master`; else spark-submit's own master; else local[*].
 
-    A local master runs its Python workers with this very interpreter, so they import this package.
-    `conf` (e.g. --conf settings) is applied last and wins.
+    A local master runs its Python workers with this very interpreter, so they import this package, and
+    is tuned for one machine (no UI, shuffle partitions from local[N], Arrow). Another master is checked
+    for reachability within `connect_timeout_s` first, and gets this package shipped to its executors
+    (`cluster_mode`). `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
     """
     conf = dict(conf or {})
@@ -61,12 +63,32 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.master(master)
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per core.
-        builder = builder.config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per thread.
+        builder = (builder.config("spark.sql.shuffle.partitions", str(2 * local_threads(master)))
+                   .config("spark.ui.enabled", "false")  # a web server nobody looks at: 1-2 s of start
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
+    if shipping:
+        cluster_mode.check_reachable(master, connect_timeout_s)
+        for key, value in cluster_mode.executor_settings(conf).items():
+            builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with spark_errors(), _quiet_jvm(not verbose):
-        return builder.getOrCreate()
+    with spark_errors("cluster"), _quiet_jvm(not verbose):
+        if not shipping:
+            return builder.getOrCreate()
+        SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
+        session = cluster_mode.within(connect_timeout_s, master, builder.getOrCreate)
+        session.sparkContext.addPyFile(cluster_mode.package_zip())
+    return session
+
+
+def local_threads(master: str) -> int:
+    """The worker threads of a local master: N of local[N] / local[N,F], the cores for local[*] or local."""
+    found = re.match(r"local(?:-cluster)?\[(\d+|\*)", master)
+    if found and found.group(1) != "*":
+        return max(1, int(found.group(1)))
+    return 1 if master == "local" else os.cpu_count() or 1
 
 
 def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
@@ -94,12 +116,17 @@ def _quiet_jvm(quiet: bool) -> Iterator[None]:
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
     """The input checks that need no Spark, made before it starts (a typo costs no JVM): local snapshot
-    patterns that match nothing, and an --out that is a file. Only where paths are surely local: a
-    `file:` URI, or a plain path when this process starts a local master and no configuration Spark
-    would read could name another default file system. `analyze` checks everything again on Spark's
-    own file system."""
-    plain_paths_are_local = ((_master(master, conf) or "").startswith("local")
+    patterns that match nothing, an --out that is a file, and plain local paths with a cluster master.
+    Only where paths are surely local: a `file:` URI, or a plain path when no configuration Spark would
+    read could name another default file system (and, for the first two, this process starts a local
+    master). `analyze` checks everything again on Spark's own file system."""
+    chosen = _master(master, conf) or ""
+    plain_paths_are_local = (chosen.startswith("local")
                              and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
+    if chosen and not cluster_mode.is_local(chosen) and not _hadoop_configured(conf):
+        for what, path in (("--out", out), *(("Snapshot path", pattern) for pattern in snapshots)):
+            if files.local_path(path, True) is not None:  # the default file system is the local one
+                cluster_mode.refuse_driver_local(what, path, path, chosen)
     for pattern in snapshots:
         if files.matches_no_local_file(pattern, plain_paths_are_local):
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
@@ -120,8 +147,10 @@ def _hadoop_configured(conf: Mapping[str, str]) -> bool:
 
 
 @contextmanager
-def spark_errors() -> Iterator[None]:
-    """Spark's failures as one-line errors: unreadable input or no Java (exit 2), anything else (exit 1)."""
+def spark_errors(culprit: str | None = None) -> Iterator[None]:
+    """Spark's failures as one-line errors naming the real cause (a Java exception's class and message,
+    not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3), else the job
+    (exit 1); unreadable input and no Java are input errors wherever they happen."""
     try:
         yield
     except (PySparkException, Py4JError) as exc:
@@ -129,16 +158,28 @@ def spark_errors() -> Iterator[None]:
         if "JAVA_GATEWAY_EXITED" in message or "JAVA_HOME" in message:
             raise InputError("Could not start Spark: the Java gateway did not start",
                              hint="Spark needs Java 17 or newer: install it and set JAVA_HOME.") from exc
-        if isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
+        if culprit == "input" or isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
             raise InputError(f"Spark could not read the input: {message}",
-                             hint="Pass only snapshot files (kafka-leaders snapshot), not other data.") from exc
+                             hint="Check the paths, and that they hold snapshot files (kafka-leaders snapshot) "
+                                  "on a file system Spark reaches.") from exc
+        if culprit == "output":
+            raise InputError(f"Spark could not write --out: {message}",
+                             hint="Check the directory is writable on a file system Spark reaches.") from exc
+        if culprit == "cluster":
+            raise UnreachableError(f"Could not start Spark on the master: {message}",
+                                   hint="Run again with --debug for Spark's own log.") from exc
         raise LeaderElectionError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
-                       exit_code=ExitCode.PARTITION_FAILED) from exc
+                                  exit_code=ExitCode.PARTITION_FAILED) from exc
 
 
 def _what_went_wrong(exc: BaseException) -> str:
-    """The line that says what went wrong: a Python worker's exception, Spark's error-class message, or
-    the first line."""
+    """The line that says what went wrong: a Java exception's class and message, a Python worker's
+    exception, Spark's error-class message, or the first line."""
+    if isinstance(exc, Py4JJavaError):
+        java = exc.java_exception
+        while java.getMessage() is None and java.getCause() is not None:
+            java = java.getCause()
+        return f"{java.getClass().getName()}: {java.getMessage().strip().splitlines()[0]}"[:500]
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for pattern in (r"^(\w+(?:Error|Exception): .+)$", r"(\[[A-Z][A-Z_.]+\] .+)$"):
@@ -160,12 +201,19 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
     if batch_size < 1:
         raise InputError(f"--batch-size must be at least 1, got {batch_size}")
     started = time.monotonic()
-    with spark_errors():
+    master = spark.sparkContext.master
+    given = out
+    with spark_errors("output"):
         out = files.qualified(spark, out.rstrip("/") or "/")
+        cluster_mode.refuse_driver_local("--out", given, out, master)
         if files.is_file(spark, out):
             raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
                              hint="Choose a directory for the tables, plans and summary.")
+    with spark_errors("input"):
+        for pattern in snapshots:
+            cluster_mode.refuse_driver_local("Snapshot path", pattern, files.qualified(spark, pattern), master)
         json_files, parquet_files = files.find_snapshots(spark, snapshots, exclude=out)  # not our own output
+    with spark_errors():
         rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # the files are read and the rules run once
         duplicates = inputs.duplicate_keys(rows).cache()
@@ -182,7 +230,12 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
 
 def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch_size: int,
          threshold_pct: float, plot: bool) -> summary.Summary:
-    reasons = {r[inputs.REASON]: r["count"] for r in rows.groupBy(inputs.REASON).count().collect()}
+    counted = rows.groupBy(inputs.REASON, (F.col("format_version") == snapshot.LEGACY_FORMAT_VERSION).alias("legacy"))
+    reasons: dict[str | None, int] = {}
+    legacy_rows = 0
+    for r in counted.count().collect():
+        reasons[r[inputs.REASON]] = reasons.get(r[inputs.REASON], 0) + r["count"]
+        legacy_rows += r["count"] if r[inputs.REASON] is None and r["legacy"] else 0
     tables = {name: f"{out}/{name}" for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
     (rows.where(F.col(inputs.REASON).isNotNull())
      .select(inputs.SOURCE, inputs.REASON, F.col(inputs.CORRUPT).alias("raw_record"), *snapshot.COLUMNS)
@@ -195,10 +248,11 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     brokers = _save(analysis.broker_balance(valid, threshold_pct), tables["broker_balance"])
     health = _save(analysis.cluster_health(valid, brokers), tables["cluster_health"])
     latest = analysis.latest_snapshots(rows, health).cache()
-    fixable = _save(analysis.latest_fixable(valid, latest), tables["fixable"])
+    fixable = _save(analysis.latest_fixable(valid, latest, brokers), tables["fixable"])
     plans_dir = f"{out}/plans"
-    plan_files = plans.write_plans(spark, fixable, plans_dir, batch_size)
-    clusters = tuple(replace(c, plan_files=plan_files.get(c.cluster, 0), plan_dir=plans.cluster_dir(c.cluster))
+    planned = plans.write_plans(spark, fixable.where(F.col("planned")), plans_dir, batch_size)
+    clusters = tuple(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
+                             planned=planned.get(c.cluster, (0, 0))[1], plan_dir=plans.cluster_dir(c.cluster))
                      for c in summary.cluster_summaries(health, latest))
     unusable = summary.unusable_latest(health, latest)
     latest.unpersist()
@@ -214,4 +268,5 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         out=out, input_files=input_files, rows=sum(reasons.values()),
         bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
         snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
-        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable)
+        clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable,
+        legacy_rows=legacy_rows)

@@ -43,14 +43,17 @@ def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
     return iter(lambda: list(itertools.islice(items, size)), [])
 
 
-def write_plans(spark: SparkSession, fixable: DataFrame, plans_dir: str, batch_size: int) -> dict[str, int]:
-    """Replace `plans_dir` with every cluster's election files; return the number of files per cluster."""
+def write_plans(spark: SparkSession, planned: DataFrame, plans_dir: str, batch_size: int
+                ) -> dict[str, tuple[int, int]]:
+    """Replace `plans_dir` with every cluster's election files; return (files, partitions) per cluster."""
     delete_tree(spark, plans_dir)
-    ordered = fixable.select("cluster", "topic", "partition").orderBy("cluster", "topic", "partition")
-    files: dict[str, int] = {}
+    ordered = planned.select("cluster", "topic", "partition").orderBy("cluster", "topic", "partition")
+    written: dict[str, tuple[int, int]] = {}
     for cluster, rows in itertools.groupby(ordered.toLocalIterator(), key=lambda row: row.cluster):
         partitions = ({"topic": row.topic, "partition": row.partition} for row in rows)
+        total = 0
         for number, batch in enumerate(_chunks(partitions, batch_size), 1):
             write_bytes(spark, f"{plans_dir}/{cluster_dir(cluster)}/{batch_name(number)}", election_file(batch))
-            files[cluster] = number
-    return files
+            total += len(batch)
+            written[cluster] = (number, total)
+    return written

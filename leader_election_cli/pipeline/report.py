@@ -24,8 +24,14 @@ def render(summary: Summary, console: Console) -> None:
         console.print(bad)
     else:
         console.print("No bad rows.")
+    if summary.legacy_rows:
+        console.print(f"[yellow]{summary.legacy_rows:,} row(s) in snapshot format 1[/] (no format_version): "
+                      f"they say nothing of pending reassignments, so partitions being reassigned count as "
+                      f"under-replicated there, and their min_insync_replicas may be the topic's, uncapped; "
+                      f"take new snapshots for exact counts", highlight=False)
     if summary.clusters:
         console.print(_clusters_table(summary))
+        _partition_lists(summary, console)
     for cluster, taken_at in summary.unusable_latest.items():
         console.print(f"[bold red]Cluster {escape(cluster)}: its latest snapshot ({taken_at}) has no usable row, "
                       f"so no plan was written for it[/] (see the bad rows)")
@@ -38,21 +44,38 @@ def render(summary: Summary, console: Console) -> None:
                       f"--path-to-json-file {summary.plans_dir}/{planned[0].plan_dir}/batch-0001.json",
                       soft_wrap=True, highlight=False, markup=False)
     else:
-        console.print("No partition needs a preferred election: no plan files written.")
+        console.print(f"No partition needs a preferred election at threshold {summary.threshold_pct:g}%: "
+                      f"no plan files written.")
     if summary.plot:
         console.print(f"Plot: {escape(summary.plot)}")
+
+
+SHOWN = 5  # partitions listed per condition on the terminal; the tables hold them all
 
 
 def _clusters_table(summary: Summary) -> Table:
     table = Table(title=f"Latest snapshot per cluster (imbalance threshold {summary.threshold_pct:g}%)",
                   title_justify="left")
-    for name in ("cluster", "latest (UTC)", "partitions", "not preferred", "under-repl.", "under min ISR",
-                 "offline", "fixable", "worst broker", "brokers above", "plan files"):
-        table.add_column(name, justify="left" if name in ("cluster", "latest (UTC)") else "right")
+    for name in ("cluster", "latest (UTC)", "partitions", "down brokers", "not preferred", "under-repl.",
+                 "under min ISR", "offline", "fixable", "planned", "worst broker", "brokers above", "plan files"):
+        table.add_column(name, justify="left" if name in ("cluster", "latest (UTC)", "down brokers") else "right",
+                         overflow="fold")
     for c in summary.clusters:
         worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "-"
         above = f"[red]{c.brokers_above_threshold}[/red]" if c.brokers_above_threshold else "0"
-        table.add_row(escape(c.cluster), c.latest.strftime("%Y-%m-%d %H:%M"), f"{c.partitions:,}",
+        down = f"[red]{', '.join(map(str, c.down_brokers))}[/red]" if c.down_brokers else "-"
+        table.add_row(escape(c.cluster), c.latest.strftime("%Y-%m-%d %H:%M"), f"{c.partitions:,}", down,
                       f"{c.not_preferred_leader:,}", f"{c.under_replicated:,}", f"{c.under_min_isr:,}",
-                      f"{c.offline:,}", f"{c.fixable:,}", worst, above, f"{c.plan_files:,}")
+                      f"{c.offline:,}", f"{c.fixable:,}", f"{c.planned:,}", worst, above, f"{c.plan_files:,}")
     return table
+
+
+def _partition_lists(summary: Summary, console: Console) -> None:
+    """The first few partitions of each condition, per cluster (all of them are in cluster_health)."""
+    for c in summary.clusters:
+        for label, names in (("offline", c.offline_partitions), ("under min ISR", c.under_min_isr_partitions),
+                             ("under-replicated", c.under_replicated_partitions)):
+            if names:
+                more = f" and {len(names) - SHOWN:,} more" if len(names) > SHOWN else ""
+                console.print(f"{escape(c.cluster)}: {label}: {escape(', '.join(names[:SHOWN]))}{more}",
+                              highlight=False, soft_wrap=True)

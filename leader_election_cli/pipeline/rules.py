@@ -1,57 +1,88 @@
-"""The planner's own predicates as Spark columns: one definition of the rules, no copy that can drift.
+"""The planner's predicates as Spark built-in column expressions: no Python runs per row.
 
-Each UDF calls the very function of `leader_election_cli.planning.balance` that `status` and
-`rebalance` use; Spark only ships the columns to it.
+The reference is `leader_election_cli.planning.balance` (what `status` and `rebalance` use); each
+expression here says the same thing over a snapshot row's columns, and `tests/test_pipeline_rules.py`
+proves them equal on generated snapshots. Valid rows only: every column a rule reads is non-null there
+except `min_insync_replicas` (unknown) and `adding_replicas` (no reassignment pending, or a version 1
+row), which the rules read as the planner does.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from leader_election_cli.planning.balance import (
-    imbalance_ratio,
-    is_above_threshold,
-    is_fixable,
-    is_offline,
-    is_preferred_leader,
-    is_under_min_isr,
-    is_under_replicated,
-)
+from leader_election_cli.model import NO_LEADER
 
 FLAG_NAMES = ("preferred_leader", "fixable", "under_replicated", "under_min_isr", "offline")
 
 
-def _partition_flags(leader: int, replicas: list[int], isr: list[int], live_brokers: list[int],
-                     min_insync_replicas: int | None) -> tuple[bool, ...] | None:
-    if leader is None or replicas is None or isr is None or live_brokers is None:
-        return None  # a bad row (Spark calls Python UDFs before any condition around them)
-    return (is_preferred_leader(leader, replicas),
-            is_fixable(leader, replicas, isr, live_brokers),
-            is_under_replicated(replicas, isr),
-            is_under_min_isr(isr, min_insync_replicas),
-            is_offline(leader, live_brokers))
+def _preferred() -> Column:
+    return F.get("replicas", 0)  # null for an empty replica list
 
 
-# Plain pickled Python UDFs (useArrow=False): no pandas needed.
-_FLAGS = T.StructType([T.StructField(name, T.BooleanType(), False) for name in FLAG_NAMES])
-# Non-deterministic only to stop Spark from calling the UDF once per struct field it expands.
-_flags_udf = F.udf(_partition_flags, _FLAGS, useArrow=False).asNondeterministic()
-_ratio_udf = F.udf(imbalance_ratio, T.DoubleType(), useArrow=False)
-_above_udf = F.udf(is_above_threshold, T.BooleanType(), useArrow=False)
+def is_preferred_leader() -> Column:
+    """`balance.is_preferred_leader`: led by replicas[0]."""
+    return (F.size("replicas") > 0) & F.coalesce(F.col("leader") == _preferred(), F.lit(False))
 
 
-def flags() -> Column:
-    """A struct of the planner's per-partition predicates over a snapshot row's columns."""
-    return _flags_udf("leader", "replicas", "isr", "live_brokers", "min_insync_replicas")
+def is_fixable() -> Column:
+    """`balance.is_fixable`: led elsewhere, preferred replica alive and in the ISR."""
+    return ((F.size("replicas") > 0) & (F.col("leader") != _preferred())
+            & F.array_contains("live_brokers", _preferred()) & F.array_contains("isr", _preferred()))
+
+
+def is_under_replicated() -> Column:
+    """`balance.is_under_replicated`: fewer in-sync replicas than replicas not being added."""
+    adding = F.when(F.col("adding_replicas").isNull(), F.lit(0)).otherwise(F.size("adding_replicas"))
+    return F.size("isr") < F.size("replicas") - adding
+
+
+def is_under_min_isr() -> Column:
+    """`balance.is_under_min_isr`: fewer in-sync replicas than min.insync.replicas, when known."""
+    return F.col("min_insync_replicas").isNotNull() & F.coalesce(
+        F.size("isr") < F.col("min_insync_replicas"), F.lit(False))
+
+
+def is_offline() -> Column:
+    """`balance.is_offline`: no leader, or a leader that is not live."""
+    return (F.col("leader") == NO_LEADER) | ~F.array_contains("live_brokers", F.col("leader"))
+
+
+def flags() -> dict[str, Column]:
+    """The planner's per-partition predicates, by FLAG_NAMES."""
+    return {"preferred_leader": is_preferred_leader(), "fixable": is_fixable(),
+            "under_replicated": is_under_replicated(), "under_min_isr": is_under_min_isr(),
+            "offline": is_offline()}
 
 
 def ratio(not_led_by_preferred: str, preferred: str) -> Column:
-    """Kafka's per-broker imbalance ratio, as the planner computes it."""
-    return _ratio_udf(not_led_by_preferred, preferred)
+    """`balance.imbalance_ratio`: not_led / preferred (IEEE division, as Python's), 0 when preferred is 0."""
+    return (F.when(F.col(preferred) > 0, F.col(not_led_by_preferred).cast("double") / F.col(preferred).cast("double"))
+            .otherwise(F.lit(0.0)))
+
+
+# Above this denominator the threshold is below 1e-8 % (a float's repr has at most 17 digits), under the
+# smallest ratio a broker preferred for fewer than 10^10 partitions can have above 0.
+_MAX_DENOMINATOR = 10**24
 
 
 def above(not_led_by_preferred: str, preferred: str, threshold_pct: float) -> Column:
-    """Whether that ratio is above `threshold_pct` percent, as the planner decides it."""
-    return _above_udf(not_led_by_preferred, preferred, F.lit(float(threshold_pct)))
+    """`balance.is_above_threshold`: not_led * 100 > threshold * preferred, compared exactly with the
+    threshold as the decimal it was written, in 38-digit integer decimals."""
+    threshold = Fraction(repr(float(threshold_pct)))
+    not_led, pref = F.col(not_led_by_preferred), F.col(preferred)
+    if threshold >= 100:  # a ratio is at most 1
+        return F.lit(False)
+    if threshold.denominator > _MAX_DENOMINATOR:
+        return (pref > 0) & (not_led > 0)
+
+    def integer(value: int | Column) -> Column:
+        return (F.lit(Decimal(value)) if isinstance(value, int) else value).cast("decimal(38,0)")
+
+    left = integer(not_led) * integer(100 * threshold.denominator)
+    right = integer(pref) * integer(threshold.numerator)
+    return (pref > 0) & (left.cast("decimal(38,0)") > right.cast("decimal(38,0)"))

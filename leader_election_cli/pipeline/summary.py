@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from leader_election_cli.pipeline.analysis import KEY
+from leader_election_cli.pipeline.analysis import KEY, LISTS
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class ClusterSummary:
     max_imbalance_ratio: float
     worst_broker: int | None  # the broker with the highest ratio, when any ratio is above 0
     brokers_above_threshold: int
+    down_brokers: tuple[int, ...] = ()  # replicas that are not live brokers
+    under_replicated_partitions: tuple[str, ...] = ()  # "topic-partition", sorted by topic and partition
+    under_min_isr_partitions: tuple[str, ...] = ()
+    offline_partitions: tuple[str, ...] = ()
+    planned: int = 0  # fixable partitions in the plan files (preferred broker above the threshold)
     plan_files: int = 0
     plan_dir: str = ""  # its directory under plans/ (`plans.cluster_dir`)
 
@@ -53,6 +58,7 @@ class Summary:
     plot: str | None = None
     unusable_latest: dict[str, str] = field(default_factory=dict)  # cluster -> its newest snapshot's time,
     # when that snapshot has no usable row: no plan is written from an older one
+    legacy_rows: int = 0  # usable rows of format version 1 (see leader_election_cli.snapshot)
     elapsed_seconds: float = field(default=0.0, compare=False)
 
     @property
@@ -84,4 +90,6 @@ def cluster_summaries(health: DataFrame, latest: DataFrame) -> list[ClusterSumma
         cluster=r.cluster, snapshots=r.snapshots, latest=utc(r.taken_at), partitions=r.partitions, brokers=r.brokers,
         live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
         under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
-        worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold) for r in rows]
+        worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold,
+        down_brokers=tuple(r.down_brokers), **{name: tuple(f"{p.topic}-{p.partition}" for p in r[name])
+                                               for name in LISTS}) for r in rows]

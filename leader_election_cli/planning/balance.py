@@ -1,10 +1,10 @@
 """Leadership balance, as Kafka defines it: the one source of truth for `status`, `rebalance` and Spark.
 
-The per-partition predicates take plain values (ints and sequences of ints) so the Spark pipeline can
-wrap these very functions in UDFs. The imbalance ratio and threshold follow the ZooKeeper-mode
-controller's automatic rebalance (`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B,
-(partitions whose preferred replica is B but whose leader is not B) / (partitions whose preferred
-replica is B), above `leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
+The per-partition predicates take plain values (ints and sequences of ints) so that the tests can
+hold the Spark pipeline's column expressions to these very functions. The imbalance ratio and
+threshold follow the ZooKeeper-mode controller's automatic rebalance
+(`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B, (partitions whose preferred
+replica is B but whose leader is not B) / (partitions whose preferred replica is B), above `leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
 """
 
 from __future__ import annotations

@@ -1,0 +1,229 @@
+"""`kafka-leaders analyze --master spark://...` on a real Spark standalone cluster: a master and two
+workers started here from the pyspark installation's own `spark-class`, on 127.0.0.1. Their executors
+get no help: a plain `python3` without this package, no PYTHONPATH. The results must be identical to
+a local run's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from leader_election_cli import snapshot  # noqa: E402
+from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def plain_environment(work: Path) -> dict[str, str]:
+    """Spark's daemons without this project's virtualenv: its python3 cannot import leader_election_cli."""
+    venv_bin = str(Path(sys.executable).parent)
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    environment.update(PATH=os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin),
+                       SPARK_HOME=str(Path(pyspark.__file__).parent), SPARK_LOCAL_IP="127.0.0.1",
+                       SPARK_DAEMON_MEMORY="256m", SPARK_LOG_DIR=str(work / "logs"),
+                       SPARK_WORKER_DIR=str(work / "worker"))
+    return environment
+
+
+def wait_for(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{what} within {seconds} s")
+
+
+def alive_workers(ui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as answer:
+            return int(json.load(answer).get("aliveworkers", 0))
+    except OSError:
+        return -1
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """spark://127.0.0.1:PORT with two workers of one core each; every process is stopped afterwards."""
+    work = tmp_path_factory.mktemp("standalone")
+    environment = plain_environment(work)
+    spark_class = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+    port, ui_port = free_port(), free_port()
+    master = f"spark://127.0.0.1:{port}"
+    processes = []
+
+    def start(*args: str, log: str) -> None:
+        with open(work / log, "wb") as output:  # the child keeps its own descriptor
+            processes.append(subprocess.Popen([spark_class, *args], env=environment, cwd=work, stdout=output,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+
+    try:
+        start("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+              "--webui-port", str(ui_port), log="master.log")
+        wait_for(lambda: alive_workers(ui_port) >= 0, "the master did not answer")
+        for number in (1, 2):
+            start("org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1", "--port", str(free_port()),
+                  "--webui-port", str(free_port()), "--cores", "1", "--memory", "768m",
+                  "--work-dir", str(work / f"worker-{number}"), log=f"worker-{number}.log")
+        wait_for(lambda: alive_workers(ui_port) == 2, "two workers did not register")
+        yield master
+    finally:
+        for process in processes:  # each in its own session: the group holds its executors too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+def fleet() -> list[snapshot.SnapshotRow]:
+    """Two clusters: a dead broker, a pending reassignment, an RF=1 topic, an ELR, leaders off preferred."""
+    def tp(topic: str, partition: int) -> TopicPartition:
+        return TopicPartition(topic, partition)
+
+    east = ClusterState(brokers={1: ("", 0), 2: ("", 0), 3: ("", 0)}, controller_id=1, partitions={
+        tp("orders", 0): PartitionState("orders", 0, 2, (1, 2, 3), (1, 2, 3)),
+        tp("orders", 1): PartitionState("orders", 1, 3, (2, 3, 1), (3, 1)),
+        tp("orders", 2): PartitionState("orders", 2, 3, (3, 1, 2, 4), (3, 1, 2)),
+        tp("logs", 0): PartitionState("logs", 0, 1, (1,), (1,))},
+        min_insync_replicas={"orders": 2, "logs": 2}, min_isr_capped=True,
+        reassigning={tp("orders", 2): (4,)})
+    west = ClusterState(brokers={1: ("", 0), 2: ("", 0)}, controller_id=1, partitions={
+        tp("a", p): PartitionState("a", p, 1 if p % 2 else -1, (3, 1, 2) if p % 3 else (1, 2, 3),
+                                   (1,) if p % 2 else (), (2,) if p % 2 == 0 else ()) for p in range(12)},
+        min_insync_replicas={"a": 2})
+    return [*snapshot.rows(east, "east", T0), *snapshot.rows(east, "east", T0 + timedelta(hours=1)),
+            *snapshot.rows(west, "west", T0)]
+
+
+SETTINGS = {"spark.executor.memory": "512m", "spark.cores.max": "2", "spark.sql.shuffle.partitions": "4"}
+
+
+def driver_environment() -> dict[str, str]:
+    """The driver's, without a Python for the executors (a local session in this process may have set one)."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+
+
+def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+    """The command, as an operator runs it."""
+    settings = [item for key, value in SETTINGS.items() for item in ("--conf", f"{key}={value}")]
+    return subprocess.Popen([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
+                             "--threshold", "0", "--batch-size", "2", *settings,
+                             "--connect-timeout", "120"],  # a session start, on a machine shared and busy
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_environment())
+
+
+# The command's own session and job, then Python on the executors: where do they import the package from?
+ON_THE_CLUSTER = """
+import json, sys
+from leader_election_cli.pipeline import job
+spark = job.spark_session(sys.argv[1], json.loads(sys.argv[4]), connect_timeout_s=120)
+job.analyze(spark, [sys.argv[2]], sys.argv[3], batch_size=2, threshold_pct=0)
+where = spark.sparkContext.parallelize(range(2), 2).map(
+    lambda _: (__import__("leader_election_cli").__file__, __import__("sys").executable)).collect()
+print(json.dumps(where))
+"""
+
+
+def analyze_on_the_cluster(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
+                             json.dumps(SETTINGS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=driver_environment())
+
+
+def finished(process: subprocess.Popen[str]) -> str:
+    """The run's stdout, once it has exited 0."""
+    try:
+        stdout, stderr = process.communicate(timeout=180)
+    finally:
+        process.kill()  # a no-op once it has exited
+    assert process.returncode == 0, stderr
+    return stdout
+
+
+def outputs(out: Path) -> dict:
+    """Every result of a run, without where it was written or how long it took."""
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("out", "tables", "plans_dir", "elapsed_seconds"):
+        summary.pop(key)
+    tables = {name: sorted(json.dumps(row, default=str, sort_keys=True)
+                           for row in pq.read_table(out / name).to_pylist())
+              for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
+    plans = {str(path.relative_to(out)): path.read_text() for path in sorted((out / "plans").rglob("*.json"))}
+    return {"summary": summary, "tables": tables, "plans": plans}
+
+
+@pytest.mark.timeout(240)
+def test_a_standalone_cluster_without_the_package_gives_the_local_results(standalone: str, tmp_path: Path) -> None:
+    source = tmp_path / "fleet.jsonl"
+    snapshot.write(fleet(), source)
+    with source.open("a") as lines:
+        lines.write("not a snapshot row\n")
+
+    local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
+    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone)
+    finished(local)
+    executors = json.loads(finished(clustered).splitlines()[-1])
+
+    assert outputs(tmp_path / "cluster") == outputs(tmp_path / "local")
+    cluster_summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
+    assert cluster_summary["bad_row_count"] == 1 and len(cluster_summary["clusters"]) == 2
+    assert any((tmp_path / "cluster" / "plans").rglob("batch-0001.json"))
+    # the executors' Python is the plain python3, and the package it imports is the zip shipped to them
+    assert len(executors) == 2
+    for package, python in executors:
+        assert "leader_election_cli.zip" in package and not python.startswith(str(Path(sys.executable).parent))
+
+
+def test_a_driver_local_out_is_refused_with_a_cluster_master(standalone: str, tmp_path: Path) -> None:
+    source = tmp_path / "fleet.jsonl"
+    snapshot.write(fleet(), source)
+    result = subprocess.run([KAFKA_LEADERS, "analyze", str(source), "--out", str(tmp_path / "out"),
+                             "--master", standalone], capture_output=True, text=True, timeout=60,
+                            env=driver_environment())
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"--out {tmp_path / 'out'} is on this machine's local file system")
+    assert "hdfs://" in result.stderr and "s3a://" in result.stderr and "file:///" in result.stderr
+
+
+def test_an_unreachable_master_fails_within_the_connect_timeout(tmp_path: Path) -> None:
+    """A port that accepts connections but is no Spark master: the session never starts."""
+    source = tmp_path / "fleet.jsonl"
+    snapshot.write(fleet(), source)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        result = subprocess.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "o").as_uri(),
+                                 "--master", f"spark://127.0.0.1:{silent.getsockname()[1]}", "--connect-timeout", "2"],
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3
+    assert "did not accept the application within 2 s" in result.stderr and "Traceback" not in result.stderr
