@@ -251,14 +251,28 @@ def run(body: Callable[[], int], debug: bool) -> int:
 def process_main(command: click.Command, prog_name: str) -> None:
     """Run `command` as the whole of this process (an entry point's `main`).
 
-    At the end, the objects still alive are frozen out of the cyclic collector: the interpreter's
+    Its standard streams cannot fail it (`cli.streams`): a closed pipe or a full disk on stdout ends the
+    printing, and the run ends with the exit code it earned; a lost output other than a closed pipe is
+    said on stderr. At the end, the objects still alive are frozen out of the cyclic collector: the interpreter's
     final collection would only walk them (some 34,000 after an election, mostly kafka-python's
     protocol classes) for a twentieth of a one-partition election's wall time.
     """
+    from leader_election_cli.cli.streams import guard_standard_streams, output_failure_line
+
+    out, err = guard_standard_streams()
+    code: Any = 0
     try:
         command(prog_name=prog_name)
+    except SystemExit as exc:
+        code = exc.code
     finally:
         gc.freeze()
+    out.flush()
+    said = output_failure_line(out)
+    if said:
+        err.write(said + "\n")
+    err.flush()
+    sys.exit(code)
 
 
 class OneLineUsageErrors:
