@@ -73,7 +73,7 @@ def _status(o: dict[str, Any]) -> int:
     connection_ = connection(o)
     with document_on_failure(output, lambda exc: StatusUnread(exc.message, exc.exit_code)):
         report = status(connection_, o["fail_above"], hooks(output))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)
 
 
@@ -131,7 +131,7 @@ def _rebalance(o: dict[str, Any]) -> int:
     written = _record(run_, connection_.bootstrap_servers, audit_log, None if run_.lock_held else metrics_file)
     # A run stopped before the balance was read has no table, but --output json still gets its document.
     if (run_.before is not None or output == "json") and (o["verbose"] or not run_.nothing_to_do):
-        show(run_, output)
+        show(run_, output, o["color"])
     if run_.stopped_by is not None:
         raise run_.stopped_by
     return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)

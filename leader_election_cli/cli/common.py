@@ -86,6 +86,14 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def color_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--color/--no-color: tables in colour or not (default: colour on a terminal, unless NO_COLOR is set or
+    TERM is dumb)."""
+    return click.option("--color/--no-color", "color", default=None,
+                        help="Colour the table, or not (default: on a terminal, unless NO_COLOR is set or "
+                             "TERM=dumb).")(command)
+
+
 def configure_logging(debug: bool) -> None:
     """kafka-python logs loudly; keep it quiet unless --debug."""
     logging.basicConfig(level=logging.DEBUG if debug else logging.CRITICAL, stream=sys.stderr,
@@ -182,12 +190,12 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
                  confirm=ask if ask_unclean and interactive() else None)
 
 
-def show(report: Report, output: str) -> None:
-    """Print `report` in the resolved output mode."""
+def show(report: Report, output: str, color: bool | None = None) -> None:
+    """Print `report` in the resolved output mode; `color` is --color/--no-color (None: not given)."""
     from leader_election_cli.render.output import render
 
     with printing_the_report():
-        render(report, output, sys.stdout, sys.stderr)
+        render(report, output, sys.stdout, sys.stderr, color)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
+    color_option,
     configure_logging,
     connection,
     connection_options,
@@ -84,6 +85,7 @@ _OPTIONS = [
     click.option("--yes", is_flag=True, help="Go ahead with an unclean election that may lose data without asking."),
     click.option("--output", type=click.Choice(KAFKA_LINE_MODES), default="auto", show_default=True,
                  help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
+    color_option,
 ]
 
 
@@ -135,5 +137,5 @@ def _run(o: dict[str, Any], dry_run: bool) -> int:
     output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
     with document_on_failure(output, stopped_election(election_type, None, dry_run)):
         report = elect(connection(o), election, hooks(output, ask_unclean=True))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)

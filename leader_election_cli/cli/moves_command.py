@@ -15,6 +15,7 @@ import click
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     Command,
+    color_option,
     configure_logging,
     connection,
     connection_options,
@@ -40,8 +41,9 @@ _MAX_ID = 2**31 - 1
 # -- shared options -----------------------------------------------------------------------------------
 
 def output_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--output and --color/--no-color."""
     return click.option("--output", type=click.Choice(TOOLKIT_MODES), default="auto", show_default=True,
-                        help="auto: a table on a terminal, JSON when piped.")(command)
+                        help="auto: a table on a terminal, JSON when piped.")(color_option(command))
 
 
 # -- prefer -------------------------------------------------------------------------------------------
@@ -203,5 +205,5 @@ def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hoo
     connection_ = connection(o)
     with document_on_failure(output, stopped):
         report = move(connection_, hooks(output))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)

@@ -45,6 +45,11 @@ class GuardedStream(io.TextIOBase):
             raise io.UnsupportedOperation("the stream is closed or failed")
         return int(self._stream.fileno())
 
+    @property
+    def buffer(self) -> _GuardedBuffer:
+        """The binary side (click writes bytes there), guarded by this stream."""
+        return _GuardedBuffer(self)
+
     def write(self, text: str) -> int:
         if self._stream is None and text:  # closed at start: said once something is to be written
             self.failure = self.failure or OSError(errno.EBADF, "it is closed")
@@ -62,6 +67,17 @@ class GuardedStream(io.TextIOBase):
             except OSError as exc:
                 self._failed(exc)
 
+    def write_bytes(self, data: bytes) -> int:
+        if self._stream is None and data:
+            self.failure = self.failure or OSError(errno.EBADF, "it is closed")
+        elif self.failure is None:
+            try:
+                self._stream.flush()
+                self._stream.buffer.write(data)
+            except OSError as exc:
+                self._failed(exc)
+        return len(data)
+
     def _failed(self, exc: OSError) -> None:
         """Record the failure, and put /dev/null behind the descriptor: what is still buffered, and the
         interpreter's own flush at exit, then go nowhere instead of failing again."""
@@ -77,6 +93,23 @@ class GuardedStream(io.TextIOBase):
     def broken_pipe(self) -> bool:
         return isinstance(self.failure, BrokenPipeError) or (
             self.failure is not None and self.failure.errno in (errno.EPIPE, errno.ECONNRESET))
+
+
+class _GuardedBuffer(io.RawIOBase):
+    """The bytes side of a `GuardedStream`."""
+
+    def __init__(self, text: GuardedStream):
+        super().__init__()
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._text.write_bytes(bytes(data))
+
+    def flush(self) -> None:
+        self._text.flush()
 
 
 def guard_standard_streams() -> tuple[GuardedStream, GuardedStream]:
