@@ -90,7 +90,7 @@ def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
     if report.aborted_reason:
         err.write(f"Stopped: {report.aborted_reason}\n")
     if not_attempted:
-        err.write(f"{len(not_attempted)} partition(s) not attempted: {_names(not_attempted)}\n")
+        err.write(f"{len(not_attempted)} partition(s) not attempted: {names([r.tp for r in not_attempted])}\n")
 
 
 def _leaders(r: PartitionResult) -> str:

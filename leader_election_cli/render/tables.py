@@ -80,7 +80,8 @@ def ids(brokers: tuple[int, ...]) -> str:
 
 
 def names(items: Sequence[TopicPartition | str]) -> str:
-    """Partitions (or topics) for one line: the first few, and how many more."""
+    """Partitions (or topics) for one line of human output: the first few, how many more, and where the
+    whole list is (the JSON document)."""
     listed = ", ".join(map(str, items[:LISTED_PARTITIONS]))
     more = len(items) - LISTED_PARTITIONS
     return listed + (f", ... ({more} more; --output json lists them all)" if more > 0 else "")
