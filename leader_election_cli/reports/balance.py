@@ -90,6 +90,7 @@ class RebalanceRun(Report):
 
     threshold: float
     dry_run: bool
+    cluster_id: str | None = None  # as the brokers report it; None until the cluster was read
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     clock: float = field(default_factory=time.monotonic, repr=False)  # for the duration
     before: ClusterBalance | None = None  # None when the cluster could not be read
@@ -149,6 +150,7 @@ def rebalance_document(run: RebalanceRun) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "command": "rebalance",
+        "cluster_id": run.cluster_id,
         "threshold_pct": run.threshold,
         "dry_run": run.dry_run,
         "brokers_above_threshold": [b.broker for b in run.above],
@@ -185,6 +187,7 @@ def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, 
     return {
         "time": run.started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "command": "rebalance",
+        "cluster_id": run.cluster_id,
         "bootstrap_servers": bootstrap_servers,
         "threshold_pct": run.threshold,
         "dry_run": run.dry_run,
