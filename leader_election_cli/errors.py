@@ -104,6 +104,11 @@ class UnreachableError(LeaderElectionError):
     exit_code = ExitCode.UNREACHABLE
 
 
+class TimedOutError(UnreachableError):
+    """No answer in time (exit 3): where Kafka's tool prints `TIMEOUT_LINE`. A cluster that could not be
+    reached for another reason (a TLS handshake refused, no host name resolving) is an `UnreachableError`."""
+
+
 class AuthError(LeaderElectionError):
     """Authentication or authorization failed (exit 4)."""
 

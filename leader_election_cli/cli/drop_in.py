@@ -37,7 +37,7 @@ from leader_election_cli.errors import (
     AuthError,
     ExitCode,
     InputError,
-    UnreachableError,
+    TimedOutError,
     exit_code_help,
 )
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
@@ -151,7 +151,7 @@ def _elect(o: dict[str, Any]) -> int:
     try:
         with document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
             report = elect(connection, election, hooks(output))
-    except UnreachableError:
+    except TimedOutError:
         if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
             click.echo(TIMEOUT_LINE)
         raise
