@@ -80,14 +80,17 @@ def extra_hint(extra: str) -> str:
 
 
 class LeaderElectionError(Exception):
-    """A failure with a one-line message, an optional hint and an exit code."""
+    """A failure with a one-line message, an optional detail line (where, exactly: the message itself may
+    be Kafka's own line, which scripts compare byte for byte), an optional hint and an exit code."""
 
     exit_code: ExitCode = ExitCode.USAGE
 
-    def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None):
+    def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None,
+                 detail: str | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.detail = detail
         if exit_code is not None:
             self.exit_code = exit_code
 

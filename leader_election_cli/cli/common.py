@@ -229,10 +229,12 @@ def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPart
     return report
 
 
-def fail(message: str, hint: str | None = None) -> None:
-    """The one-line error format of both commands (plus an optional hint line); user values in the
+def fail(message: str, hint: str | None = None, detail: str | None = None) -> None:
+    """The one-line error format of both commands (plus optional detail and hint lines); user values in the
     message (click quotes them in its usage errors) cannot break it into several lines."""
     click.echo(one_line(message), err=True)
+    if detail:
+        click.echo(one_line(detail), err=True)
     if hint:
         click.echo(f"Hint: {one_line(hint)}", err=True)
 
@@ -244,7 +246,7 @@ def run(body: Callable[[], int], debug: bool) -> int:
     except LeaderElectionError as exc:
         if debug:
             traceback.print_exc()
-        fail(exc.message, exc.hint)
+        fail(exc.message, exc.hint, exc.detail)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         fail("Interrupted before anything was sent." if not debug else "Interrupted.")
