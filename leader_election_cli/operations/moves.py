@@ -41,7 +41,7 @@ from leader_election_cli.planning import (
 )
 from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
-from leader_election_cli.selection.topics import topic_matcher
+from leader_election_cli.selection.topics import check_known, topic_matcher
 
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0
 
@@ -52,8 +52,14 @@ DEFAULT_BATCH_SIZE = 1000
 def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]], *, dry_run: bool = False,
            batch_size: int = DEFAULT_BATCH_SIZE, restore_path: Path | None = None,
            hooks: Hooks = SILENT) -> MoveReport:
-    """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them)."""
-    report = _carry_out(connection, "prefer", lambda state: prefer_plan(state, wanted), dry_run=dry_run,
+    """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them). An unknown
+    topic or partition is an input error before anything is sent, as in `elect`."""
+
+    def plan(state: ClusterState) -> MovePlan:
+        check_known((tp for tp, _ in wanted), state)
+        return prefer_plan(state, wanted)
+
+    report = _carry_out(connection, "prefer", plan, dry_run=dry_run,
                         batch_size=batch_size, restore_path=restore_path or default_restore_path("prefer"), hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
@@ -70,6 +76,9 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
             brokers = ",".join(map(str, sorted(state.live_brokers)))
             raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
                              f"{brokers})", hint="Check the --broker id.")
+        if matcher is not None and not any(matcher(tp.topic) for tp in state.partitions):
+            raise InputError(f"--topic-regex '{shown(topic_regex or '')}' matches no topic: nothing was sent",
+                             hint="Check the pattern against the cluster's topics (kafka-topics --list).")
         return demote_plan(state, broker, include_preferred, matcher)
 
     report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
