@@ -60,7 +60,8 @@ def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]],
         return prefer_plan(state, wanted)
 
     report = _carry_out(connection, "prefer", plan, dry_run=dry_run,
-                        batch_size=batch_size, restore_path=restore_path or default_restore_path("prefer"), hooks=hooks)
+                        batch_size=batch_size, restore_path=restore_path or _default_restore_path("prefer"),
+                        hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -82,7 +83,7 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
         return demote_plan(state, broker, include_preferred, matcher)
 
     report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
-                        restore_path=restore_path or default_restore_path("demote"), hooks=hooks)
+                        restore_path=restore_path or _default_restore_path("demote"), hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -109,8 +110,14 @@ def _restore_file_noted(report: MoveReport, asked: Path | None, hooks: Hooks) ->
     return report
 
 
+def _default_restore_path(command: str) -> Callable[[ClusterState], Path]:
+    """The default restore file, named after the cluster read (`restore_file.default_restore_path`)."""
+    return lambda state: default_restore_path(command, state.cluster_id)
+
+
 def _carry_out(connection: Connection, command: str, plan_for: Callable[[ClusterState], MovePlan], *,
-               dry_run: bool, batch_size: int, restore_path: Path | None, hooks: Hooks) -> MoveReport:
+               dry_run: bool, batch_size: int, restore_path: Path | Callable[[ClusterState], Path] | None,
+               hooks: Hooks) -> MoveReport:
     """Read the cluster, plan, then predict (`dry_run`) or run the moves."""
     settings = connection.settings(hooks.warn)
     with connection.open(settings) as cluster:
@@ -118,6 +125,8 @@ def _carry_out(connection: Connection, command: str, plan_for: Callable[[Cluster
         plan = plan_for(state)
         if dry_run:
             return predict_moves(plan, state)
+        if callable(restore_path):
+            restore_path = restore_path(state)
         # the reorder wait and the election share the API timeout: half of it for the wait
         return run_moves(cluster, state, plan, restore_path=restore_path, batch_size=batch_size,
                          wait_seconds=settings.api_timeout_ms / 2000)
