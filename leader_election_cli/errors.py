@@ -7,6 +7,7 @@ documented exit code. Only `--debug` ever shows a traceback.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -84,6 +85,9 @@ class LeaderElectionError(Exception):
     be Kafka's own line, which scripts compare byte for byte), an optional hint and an exit code."""
 
     exit_code: ExitCode = ExitCode.USAGE
+    # A run refused before anything was sent may say what it would have done, partition by partition (the
+    # at-risk partitions of an unclean election): `model.PartitionResult`s for the refused run's document.
+    results: list[Any] | None = None
 
     def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None,
                  detail: str | None = None):

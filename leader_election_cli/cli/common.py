@@ -215,14 +215,15 @@ def document_on_failure(output: str, stopped: Callable[[LeaderElectionError], Re
 def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPartition] | None,
                      dry_run: bool) -> Callable[[LeaderElectionError], Report]:
     """An election's report when it stopped before sending anything: the partitions asked for, when known,
-    not attempted, and why."""
+    not attempted, and why (a refused unclean election: every selected partition, the at-risk ones flagged)."""
 
     def report(exc: LeaderElectionError) -> Report:
         from leader_election_cli.model import Outcome, PartitionResult
         from leader_election_cli.reports.election import ElectionReport
 
-        stopped = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()],
-                                 dry_run=dry_run)
+        results = exc.results if exc.results is not None else \
+            [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()]
+        stopped = ElectionReport(election_type, list(results), dry_run=dry_run)
         stopped.abort(exc.exit_code, exc.message)
         return stopped
 
