@@ -9,7 +9,13 @@ from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning import balance, is_offline, is_under_min_isr
+from leader_election_cli.planning import (
+    balance,
+    is_offline,
+    is_preferred_leader,
+    is_under_min_isr,
+    is_under_replicated,
+)
 from leader_election_cli.reports.balance import StatusReport
 
 # The controller's own preferred-leader elections (Kafka's broker configs): status shows them.
@@ -48,13 +54,21 @@ def status_report(state: ClusterState, fail_above: float | None = None,
     offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
     under_min = sorted(tp for tp, p in state.partitions.items()
                        if is_under_min_isr(p.isr, state.min_isr(tp)))
+    not_preferred = sorted(tp for tp, p in state.partitions.items() if not is_preferred_leader(p.leader, p.replicas))
+    under_replicated = sorted(tp for tp, p in state.partitions.items()
+                              if is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ())))
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
     return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
+                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked,
+                        not_preferred, under_replicated)
     live = state.live_brokers
     offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
     under_min = sorted(tp for tp, p in state.partitions.items()
                        if is_under_min_isr(p.isr, state.min_isr(tp)))
+    not_preferred = sorted(tp for tp, p in state.partitions.items() if not is_preferred_leader(p.leader, p.replicas))
+    under_replicated = sorted(tp for tp, p in state.partitions.items()
+                              if is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ())))
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
     return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked)
+                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked,
+                        not_preferred, under_replicated)

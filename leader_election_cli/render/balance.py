@@ -31,6 +31,9 @@ def _marked(ratio: float, above: bool) -> str:
     return f"[bold red]{pct(ratio)}[/]" if above else pct(ratio)
 
 
+_NOT_ALARMING = ("Not led by their preferred replica", "Pending reassignments")
+
+
 def render_status_table(report: StatusReport, out: IO[str], color: bool | None = None) -> None:
     console = make_console(out, color)
     b = report.balance
@@ -40,15 +43,15 @@ def render_status_table(report: StatusReport, out: IO[str], color: bool | None =
     print_table(console, _broker_table(title, b, report.fail_above))
     lines = [
         ("Partitions", b.partitions, []),
-        ("Not led by their preferred replica", b.not_preferred_leader, []),
+        ("Not led by their preferred replica", b.not_preferred_leader, report.not_preferred_leader),
         ("  of which a preferred election would fix", b.fixable, []),
-        ("Under-replicated", b.under_replicated, []),
+        ("Under-replicated", b.under_replicated, report.under_replicated),
         ("Under min.insync.replicas", b.under_min_isr, report.under_min_isr),
         ("Leaderless or offline", b.offline, report.offline),
         ("Pending reassignments", b.reassigning, report.reassigning),
     ]
     for label, count, partitions in lines:
-        style = "bold red" if count and partitions and label != "Pending reassignments" else ""
+        style = "bold red" if count and partitions and label not in _NOT_ALARMING else ""
         text = f"{label}: {count}" + (f" ({names(partitions)})" if partitions else "")
         console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
         if label == "Under min.insync.replicas" and report.min_isr_unknown:

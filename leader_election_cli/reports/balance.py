@@ -33,6 +33,8 @@ class StatusReport(Report):
     fail_above: float | None = None  # --fail-above PCT
     auto_rebalance: dict[str, str] = field(default_factory=dict)  # AUTO_REBALANCE_CONFIGS the broker reported
     auto_rebalance_broker: int | None = None  # the broker that reported them
+    not_preferred_leader: list[TopicPartition] = field(default_factory=list)  # led off their preferred replica
+    under_replicated: list[TopicPartition] = field(default_factory=list)
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -56,6 +58,8 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         "mode": report.mode.value if report.mode else None,
         "fail_above_pct": report.fail_above,
         **(balance_document(report.balance, report.fail_above) or {}),
+        "not_preferred_leader_partitions": [str(tp) for tp in report.not_preferred_leader],
+        "under_replicated_partitions": [str(tp) for tp in report.under_replicated],
         "offline_partitions": [str(tp) for tp in report.offline],
         "under_min_isr_partitions": [str(tp) for tp in report.under_min_isr],
         "min_isr_unknown_topics": report.min_isr_unknown,
