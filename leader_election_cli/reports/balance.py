@@ -189,6 +189,7 @@ def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, 
     done = {o.value: run.count(o) for o in (Outcome.ELECTED, Outcome.ALREADY_ELECTED, Outcome.FAILED,
                                             Outcome.NOT_ATTEMPTED, Outcome.PREDICTED)}
     return {
+        "schema_version": SCHEMA_VERSION,  # schemas/audit-line.schema.json
         "time": run.started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "command": "rebalance",
         "cluster_id": run.cluster_id,
