@@ -7,6 +7,7 @@ documented exit code. Only `--debug` ever shows a traceback.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -80,14 +81,20 @@ def extra_hint(extra: str) -> str:
 
 
 class LeaderElectionError(Exception):
-    """A failure with a one-line message, an optional hint and an exit code."""
+    """A failure with a one-line message, an optional detail line (where, exactly: the message itself may
+    be Kafka's own line, which scripts compare byte for byte), an optional hint and an exit code."""
 
     exit_code: ExitCode = ExitCode.USAGE
+    # A run refused before anything was sent may say what it would have done, partition by partition (the
+    # at-risk partitions of an unclean election): `model.PartitionResult`s for the refused run's document.
+    results: list[Any] | None = None
 
-    def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None):
+    def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None,
+                 detail: str | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.detail = detail
         if exit_code is not None:
             self.exit_code = exit_code
 
@@ -102,6 +109,11 @@ class UnreachableError(LeaderElectionError):
     """The cluster could not be reached or did not answer in time (exit 3)."""
 
     exit_code = ExitCode.UNREACHABLE
+
+
+class TimedOutError(UnreachableError):
+    """No answer in time (exit 3): where Kafka's tool prints `TIMEOUT_LINE`. A cluster that could not be
+    reached for another reason (a TLS handshake refused, no host name resolving) is an `UnreachableError`."""
 
 
 class AuthError(LeaderElectionError):

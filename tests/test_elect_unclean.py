@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import sys
+from importlib import resources
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -22,6 +24,8 @@ from leader_election_cli.sandbox import Sandbox
 ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 43, 32, 29
 AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
            "u-0 (leader 2, ISR was ")
+
+REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
 
 
 @pytest.fixture(params=["kraft", "zk"])
@@ -186,3 +190,8 @@ def test_a_refused_unclean_election_still_prints_the_json_document(sb: Sandbox, 
     assert result.exit_code == ExitCode.REFUSED and document["summary"]["exit_code"] == ExitCode.REFUSED
     assert document["summary"]["stopped"].startswith(("Unclean election cancelled", "Refusing an unclean election"))
     assert sb.request_count(ELECT_LEADERS) == 0
+    # the at-risk partition as a partition record, not only inside the message
+    (row,) = document["partitions"]
+    assert (row["topic"], row["partition"], row["outcome"], row["unclean"]) == ("u", 0, "not_attempted", True)
+    assert row["leader_before"] == row["leader_after"]
+    jsonschema.validate(document, REPORT_SCHEMA)

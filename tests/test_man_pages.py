@@ -88,3 +88,24 @@ def test_roff_escaping_keeps_backslashes_and_leading_dots_literal() -> None:
     shown, warnings = render(f'.TH T 1\n.SH X\n.nf\n{escaped}\n.fi\n')
     assert warnings == ""
     assert ".hidden 'quote' back\\slash --flag" in shown
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="needs man")
+def test_the_readmes_manpath_line_finds_the_pages_of_an_old_pipx(tmp_path: Path) -> None:
+    """pipx < 1.5 leaves the pages in the tool's virtualenv: the README's MANPATH line finds them there,
+    and the system's pages are still found (its trailing colon)."""
+    readme = (ROOT / "README.md").read_text()
+    (line,) = [line for line in readme.splitlines() if line.startswith('export MANPATH="')]
+    venvs = tmp_path / "pipx" / "venvs"
+    pages = venvs / "leader-election-cli" / "share" / "man" / "man1"
+    pages.mkdir(parents=True)
+    for page in (ROOT / "man").glob("*.1"):
+        shutil.copy(page, pages)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no pipx on PATH: the fallback directory
+    system = subprocess.run(["man", "-w", "man"], capture_output=True, text=True, env=env, timeout=60).stdout.strip()
+    # the README's line, with this test's pipx home in place of the user's
+    script = re.sub(r"~/\.local/pipx/venvs", str(venvs), line) + "; man -w kafka-leader-election; man -w man"
+    done = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    found = done.stdout.splitlines()
+    assert found and found[0] == str(pages / "kafka-leader-election.1"), done.stderr
+    assert not system or found[1:] == [system]

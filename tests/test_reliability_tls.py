@@ -140,3 +140,12 @@ def test_an_unknown_algorithm_is_a_config_error(sb: Sandbox, tmp_path: Path, too
     code, _, err, requests = elect(sb, tool, "127.0.0.1", tls_config(tmp_path, sb.ca_file, "none"))
     assert (code, requests) == (2, 0)
     assert err.splitlines()[0] == "ssl.endpoint.identification.algorithm none is not supported"
+
+
+def test_a_refused_handshake_is_no_timeout_for_kafkas_lines(sb: Sandbox, tmp_path: Path) -> None:
+    """Kafka's tool prints nothing on stdout when the handshake fails (its timeout line is for a timeout)."""
+    result = CliRunner().invoke(drop_in, ["--bootstrap-server", f"127.0.0.1:{sb.brokers[1][1]}", "--election-type",
+                                          "preferred", "--topic", "t1", "--partition", "0", "--command-config",
+                                          tls_config(tmp_path, None), "--output", "text"], catch_exceptions=False)
+    assert (result.exit_code, result.stdout) == (3, "")
+    assert result.stderr.startswith("TLS handshake with ")

@@ -66,20 +66,22 @@ def test_utf8_bom_and_surrounding_whitespace(tmp_path: Path) -> None:
 def test_empty_file(tmp_path: Path, content: str) -> None:
     path = write(tmp_path, content)
     error = load_error(path)
-    assert error.message == f"Replica election data is empty: {path} holds no JSON document"
+    assert (error.message, error.detail) == ("Replica election data is empty", f"{path} holds no JSON document")
     assert error.hint == FORMAT_HINT
 
 
 @pytest.mark.parametrize("content", ["{}", '{"partition": []}', '{"Partitions": []}'])
 def test_missing_partitions_field(tmp_path: Path, content: str) -> None:
     path = write(tmp_path, content)
-    assert load_error(path).message == f'Replica election data is missing "partitions" field: {path} at $'
+    error = load_error(path)
+    assert (error.message, error.detail) == ('Replica election data is missing "partitions" field', f"{path} at $")
 
 
 def test_duplicates_in_kafkas_format_with_the_first_repeat(tmp_path: Path) -> None:
     path = write(tmp_path, entries(("a", 1), ("b", 1), ("a", 1), ("c", 0), ("b", 1), ("a", 1)))
-    assert load_error(path).message == ("Replica election data contains duplicate partitions: [a-1, b-1] "
-                                        f"({path}: $.partitions[2] repeats $.partitions[0])")
+    error = load_error(path)
+    assert error.message == "Replica election data contains duplicate partitions: [a-1, b-1]"
+    assert error.detail == f"{path}: $.partitions[2] repeats $.partitions[0]"
 
 
 def test_many_duplicates_are_abbreviated(tmp_path: Path) -> None:

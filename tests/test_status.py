@@ -72,6 +72,13 @@ def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
     assert doc["partitions"] == summary.partitions == len(parts)
     assert doc["not_preferred_leader"] == len(summary.off_preferred) + len(summary.leaderless)
     assert doc["under_replicated"] == sum(len(p.isr) < len(p.replicas) for p in parts)
+    # the partitions themselves, not only their counts
+    assert doc["not_preferred_leader_partitions"] == sorted(summary.off_preferred + summary.leaderless,
+                                                            key=lambda n: (n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])))
+    assert doc["under_replicated_partitions"] == [f"{p.topic}-{p.partition}" for p in sorted(
+        parts, key=lambda p: (p.topic, p.partition)) if len(p.isr) < len(p.replicas)]
+    assert len(doc["not_preferred_leader_partitions"]) == doc["not_preferred_leader"]
+    assert len(doc["under_replicated_partitions"]) == doc["under_replicated"]
     assert doc["under_min_isr_partitions"] == sorted(summary.under_min_isr)
     assert "orders-1" in doc["under_min_isr_partitions"] and doc["under_min_isr"] == len(summary.under_min_isr)
     assert doc["fixable"] == sum(p.leader != p.replicas[0] and p.replicas[0] in live and p.replicas[0] in p.isr

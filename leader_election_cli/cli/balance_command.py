@@ -23,7 +23,7 @@ from leader_election_cli.cli.common import (
     verbatim,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
-from leader_election_cli.errors import ExitCode, InputError, exit_code_help
+from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _status(o: dict[str, Any]) -> int:
     connection_ = connection(o)
     with document_on_failure(output, lambda exc: StatusUnread(exc.message, exc.exit_code)):
         report = status(connection_, o["fail_above"], hooks(output))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)
 
 
@@ -87,7 +87,7 @@ Examples:
   crontab, every 5 minutes (silent unless something was done):
   */5 * * * * KAFKA_BOOTSTRAP_SERVERS=kafka1:9092 kafka-leaders rebalance --threshold 10 \\
       --audit-log /var/log/kafka-leaders/rebalance.jsonl \\
-      --metrics-file /var/lib/node_exporter/textfile/kafka_leaders.prom --output table"""
+      --metrics-file /var/lib/node_exporter/textfile/ --output table"""
 
 
 @click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, REBALANCE_EXIT_CODES),
@@ -103,9 +103,15 @@ Examples:
 @click.option("--lock-file", metavar="PATH",
               help="Lock against overlapping runs; held by another run: exit 5 (default: one per cluster in the "
                    "system temp directory).")
-@click.option("--audit-log", metavar="FILE", help="Append one JSON line per run: what was found, what was done.")
-@click.option("--metrics-file", metavar="FILE",
-              help="Write Prometheus text-format metrics of the run (e.g. for node_exporter's textfile collector).")
+@click.option("--audit-log", metavar="FILE",
+              help="Append one JSON line per run: what was found, what was done (missing directories are created).")
+@click.option("--metrics-file", metavar="FILE|DIR",
+              help="Write Prometheus text-format metrics of the run, every series labelled with the cluster id "
+                   "(e.g. for node_exporter's textfile collector). A directory gets kafka_leaders_<cluster>.prom "
+                   "(--cluster-name, else the cluster id), so several clusters can share it.")
+@click.option("--cluster-name", metavar="NAME",
+              help="Name the cluster in the metrics (a cluster_name label) and in a --metrics-file directory's "
+                   "file name.")
 @click.option("-v", "--verbose", is_flag=True, help="Report even when there is nothing to do.")
 @output_option
 def rebalance(**o: Any) -> None:
@@ -126,39 +132,65 @@ def _rebalance(o: dict[str, Any]) -> int:
     output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
     connection_ = connection(o)
     audit_log = _output_file(o["audit_log"], "--audit-log")
-    metrics_file = _output_file(o["metrics_file"], "--metrics-file")
+    metrics_file = _output_file(o["metrics_file"], "--metrics-file", directory_ok=True)
     run_ = rebalance(connection_, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
                      batch_interval=o["batch_interval"], lock_file=Path(o["lock_file"]) if o["lock_file"] else None,
                      hooks=hooks(output))
-    written = _record(run_, connection_.bootstrap_servers, audit_log, None if run_.lock_held else metrics_file)
+    if metrics_file is not None and metrics_file.is_dir():
+        from leader_election_cli.render.records import metrics_file_name
+
+        metrics_file /= metrics_file_name(run_, o["cluster_name"], connection_.bootstrap_servers)
+    written = _record(run_, connection_.bootstrap_servers, audit_log, None if run_.lock_held else metrics_file,
+                      o["cluster_name"])
     # A run stopped before the balance was read has no table, but --output json still gets its document.
     if (run_.before is not None or output == "json") and (o["verbose"] or not run_.nothing_to_do):
-        show(run_, output)
+        show(run_, output, o["color"])
     if run_.stopped_by is not None:
         raise run_.stopped_by
     return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)
 
 
-def _output_file(path: str | None, option: str) -> Path | None:
-    """A file this run will write: checked before anything is sent."""
+def _output_file(path: str | None, option: str, *, directory_ok: bool = False) -> Path | None:
+    """A file this run will write, checked before anything is sent; missing directories above it are
+    created (mode 0755), or the one that cannot be is named with the reason."""
     if path is None:
         return None
+    if not path.strip():
+        raise InputError(f"{option} is empty", hint=f"Give {option} a file path.")
     file = Path(path)
     if file.is_dir():
-        raise InputError(f"{option} {path} is a directory", hint=f"Give {option} a file path.")
-    if not file.parent.is_dir():
-        raise InputError(f"{option} {path}: the directory {file.parent} does not exist",
-                         hint="Create the directory first.")
+        if directory_ok:
+            return file
+        raise InputError(f"{option} {shown(path)} is a directory", hint=f"Give {option} a file path.")
+    _make_parents(file, option)
     return file
 
 
-def _record(run_: RebalanceRun, servers: str, audit_log: Path | None, metrics_file: Path | None) -> bool:
+def _make_parents(file: Path, option: str) -> None:
+    """mkdir -p of `file`'s directory, each new directory 0755 (less the umask)."""
+    missing = [p for p in (file.parent, *file.parent.parents) if not p.is_dir()]
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o755)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise InputError(f"{option} {shown(str(file))}: {shown(str(directory))} is not a directory",
+                                 hint=f"Give {option} a path whose directories exist or can be created.") from None
+        except OSError as exc:
+            raise InputError(f"{option} {shown(str(file))}: cannot create the directory {shown(str(directory))}: "
+                             f"{exc.strerror or exc}",
+                             hint="Create it with the rights this user needs, or give another path.") from None
+
+
+def _record(run_: RebalanceRun, servers: str, audit_log: Path | None, metrics_file: Path | None,
+            cluster_name: str | None) -> bool:
     """Append the audit line and write the metrics; False (and a one-line message each) if either fails."""
     from leader_election_cli.render import records
     from leader_election_cli.reports.balance import audit_record
 
+    labels = records.metrics_labels(run_, cluster_name)
     writes = (("--audit-log", audit_log, lambda path: records.append_audit_line(path, audit_record(run_, servers))),
-              ("--metrics-file", metrics_file, lambda path: records.write_metrics(path, run_)))
+              ("--metrics-file", metrics_file, lambda path: records.write_metrics(path, run_, labels)))
     written = True
     for option, path, write in writes:
         if path is None:

@@ -86,6 +86,14 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def color_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--color/--no-color: tables in colour or not (default: colour on a terminal, unless NO_COLOR is set or
+    TERM is dumb)."""
+    return click.option("--color/--no-color", "color", default=None,
+                        help="Colour the table, or not (default: on a terminal, unless NO_COLOR is set or "
+                             "TERM=dumb).")(command)
+
+
 def configure_logging(debug: bool) -> None:
     """kafka-python logs loudly; keep it quiet unless --debug."""
     logging.basicConfig(level=logging.DEBUG if debug else logging.CRITICAL, stream=sys.stderr,
@@ -182,12 +190,12 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
                  confirm=ask if ask_unclean and interactive() else None)
 
 
-def show(report: Report, output: str) -> None:
-    """Print `report` in the resolved output mode."""
+def show(report: Report, output: str, color: bool | None = None) -> None:
+    """Print `report` in the resolved output mode; `color` is --color/--no-color (None: not given)."""
     from leader_election_cli.render.output import render
 
     with printing_the_report():
-        render(report, output, sys.stdout, sys.stderr)
+        render(report, output, sys.stdout, sys.stderr, color)
 
 
 @contextmanager
@@ -207,24 +215,27 @@ def document_on_failure(output: str, stopped: Callable[[LeaderElectionError], Re
 def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPartition] | None,
                      dry_run: bool) -> Callable[[LeaderElectionError], Report]:
     """An election's report when it stopped before sending anything: the partitions asked for, when known,
-    not attempted, and why."""
+    not attempted, and why (a refused unclean election: every selected partition, the at-risk ones flagged)."""
 
     def report(exc: LeaderElectionError) -> Report:
         from leader_election_cli.model import Outcome, PartitionResult
         from leader_election_cli.reports.election import ElectionReport
 
-        stopped = ElectionReport(election_type, [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()],
-                                 dry_run=dry_run)
+        results = exc.results if exc.results is not None else \
+            [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()]
+        stopped = ElectionReport(election_type, list(results), dry_run=dry_run)
         stopped.abort(exc.exit_code, exc.message)
         return stopped
 
     return report
 
 
-def fail(message: str, hint: str | None = None) -> None:
-    """The one-line error format of both commands (plus an optional hint line); user values in the
+def fail(message: str, hint: str | None = None, detail: str | None = None) -> None:
+    """The one-line error format of both commands (plus optional detail and hint lines); user values in the
     message (click quotes them in its usage errors) cannot break it into several lines."""
     click.echo(one_line(message), err=True)
+    if detail:
+        click.echo(one_line(detail), err=True)
     if hint:
         click.echo(f"Hint: {one_line(hint)}", err=True)
 
@@ -236,7 +247,7 @@ def run(body: Callable[[], int], debug: bool) -> int:
     except LeaderElectionError as exc:
         if debug:
             traceback.print_exc()
-        fail(exc.message, exc.hint)
+        fail(exc.message, exc.hint, exc.detail)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         fail("Interrupted before anything was sent." if not debug else "Interrupted.")
@@ -251,14 +262,28 @@ def run(body: Callable[[], int], debug: bool) -> int:
 def process_main(command: click.Command, prog_name: str) -> None:
     """Run `command` as the whole of this process (an entry point's `main`).
 
-    At the end, the objects still alive are frozen out of the cyclic collector: the interpreter's
+    Its standard streams cannot fail it (`cli.streams`): a closed pipe or a full disk on stdout ends the
+    printing, and the run ends with the exit code it earned; a lost output other than a closed pipe is
+    said on stderr. At the end, the objects still alive are frozen out of the cyclic collector: the interpreter's
     final collection would only walk them (some 34,000 after an election, mostly kafka-python's
     protocol classes) for a twentieth of a one-partition election's wall time.
     """
+    from leader_election_cli.cli.streams import guard_standard_streams, output_failure_line
+
+    out, err = guard_standard_streams()
+    code: Any = 0
     try:
         command(prog_name=prog_name)
+    except SystemExit as exc:
+        code = exc.code
     finally:
         gc.freeze()
+    out.flush()
+    said = output_failure_line(out)
+    if said:
+        err.write(said + "\n")
+    err.flush()
+    sys.exit(code)
 
 
 class OneLineUsageErrors:

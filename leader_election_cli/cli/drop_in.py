@@ -19,6 +19,7 @@ from leader_election_cli.cli.common import (
     INTERVAL_SECONDS,
     TIMEOUT_SECONDS,
     Command,
+    color_option,
     configure_logging,
     document_on_failure,
     hooks,
@@ -36,7 +37,7 @@ from leader_election_cli.errors import (
     AuthError,
     ExitCode,
     InputError,
-    UnreachableError,
+    TimedOutError,
     exit_code_help,
 )
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
@@ -92,6 +93,7 @@ Examples:
               help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
 @click.option("--output", type=click.Choice(KAFKA_LINE_MODES), default="auto", show_default=True,
               help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
+@color_option
 @click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
               help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
                    "30 s); with --zookeeper, for the whole election.")
@@ -143,13 +145,13 @@ def _elect(o: dict[str, Any]) -> int:
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
     if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
         connection.settings(hooks(output).warn)
-        return _nothing_to_elect(validated.election_type, output, o["dry_run"])
+        return _nothing_to_elect(validated.election_type, output, o["dry_run"], o["color"])
     election = Election(validated.election_type, partitions=partitions, dry_run=o["dry_run"],
                         batch_size=o["batch_size"], batch_interval=o["batch_interval"])
     try:
         with document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
             report = elect(connection, election, hooks(output))
-    except UnreachableError:
+    except TimedOutError:
         if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
             click.echo(TIMEOUT_LINE)
         raise
@@ -159,15 +161,15 @@ def _elect(o: dict[str, Any]) -> int:
         raise
     if output == "text" and report.aborted_exit is ExitCode.UNREACHABLE:
         click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)
 
 
-def _nothing_to_elect(election_type: Any, output: str, dry_run: bool) -> int:
+def _nothing_to_elect(election_type: Any, output: str, dry_run: bool, color: bool | None) -> int:
     from leader_election_cli.reports.election import ElectionReport
 
     if output != "text":
-        show(ElectionReport(election_type, [], dry_run=dry_run), output)
+        show(ElectionReport(election_type, [], dry_run=dry_run), output, color)
     return 0
 
 
@@ -179,11 +181,11 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any, output: str) ->
     zookeeper_election.check_options(dry_run=o["dry_run"], batch_size=o["batch_size"],
                                      batch_interval=o["batch_interval"], wait=not o["no_wait"], json=output == "json")
     if partitions == ():
-        return _nothing_to_elect(ElectionType.PREFERRED, output, dry_run=False)
+        return _nothing_to_elect(ElectionType.PREFERRED, output, False, o["color"])
     timeout = o["timeout"] or zookeeper_election.DEFAULT_TIMEOUT
     if not o["no_wait"]:
         report = zookeeper_election.elect_preferred(o["zookeeper"], partitions, timeout)
-        show(report, output)
+        show(report, output, o["color"])
         return int(report.exit_code)
     started, left_out = zookeeper_election.start_preferred(o["zookeeper"], partitions, timeout)
     for result in left_out:

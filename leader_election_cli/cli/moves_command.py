@@ -15,6 +15,7 @@ import click
 from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     Command,
+    color_option,
     configure_logging,
     connection,
     connection_options,
@@ -40,8 +41,9 @@ _MAX_ID = 2**31 - 1
 # -- shared options -----------------------------------------------------------------------------------
 
 def output_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--output and --color/--no-color."""
     return click.option("--output", type=click.Choice(TOOLKIT_MODES), default="auto", show_default=True,
-                        help="auto: a table on a terminal, JSON when piped.")(command)
+                        help="auto: a table on a terminal, JSON when piped.")(color_option(command))
 
 
 # -- prefer -------------------------------------------------------------------------------------------
@@ -50,7 +52,7 @@ PREFER_EXAMPLES = """\
 Examples:
   kafka-leaders prefer --bootstrap-server localhost:9092 --topic orders --partition 3 --leader 2
   kafka-leaders prefer --bootstrap-server localhost:9092 --path-to-json-file leaders.json --dry-run
-  kafka-leaders restore kafka-leaders-restore-prefer-20240501T120000Z.json
+  kafka-leaders restore ~/.local/state/kafka-leaders/<cluster id>-prefer-20240501T120000000Z.json
 
 leaders.json: {"partitions": [{"topic": "orders", "partition": 3, "leader": 2}]}"""
 
@@ -64,7 +66,8 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed((
         click.option("--restore-file", metavar="PATH",
                      help="Where to save the current replica orders before changing them (never overwritten; "
-                          "default: kafka-leaders-restore-<command>-<UTC time>.json here)."),
+                          "default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-<command>-<UTC time>.json, "
+                          "~/.local/state/... without it; the path is printed)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                      metavar="N", help="Reorder and elect at most N partitions per request."),
         click.option("--dry-run", is_flag=True,
@@ -155,7 +158,8 @@ def _demote(o: dict[str, Any]) -> int:
 
 RESTORE_EXAMPLES = """\
 Examples:
-  kafka-leaders restore --bootstrap-server localhost:9092 kafka-leaders-restore-demote-20240501T120000Z.json
+  kafka-leaders restore --bootstrap-server localhost:9092 \\
+      ~/.local/state/kafka-leaders/<cluster id>-demote-20240501T120000000Z.json
   kafka-leaders restore --bootstrap-server localhost:9092 before-maintenance-b3.json --dry-run"""
 
 
@@ -203,5 +207,5 @@ def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hoo
     connection_ = connection(o)
     with document_on_failure(output, stopped):
         report = move(connection_, hooks(output))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)

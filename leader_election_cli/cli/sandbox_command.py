@@ -235,6 +235,7 @@ def run_against(sb: Any, command: str) -> int:
 def write_ready_file(path: Path, sb: Any) -> None:
     """Written whole (temporary file, then rename) so a watcher never reads half of it."""
     document = {
+        "schema_version": 1,  # schemas/sandbox-ready.schema.json
         "bootstrap_servers": sb.bootstrap_servers,
         "brokers": {str(b): f"{host}:{port}" for b, (host, port) in sb.brokers.items()},
         "mode": sb.mode,

@@ -31,7 +31,14 @@ from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.config.settings import ClientSettings
-from leader_election_cli.errors import AuthError, InputError, LeaderElectionError, UnreachableError, shown
+from leader_election_cli.errors import (
+    AuthError,
+    InputError,
+    LeaderElectionError,
+    TimedOutError,
+    UnreachableError,
+    shown,
+)
 from leader_election_cli.model import (
     ClusterState,
     ControllerMode,
@@ -80,8 +87,8 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
     resolvable = [address for address in addresses if _resolves(hosts[address])]
     if not resolvable:
         names = ", ".join(dict.fromkeys(shown(host) for host in hosts.values()))
-        raise InputError("No resolvable bootstrap urls given in bootstrap.servers",
-                         hint=f"No host name resolves ({names}): check them in --bootstrap-server.")
+        raise UnreachableError("No resolvable bootstrap urls given in bootstrap.servers",  # Kafka's line; DNS: exit 3
+                               hint=f"No host name resolves ({names}): check them in --bootstrap-server, and DNS.")
     return resolvable
 
 
@@ -226,7 +233,7 @@ def _translate(exc: BaseException, what: str) -> LeaderElectionError:
     if isinstance(exc, Errors.IncompatibleBrokerVersion):
         return UnreachableError(f"Incompatible broker while {what}: {exc}")
     if isinstance(exc, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError)):
-        return UnreachableError(f"Timed out while {what}")
+        return TimedOutError(f"Timed out while {what}")
     if isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError, OSError)):
         return UnreachableError(f"Lost the connection while {what}: {type(exc).__name__}")
     return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
@@ -260,7 +267,7 @@ class ClusterConnection:
                     hint="Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
                          "ssl.endpoint.identification.algorithm in the config file.") from exc
             if isinstance(exc, Errors.KafkaTimeoutError):
-                raise UnreachableError(
+                raise TimedOutError(
                     f"Could not reach any broker of {bootstrap_servers} within {settings.api_timeout_ms} ms",
                     hint="Check --bootstrap-server, the network, and security.protocol in the config file.",
                 ) from exc
@@ -584,7 +591,7 @@ class ClusterConnection:
             raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
                             hint="The principal needs ALTER on the CLUSTER resource.")
         if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
-            raise UnreachableError(f"Timed out while {what}: {kafka_errors.describe(code)}")
+            raise TimedOutError(f"Timed out while {what}: {kafka_errors.describe(code)}")
         if code != kafka_errors.NONE:
             raise LeaderElectionError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
                            exit_code=UnreachableError.exit_code)

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.errors import AuthError, InputError, RefusedError, UnreachableError
-from leader_election_cli.model import ClusterState, ControllerMode, ElectionType, TopicPartition
+from leader_election_cli.model import (
+    ClusterState,
+    ControllerMode,
+    ElectionType,
+    Outcome,
+    PartitionResult,
+    TopicPartition,
+)
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
@@ -70,7 +77,13 @@ def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> 
             report = execution.dry_run_report(predictions, election.election_type, all_partitions=selected is None)
         else:
             if risk is not None:
-                confirm_unclean(risk, election.yes, hooks)
+                try:
+                    confirm_unclean(risk, election.yes, hooks)
+                except RefusedError as exc:  # the refused run's document lists every partition, risks flagged
+                    exc.results = [PartitionResult(p.tp, Outcome.NOT_ATTEMPTED, leader_before=p.leader_before,
+                                                   leader_after=p.leader_before, unclean=p.unclean,
+                                                   below_min_isr=p.below_min_isr) for p in predictions]
+                    raise
             report = _send(cluster, election, selected, state, hooks)
     report.warnings.extend(line.removeprefix("Warning: ") for line in risk_lines)
     return report

@@ -37,7 +37,7 @@ from leader_election_cli.operations.restore_file import default_restore_path, lo
 from leader_election_cli.planning import Refusal, batches, predict
 from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
-from leader_election_cli.selection.topics import topic_matcher
+from leader_election_cli.selection.topics import check_known, topic_matcher
 
 DEFAULT_BATCH_SIZE = 1000
 _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0  # the reorder wait's poll interval, doubling
@@ -46,9 +46,16 @@ _POLL_FIRST_S, _POLL_MAX_S = 0.05, 1.0  # the reorder wait's poll interval, doub
 def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]], *, dry_run: bool = False,
            batch_size: int = DEFAULT_BATCH_SIZE, restore_path: Path | None = None,
            hooks: Hooks = SILENT) -> MoveReport:
-    """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them)."""
-    report = _carry_out(connection, "prefer", lambda state: prefer_plan(state, wanted), dry_run=dry_run,
-                        batch_size=batch_size, restore_path=restore_path or default_restore_path("prefer"), hooks=hooks)
+    """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them). An unknown
+    topic or partition is an input error before anything is sent, as in `elect`."""
+
+    def plan(state: ClusterState) -> MovePlan:
+        check_known((tp for tp, _ in wanted), state)
+        return prefer_plan(state, wanted)
+
+    report = _carry_out(connection, "prefer", plan, dry_run=dry_run,
+                        batch_size=batch_size, restore_path=restore_path or _default_restore_path("prefer"),
+                        hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -64,10 +71,13 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
             brokers = ",".join(map(str, sorted(state.live_brokers)))
             raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
                              f"{brokers})", hint="Check the --broker id.")
+        if matcher is not None and not any(matcher(tp.topic) for tp in state.partitions):
+            raise InputError(f"--topic-regex '{shown(topic_regex or '')}' matches no topic: nothing was sent",
+                             hint="Check the pattern against the cluster's topics (kafka-topics --list).")
         return demote_plan(state, broker, include_preferred, matcher)
 
     report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
-                        restore_path=restore_path or default_restore_path("demote"), hooks=hooks)
+                        restore_path=restore_path or _default_restore_path("demote"), hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -94,8 +104,14 @@ def _restore_file_noted(report: MoveReport, asked: Path | None, hooks: Hooks) ->
     return report
 
 
+def _default_restore_path(command: str) -> Callable[[ClusterState], Path]:
+    """The default restore file, named after the cluster read (`restore_file.default_restore_path`)."""
+    return lambda state: default_restore_path(command, state.cluster_id)
+
+
 def _carry_out(connection: Connection, command: str, plan_for: Callable[[ClusterState], MovePlan], *,
-               dry_run: bool, batch_size: int, restore_path: Path | None, hooks: Hooks) -> MoveReport:
+               dry_run: bool, batch_size: int, restore_path: Path | Callable[[ClusterState], Path] | None,
+               hooks: Hooks) -> MoveReport:
     """Read the cluster, plan, then predict (`dry_run`) or run the moves."""
     settings = connection.settings(hooks.warn)
     with connection.open(settings) as cluster:
@@ -103,6 +119,8 @@ def _carry_out(connection: Connection, command: str, plan_for: Callable[[Cluster
         plan = plan_for(state)
         if dry_run:
             return predict_moves(plan, state)
+        if callable(restore_path):
+            restore_path = restore_path(state)
         # the reorder wait and the election share the API timeout: half of it for the wait
         return run_moves(cluster, state, plan, restore_path=restore_path, batch_size=batch_size,
                          wait_seconds=settings.api_timeout_ms / 2000)

@@ -50,6 +50,7 @@ def _elect_unbalanced(cluster: ClusterConnection, run: RebalanceRun, *, batch_si
     """Elect (or, for a dry run, predict) the candidates; fills `run` as it goes, so a failure part way
     still leaves in it what was found and done."""
     state = cluster.describe(with_reassignments=True)
+    run.cluster_id = state.cluster_id
     run.before = balance(state)
     run.candidates = rebalance_candidates(state, run.threshold)
     if run.candidates and run.dry_run:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,10 +29,27 @@ class RestoreFile:
     orders: tuple[tuple[TopicPartition, tuple[int, ...]], ...] = field(default=())
 
 
-def default_restore_path(command: str, now: datetime | None = None) -> Path:
-    """kafka-leaders-restore-<command>-<UTC time>.json in the current directory."""
+def state_directory() -> Path:
+    """Where restore files go by default: $XDG_STATE_HOME/kafka-leaders (~/.local/state/kafka-leaders),
+    created (0700: replica orders are the operator's business) when missing."""
+    root = os.environ.get("XDG_STATE_HOME") or ""
+    directory = (Path(root) if Path(root).is_absolute() else Path.home() / ".local" / "state") / "kafka-leaders"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"Cannot create the directory for restore files {shown(str(directory))}: "
+                         f"{exc.strerror or exc}; nothing was changed",
+                         hint="Give --restore-file PATH, or set XDG_STATE_HOME to a writable directory.") from None
+    return directory
+
+
+def default_restore_path(command: str, cluster_id: str | None, now: datetime | None = None) -> Path:
+    """<state directory>/<cluster id>-<command>-<UTC time>.json (`state_directory`); the time to the
+    millisecond, so that runs in the same second never collide."""
     now = now or datetime.now(timezone.utc)
-    return Path.cwd() / f"kafka-leaders-restore-{command}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+    cluster = re.sub(r"[^A-Za-z0-9_.-]", "_", cluster_id or "unknown-cluster")
+    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+    return state_directory() / f"{cluster}-{command}-{stamp}.json"
 
 
 def restore_document(command: str, state: ClusterState, moves: Sequence[Move],

@@ -6,25 +6,24 @@ from typing import IO, Any
 
 from leader_election_cli.model import ControllerMode, Outcome
 from leader_election_cli.render import election as render
-from leader_election_cli.render.tables import brokers_above, make_console, make_table, names, pct
+from leader_election_cli.render.tables import brokers_above, make_console, make_table, names, pct, print_table
 from leader_election_cli.reports.balance import ClusterBalance, LeadershipOptimum, RebalanceRun, StatusReport
 
 # -- status -------------------------------------------------------------------------------------------
 
 def _broker_table(title: str, b: ClusterBalance, threshold: float | None, after: ClusterBalance | None = None) -> Any:
-    columns = [("Broker", "right"), ("Alive", "left"), ("Leads", "right"), ("Preferred for", "right"),
-               ("Not led by it", "right"), ("Imbalance", "right")]
-    if after is not None:
-        columns.append(("Imbalance after", "right"))
-    table = make_table(title, *columns)
+    """Per broker: leads, preferred replica of, of those not led by it, imbalance ratio (before -> after an
+    election, when `after` is given)."""
+    table = make_table(title, ("Broker", "right"), ("Alive", "left"), ("Leads", "right"), ("Preferred", "right"),
+                       ("Not led", "right"), ("Imbalance", "right"))
     ratios_after = {x.broker: x for x in after.brokers} if after else {}
     for x in b.brokers:
-        row = [str(x.broker), "yes" if x.alive else "[red]no[/]", str(x.leaders), str(x.preferred),
-               str(x.not_led_by_preferred), _marked(x.ratio, threshold is not None and x.above(threshold))]
-        if after is not None:
-            y = ratios_after.get(x.broker)
-            row.append(_marked(y.ratio, threshold is not None and y.above(threshold)) if y else "")
-        table.add_row(*row)
+        imbalance = _marked(x.ratio, threshold is not None and x.above(threshold))
+        y = ratios_after.get(x.broker)
+        if y is not None:
+            imbalance += " -> " + _marked(y.ratio, threshold is not None and y.above(threshold))
+        table.add_row(str(x.broker), "yes" if x.alive else "[red]no[/]", str(x.leaders), str(x.preferred),
+                      str(x.not_led_by_preferred), imbalance)
     return table
 
 
@@ -32,24 +31,27 @@ def _marked(ratio: float, above: bool) -> str:
     return f"[bold red]{pct(ratio)}[/]" if above else pct(ratio)
 
 
-def render_status_table(report: StatusReport, out: IO[str]) -> None:
-    console = make_console(out)
+_NOT_ALARMING = ("Not led by their preferred replica", "Pending reassignments")
+
+
+def render_status_table(report: StatusReport, out: IO[str], color: bool | None = None) -> None:
+    console = make_console(out, color)
     b = report.balance
     about = [f"controller {report.controller_id}"] if report.controller_id is not None else []
     about += [report.mode.value] if report.mode else []
     title = f"Leadership of cluster {report.cluster_id or '(no id)'}" + (f" ({', '.join(about)})" if about else "")
-    console.print(_broker_table(title, b, report.fail_above))
+    print_table(console, _broker_table(title, b, report.fail_above))
     lines = [
         ("Partitions", b.partitions, []),
-        ("Not led by their preferred replica", b.not_preferred_leader, []),
+        ("Not led by their preferred replica", b.not_preferred_leader, report.not_preferred_leader),
         ("  of which a preferred election would fix", b.fixable, []),
-        ("Under-replicated", b.under_replicated, []),
+        ("Under-replicated", b.under_replicated, report.under_replicated),
         ("Under min.insync.replicas", b.under_min_isr, report.under_min_isr),
         ("Leaderless or offline", b.offline, report.offline),
         ("Pending reassignments", b.reassigning, report.reassigning),
     ]
     for label, count, partitions in lines:
-        style = "bold red" if count and partitions and label != "Pending reassignments" else ""
+        style = "bold red" if count and partitions and label not in _NOT_ALARMING else ""
         text = f"{label}: {count}" + (f" ({names(partitions)})" if partitions else "")
         console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
         if label == "Under min.insync.replicas" and report.min_isr_unknown:
@@ -96,14 +98,14 @@ def _auto_rebalance(report: StatusReport) -> str:
 
 # -- rebalance ----------------------------------------------------------------------------------------
 
-def render_rebalance_table(run: RebalanceRun, out: IO[str], err: IO[str]) -> None:
-    console = make_console(out)
+def render_rebalance_table(run: RebalanceRun, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    console = make_console(out, color)
     if run.before is not None:
         after = run.after if run.election is not None and not run.dry_run else None
         title = f"Leader imbalance (threshold {run.threshold:g}%)"
-        console.print(_broker_table(title, run.before, run.threshold, after))
+        print_table(console, _broker_table(title, run.before, run.threshold, after))
     if run.election is not None:
-        render.render_table(run.election, out, err)
+        render.render_table(run.election, out, err, color=color)
     console.print(rebalance_summary(run), highlight=False, soft_wrap=True)
 
 

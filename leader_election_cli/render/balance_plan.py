@@ -7,7 +7,7 @@ from typing import IO, Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
-from leader_election_cli.render.tables import broker_text, ids, make_console, make_table
+from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_table
 from leader_election_cli.reports.balance_plan import BalanceReport
 
 BAR_WIDTH = 20  # characters for the busiest broker's bar
@@ -23,8 +23,8 @@ def bar(value: float, largest: float, width: int = BAR_WIDTH) -> str:
     return "█" * full + ("" if not part else " ▏▎▍▌▋▊▉"[part])
 
 
-def render_balance_table(report: BalanceReport, out: IO[str], err: IO[str]) -> None:
-    console = make_console(out)
+def render_balance_table(report: BalanceReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    console = make_console(out, color)
     plan = report.plan
     weighted = plan.load is not None
     now = report.leaders_now
@@ -48,12 +48,12 @@ def render_balance_table(report: BalanceReport, out: IO[str], err: IO[str]) -> N
         if weighted:
             row += [_number(b.load_before), _number(b.load_after)]
         table.add_row(*row)
-    console.print(table)
+    print_table(console, table)
     if plan.racks is not None:
         per_rack = make_table("Leaders per rack", ("Rack", "left"), ("Before", "right"), ("After", "right"))
         for r in plan.racks:
             per_rack.add_row(r.rack, str(r.leaders_before), str(r.leaders_after))
-        console.print(per_rack)
+        print_table(console, per_rack)
     for line in summary_lines(report):
         console.print(line, highlight=False, soft_wrap=True)
     _partitions(report, console)
@@ -126,7 +126,7 @@ def _partitions(report: BalanceReport, console: Any) -> None:
         elif results:
             row += ["", ""]
         table.add_row(*row)
-    console.print(table)
+    print_table(console, table)
     more = len(partitions) - LISTED_CHANGES
     if more > 0:
         console.print(f"... {more} more partition(s): --output json lists them all", highlight=False)

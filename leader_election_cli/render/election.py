@@ -12,6 +12,7 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
+from leader_election_cli.render.tables import make_console, make_table, names, print_table
 from leader_election_cli.reports.election import ElectionReport, head, row
 
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
@@ -89,7 +90,7 @@ def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
     if report.aborted_reason:
         err.write(f"Stopped: {report.aborted_reason}\n")
     if not_attempted:
-        err.write(f"{len(not_attempted)} partition(s) not attempted: {_names(not_attempted)}\n")
+        err.write(f"{len(not_attempted)} partition(s) not attempted: {names([r.tp for r in not_attempted])}\n")
 
 
 def _leaders(r: PartitionResult) -> str:
@@ -141,17 +142,11 @@ def _write_rows(report: ElectionReport, out: IO[str]) -> None:
 
 def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: bool | None = None) -> None:
     """A rich table: topic, partition, outcome, leader before -> after, error; then a summary line."""
-    from rich.console import Console
-    from rich.table import Table
-
-    width = None if out.isatty() else 200  # a file or pipe has no width: do not fold at 80 columns
-    console = Console(file=out, force_terminal=color, no_color=color is False, width=width)
+    console = make_console(out, color)
     kind = report.election_type.name.lower()
     title = f"{'Planned ' if report.dry_run else ''}{kind} leader election"
-    table = Table(title=title, title_justify="left")
-    for column, justify in (("Topic", "left"), ("Partition", "right"), ("Outcome", "left"),
-                            ("Leader", "left"), ("Error", "left")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    table = make_table(title, ("Topic", "left"), ("Partition", "right"), ("Outcome", "left"), ("Leader", "left"),
+                       ("Error", "left"))
     rows = report.results
     hidden: Counter[str] = Counter()
     if len(rows) > TABLE_ROW_LIMIT:  # the partitions that went as asked first, then any beyond the limit
@@ -165,7 +160,7 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
         style = _OUTCOME_STYLE[r.outcome]
         table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{_outcome_label(r)}[/]",
                       _leaders(r), "; ".join(filter(None, (error, _risks(r)))))
-    console.print(table)
+    print_table(console, table)
     if hidden:
         listed = ", ".join(f"{n} {label}" for label, n in hidden.items())
         console.print(f"[dim]Not listed: {listed} (use --output json for every partition)[/]")

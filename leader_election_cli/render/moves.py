@@ -7,16 +7,16 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
-from leader_election_cli.render.tables import broker_text, ids, make_console, make_table
+from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_table
 from leader_election_cli.reports.moves import MoveReport, MoveResult
 
 
-def render_moves_table(report: MoveReport, out: IO[str], err: IO[str]) -> None:
+def render_moves_table(report: MoveReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     """One row per partition: replica order and leader before -> after, and why when it is not done."""
-    console = make_console(out)
+    console = make_console(out, color)
     title = f"{'Planned ' if report.dry_run else ''}{report.command}: leadership moves"
     table = make_table(title, ("Topic", "left"), ("Partition", "right"), ("Outcome", "left"),
-                   ("Replicas", "left"), ("Leader", "left"), ("Reason / error", "left"))
+                   ("Replicas", "left"), ("Leader", "left"), ("Reason", "left"))
     for r in report.results:
         replicas = ids(r.replicas_before) if r.replicas_after == r.replicas_before else \
             f"{ids(r.replicas_before)} -> {ids(r.replicas_after)}"
@@ -27,7 +27,7 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str]) -> None:
         if r.error_code and r.error:
             error = f"{kafka_errors.lookup(r.error_code).name}: {r.error}"
         table.add_row(r.tp.topic, str(r.tp.partition), _move_label(r), replicas, leader, error)
-    console.print(table)
+    print_table(console, table)
     counts = ", ".join(f"{n} {label}" for label, n in Counter(map(_move_label, report.results)).items())
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing to do'}")
     if report.restore_file:

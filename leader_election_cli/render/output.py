@@ -21,57 +21,63 @@ def write_json(document: dict[str, Any], out: IO[str]) -> None:
     out.write("\n")
 
 
-def _election(mode: str) -> Callable[[ElectionReport, IO[str], IO[str]], None]:
+_Renderer = Callable[[Any, IO[str], IO[str], "bool | None"], None]  # report, out, err, --color
+
+
+def _election(mode: str) -> _Renderer:
     from leader_election_cli.render import election
 
-    return {JSON: lambda r, out, _err: election.render_json(r, out), TABLE: election.render_table,
-            TEXT: election.render_text}[mode]
+    return {JSON: lambda r, out, _err, _color: election.render_json(r, out),
+            TABLE: lambda r, out, err, color: election.render_table(r, out, err, color=color),
+            TEXT: lambda r, out, err, _color: election.render_text(r, out, err)}[mode]
 
 
-def _moves(mode: str) -> Callable[[MoveReport, IO[str], IO[str]], None]:
+def _moves(mode: str) -> _Renderer:
     from leader_election_cli.render.moves import render_moves_table
 
-    return (lambda r, out, _err: write_json(moves.document(r), out)) if mode == JSON else render_moves_table
+    return (lambda r, out, _err, _color: write_json(moves.document(r), out)) if mode == JSON else render_moves_table
 
 
-def _status(mode: str) -> Callable[[StatusReport, IO[str], IO[str]], None]:
+def _status(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_status_table
 
-    return ((lambda r, out, _err: write_json(balance.status_document(r), out)) if mode == JSON
-            else lambda r, out, _err: render_status_table(r, out))
+    return ((lambda r, out, _err, _color: write_json(balance.status_document(r), out)) if mode == JSON
+            else lambda r, out, _err, color: render_status_table(r, out, color))
 
 
-def _status_unread(mode: str) -> Callable[[StatusUnread, IO[str], IO[str]], None]:
+def _status_unread(mode: str) -> _Renderer:
     if mode == JSON:
-        return lambda r, out, _err: write_json(balance.status_unread_document(r.error, r.exit_code), out)
-    return lambda _r, _out, _err: None  # a table has nothing to show: the error line says it all
+        return lambda r, out, _err, _color: write_json(balance.status_unread_document(r.error, r.exit_code), out)
+    return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
 
 
-def _rebalance(mode: str) -> Callable[[RebalanceRun, IO[str], IO[str]], None]:
+def _rebalance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_rebalance_table
 
-    return (lambda r, out, _err: write_json(balance.rebalance_document(r), out)) if mode == JSON \
+    return (lambda r, out, _err, _color: write_json(balance.rebalance_document(r), out)) if mode == JSON \
         else render_rebalance_table
 
 
-def _balance(mode: str) -> Callable[[BalanceReport, IO[str], IO[str]], None]:
+def _balance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance_plan import render_balance_table
 
-    return (lambda r, out, _err: write_json(balance_plan.document(r), out)) if mode == JSON else render_balance_table
+    return (lambda r, out, _err, _color: write_json(balance_plan.document(r), out)) if mode == JSON \
+        else render_balance_table
 
 
-def _balance_stopped(mode: str) -> Callable[[BalanceStopped, IO[str], IO[str]], None]:
+def _balance_stopped(mode: str) -> _Renderer:
     if mode == JSON:
-        return lambda r, out, _err: write_json(balance_plan.stopped_document(r), out)
-    return lambda _r, _out, _err: None  # a table has nothing to show: the error line says it all
+        return lambda r, out, _err, _color: write_json(balance_plan.stopped_document(r), out)
+    return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
 
 
-_RENDERERS: dict[type, Callable[[str], Callable[[Any, IO[str], IO[str]], None]]] = {
+_RENDERERS: dict[type, Callable[[str], _Renderer]] = {
     ElectionReport: _election, MoveReport: _moves, StatusReport: _status, StatusUnread: _status_unread,
     RebalanceRun: _rebalance, BalanceReport: _balance, BalanceStopped: _balance_stopped,
 }
 
 
-def render(report: Report, mode: str, out: IO[str], err: IO[str]) -> None:
-    """Draw `report` in `mode` (table, text or json; never auto)."""
-    _RENDERERS[type(report)](mode)(report, out, err)
+def render(report: Report, mode: str, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    """Draw `report` in `mode` (table, text or json; never auto); `color` is --color/--no-color (None: as
+    the environment says, `tables.colors_wanted`)."""
+    _RENDERERS[type(report)](mode)(report, out, err, color)

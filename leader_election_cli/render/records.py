@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +19,32 @@ def append_audit_line(path: Path, record: dict[str, Any]) -> None:
         file.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
-def write_metrics(path: Path, run: RebalanceRun) -> None:
-    """Prometheus text format (node_exporter's textfile collector), written atomically by prometheus_client."""
+def metrics_labels(run: RebalanceRun, cluster_name: str | None) -> dict[str, str]:
+    """The labels every series carries, so that several clusters' files can share one textfile directory:
+    the cluster id the brokers report ("" when the cluster could not be read), and --cluster-name if given."""
+    return {"cluster_id": run.cluster_id or "", **({"cluster_name": cluster_name} if cluster_name else {})}
+
+
+def metrics_file_name(run: RebalanceRun, cluster_name: str | None, bootstrap_servers: str) -> str:
+    """The file a --metrics-file directory gets: kafka_leaders_<cluster>.prom, after --cluster-name, else the
+    cluster id, else (the cluster could not be read) the bootstrap servers; only [A-Za-z0-9_.-] kept."""
+    cluster = cluster_name or run.cluster_id or bootstrap_servers
+    return f"kafka_leaders_{re.sub(r'[^A-Za-z0-9_.-]', '_', cluster)}.prom"
+
+
+def write_metrics(path: Path, run: RebalanceRun, labels: dict[str, str] | None = None) -> None:
+    """Prometheus text format (node_exporter's textfile collector), written atomically by prometheus_client;
+    every series with `labels` (`metrics_labels`)."""
     from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
 
+    labels = labels or {}
     registry = CollectorRegistry()
     ratio = Gauge(f"{METRIC_PREFIX}_imbalance_ratio",
-                  "Kafka's leader imbalance ratio per broker after the last run (0 to 1)", ["broker"],
+                  "Kafka's leader imbalance ratio per broker after the last run (0 to 1)", [*labels, "broker"],
                   registry=registry)
     shown = run.after or run.before
     for b in shown.brokers if shown else ():
-        ratio.labels(broker=str(b.broker)).set(b.ratio)
+        ratio.labels(**labels, broker=str(b.broker)).set(b.ratio)
     gauges = {
         "threshold_ratio": ("The --threshold of the last run (0 to 1)", run.threshold / 100),
         "brokers_above_threshold": ("Brokers above the threshold after the last run (before it, when the "
@@ -44,5 +60,6 @@ def write_metrics(path: Path, run: RebalanceRun) -> None:
         "dry_run": ("1 when the last run was a dry run", int(run.dry_run)),
     }
     for name, (text, value) in gauges.items():
-        Gauge(f"{METRIC_PREFIX}_{name}", text, registry=registry).set(value)
+        gauge = Gauge(f"{METRIC_PREFIX}_{name}", text, list(labels), registry=registry)
+        (gauge.labels(**labels) if labels else gauge).set(value)
     write_to_textfile(str(path), registry)

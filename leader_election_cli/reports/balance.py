@@ -48,6 +48,8 @@ class StatusReport(Report):
     auto_rebalance: dict[str, str] = field(default_factory=dict)  # AUTO_REBALANCE_CONFIGS the broker reported
     auto_rebalance_broker: int | None = None  # the broker that reported them
     optimum: LeadershipOptimum | None = None  # None when not computed
+    not_preferred_leader: list[TopicPartition] = field(default_factory=list)  # led off their preferred replica
+    under_replicated: list[TopicPartition] = field(default_factory=list)
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -71,6 +73,8 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         "mode": report.mode.value if report.mode else None,
         "fail_above_pct": report.fail_above,
         **(balance_document(report.balance, report.fail_above) or {}),
+        "not_preferred_leader_partitions": [str(tp) for tp in report.not_preferred_leader],
+        "under_replicated_partitions": [str(tp) for tp in report.under_replicated],
         "offline_partitions": [str(tp) for tp in report.offline],
         "under_min_isr_partitions": [str(tp) for tp in report.under_min_isr],
         "min_isr_unknown_topics": report.min_isr_unknown,
@@ -108,6 +112,7 @@ class RebalanceRun(Report):
 
     threshold: float
     dry_run: bool
+    cluster_id: str | None = None  # as the brokers report it; None until the cluster was read
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     clock: float = field(default_factory=time.monotonic, repr=False)  # for the duration
     before: ClusterBalance | None = None  # None when the cluster could not be read
@@ -167,6 +172,7 @@ def rebalance_document(run: RebalanceRun) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "command": "rebalance",
+        "cluster_id": run.cluster_id,
         "threshold_pct": run.threshold,
         "dry_run": run.dry_run,
         "brokers_above_threshold": [b.broker for b in run.above],
@@ -201,8 +207,10 @@ def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, 
     done = {o.value: run.count(o) for o in (Outcome.ELECTED, Outcome.ALREADY_ELECTED, Outcome.FAILED,
                                             Outcome.NOT_ATTEMPTED, Outcome.PREDICTED)}
     return {
+        "schema_version": SCHEMA_VERSION,  # schemas/audit-line.schema.json
         "time": run.started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "command": "rebalance",
+        "cluster_id": run.cluster_id,
         "bootstrap_servers": bootstrap_servers,
         "threshold_pct": run.threshold,
         "dry_run": run.dry_run,

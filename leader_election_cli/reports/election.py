@@ -83,6 +83,6 @@ def row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
         "leader_before": r.leader_before,
         "leader_after": r.leader_after,
     }
-    if dry_run:
+    if dry_run or r.unclean or r.below_min_isr:  # a plan, or a refused unclean election's at-risk partitions
         row.update(unclean=r.unclean, below_min_isr=r.below_min_isr)
     return row

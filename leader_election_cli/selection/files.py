@@ -78,7 +78,8 @@ def _parse(path: str, data: bytes) -> Any:
                          f"at line {line}, column {column}", hint="Save the file as UTF-8 JSON.") from None
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
-        raise InputError(f"Replica election data is empty: {where} holds no JSON document", hint=_FILE_FORMAT_HINT)
+        raise InputError("Replica election data is empty", detail=f"{where} holds no JSON document",
+                         hint=_FILE_FORMAT_HINT)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -141,7 +142,7 @@ def _check_document(path: str, document: Any) -> None:
     if error is None:
         return
     if error.validator == "required" and not error.path:
-        raise InputError(f'Replica election data is missing "partitions" field: {shown(path)} at $',
+        raise InputError('Replica election data is missing "partitions" field', detail=f"{shown(path)} at $",
                          hint=_FILE_FORMAT_HINT)
     raise _schema_error(path, error, ())
 
@@ -231,8 +232,8 @@ def _check_duplicates(path: str, partitions: tuple[TopicPartition, ...]) -> None
     if len(repeats) > 20:
         listed += f", ... ({len(repeats)} in all)"
     first, again = next(iter(repeats.values()))
-    raise InputError(f"Replica election data contains duplicate partitions: [{listed}] "
-                     f"({shown(path)}: $.partitions[{again}] repeats $.partitions[{first}])",
+    raise InputError(f"Replica election data contains duplicate partitions: [{listed}]",
+                     detail=f"{shown(path)}: $.partitions[{again}] repeats $.partitions[{first}]",
                      hint="List each partition once.")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from leader_election_cli.errors import InputError, shown
@@ -106,6 +106,14 @@ def resolve(selection: Selection, state: ClusterState) -> list[TopicPartition]:
         raise InputError(f"The selection matches no partition: {why}",
                          hint="Check the names and patterns against the cluster's topics (kafka-topics --list).")
     return sorted(chosen)
+
+
+def check_known(partitions: Iterable[TopicPartition], state: ClusterState) -> None:
+    """Every partition named exists: an unknown topic or partition is an input error (exit 2), as in `elect`,
+    before anything is sent."""
+    partitions = tuple(partitions)
+    sizes = Counter(tp.topic for tp in state.partitions)
+    _check_known(dict.fromkeys(tp.topic for tp in partitions), partitions, state, sizes)
 
 
 def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...], state: ClusterState,

@@ -1,0 +1,137 @@
+"""stdout and stderr that cannot fail a run: a closed pipe (`| head -1`), a closed descriptor (`>&-`) or a
+full disk (`>/dev/full`) ends the printing, never the run.
+
+`process_main` puts a `GuardedStream` in place of each standard stream. A write that fails is recorded
+and every later write to that stream is dropped; the run goes on to its own exit code (what it did to
+the cluster is done either way). At the end, a failure other than a closed pipe is said on stderr, if
+stderr still works: a reader that stops reading (`head`) is normal, a lost report is not.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from typing import Any
+
+
+class GuardedStream(io.TextIOBase):
+    """A text stream that records its first failing write or flush instead of raising it."""
+
+    def __init__(self, stream: Any, name: str, fd: int):
+        super().__init__()
+        self._stream = stream
+        self._fd = fd
+        self.name = name
+        self.failure: OSError | None = None
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self._stream, "errors", None)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.failure is None and self._stream is not None and self._stream.isatty()
+
+    def fileno(self) -> int:
+        if self.failure is not None or self._stream is None:
+            raise io.UnsupportedOperation("the stream is closed or failed")
+        return int(self._stream.fileno())
+
+    @property
+    def buffer(self) -> _GuardedBuffer:
+        """The binary side (click writes bytes there), guarded by this stream."""
+        return _GuardedBuffer(self)
+
+    def write(self, text: str) -> int:
+        if self._stream is None and text:  # closed at start: said once something is to be written
+            self.failure = self.failure or OSError(errno.EBADF, "it is closed")
+        elif self.failure is None:
+            try:
+                self._stream.write(text)
+            except OSError as exc:
+                self._failed(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failure is None and self._stream is not None:
+            try:
+                self._stream.flush()
+            except OSError as exc:
+                self._failed(exc)
+
+    def write_bytes(self, data: bytes) -> int:
+        if self._stream is None and data:
+            self.failure = self.failure or OSError(errno.EBADF, "it is closed")
+        elif self.failure is None:
+            try:
+                self._stream.flush()
+                self._stream.buffer.write(data)
+            except OSError as exc:
+                self._failed(exc)
+        return len(data)
+
+    def _failed(self, exc: OSError) -> None:
+        """Record the failure, and put /dev/null behind the descriptor: what is still buffered, and the
+        interpreter's own flush at exit, then go nowhere instead of failing again."""
+        self.failure = exc
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._fd)
+            os.close(null)
+        except OSError:
+            pass
+
+    @property
+    def broken_pipe(self) -> bool:
+        return isinstance(self.failure, BrokenPipeError) or (
+            self.failure is not None and self.failure.errno in (errno.EPIPE, errno.ECONNRESET))
+
+
+class _GuardedBuffer(io.RawIOBase):
+    """The bytes side of a `GuardedStream`."""
+
+    def __init__(self, text: GuardedStream):
+        super().__init__()
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._text.write_bytes(bytes(data))
+
+    def flush(self) -> None:
+        self._text.flush()
+
+
+def guard_standard_streams() -> tuple[GuardedStream, GuardedStream]:
+    """Guard stdout and stderr. A descriptor that was closed at start (`>&-`) gets /dev/null first, so
+    that no file or socket this process opens can take its number and receive the output."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    out = GuardedStream(sys.stdout, "stdout", 1)
+    err = GuardedStream(sys.stderr, "stderr", 2)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    return out, err
+
+
+def output_failure_line(out: GuardedStream) -> str | None:
+    """What to say on stderr about a failed stdout: nothing for a closed pipe (the reader had enough)."""
+    if out.failure is None or out.broken_pipe:
+        return None
+    reason = out.failure.strerror or str(out.failure)
+    return f"Could not write to stdout: {reason} (the run itself went on; its exit code says how it ended)"

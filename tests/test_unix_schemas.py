@@ -1,0 +1,111 @@
+"""A versioned JSON schema for every document a command prints or writes, each checked against real output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from referencing import Registry, Resource
+
+from leader_election_cli.cli.sandbox_command import write_ready_file
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.scenarios import build
+
+SCHEMAS = resources.files("leader_election_cli").joinpath("schemas")
+LOADED = {p.name: json.loads(p.read_text()) for p in SCHEMAS.iterdir() if p.name.endswith(".schema.json")}
+REGISTRY = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in LOADED.values())
+NOWHERE = ["--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5"]
+
+
+def check(document: Any, schema: str) -> None:
+    jsonschema.Draft202012Validator(LOADED[schema], registry=REGISTRY).validate(document)
+
+
+def kl(*args: str) -> tuple[int, Any]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def sb() -> Iterator[Sandbox]:
+    with Sandbox(brokers=3) as sandbox:
+        build(sandbox, "imbalanced", topics=2, partitions=6, replication_factor=3)
+        sandbox.create_topic("u", assignment={0: [1, 2]})
+        yield sandbox
+
+
+def test_every_schema_is_valid_and_versioned() -> None:
+    assert {"report.schema.json", "status.schema.json", "rebalance.schema.json", "moves.schema.json",
+            "audit-line.schema.json", "restore-file.schema.json", "prefer-file.schema.json",
+            "election-file.schema.json", "sandbox-ready.schema.json"} <= set(LOADED)
+    for name, schema in LOADED.items():
+        jsonschema.Draft202012Validator.check_schema(schema)
+        if name not in ("election-file.schema.json", "prefer-file.schema.json", "weights-file.schema.json"):  # inputs
+            assert "schema_version" in json.dumps(schema), name
+
+
+def test_status(sb: Sandbox) -> None:
+    code, document = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "json")
+    check(document, "status.schema.json")
+    assert document["not_preferred_leader_partitions"]
+    code, document = kl("status", *NOWHERE, "--output", "json")
+    assert code == 3
+    check(document, "status.schema.json")
+
+
+def test_rebalance_and_its_audit_line(sb: Sandbox, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    for args in (["--dry-run", "-v"], ["-v"], ["-v"]):  # a plan, a run, nothing left to do
+        code, document = kl("rebalance", "--bootstrap-server", sb.bootstrap_servers, "--output", "json",
+                            "--lock-file", str(tmp_path / "lock"), "--audit-log", str(audit), *args)
+        assert code == 0
+        check(document, "rebalance.schema.json")
+    code, document = kl("rebalance", *NOWHERE, "--output", "json", "--lock-file", str(tmp_path / "lock"),
+                        "--audit-log", str(audit))
+    assert code == 3
+    check(document, "rebalance.schema.json")
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert len(lines) == 4 and lines[1]["done"]["elected"] > 0
+    for line in lines:
+        check(line, "audit-line.schema.json")
+
+
+def test_moves_and_the_restore_file(sb: Sandbox, tmp_path: Path) -> None:
+    restore = tmp_path / "restore.json"
+    b = ["--bootstrap-server", sb.bootstrap_servers, "--output", "json"]
+    for args in (["prefer", "--topic", "topic-1", "--partition", "0", "--leader", "3", "--dry-run"],
+                 ["demote", "--broker", "2", "--restore-file", str(restore)],
+                 ["restore", str(restore), "--dry-run"], ["restore", str(restore)]):
+        code, document = kl(*args, *b)
+        assert code == 0, document
+        check(document, "moves.schema.json")
+    check(json.loads(restore.read_text()), "restore-file.schema.json")
+    code, document = kl("demote", "--broker", "2", *NOWHERE, "--output", "json")
+    assert code == 3
+    check(document, "moves.schema.json")
+
+
+def test_elections_and_refusals(sb: Sandbox) -> None:
+    b = ["--bootstrap-server", sb.bootstrap_servers, "--output", "json"]
+    for args in (["plan", "--all-topic-partitions"], ["elect", "--topic", "topic-1"]):
+        code, document = kl(*args, *b)
+        check(document, "report.schema.json")
+    code, document = kl("elect", "--all-topic-partitions", *NOWHERE, "--output", "json")
+    assert code == 3
+    check(document, "report.schema.json")
+
+
+def test_the_sandbox_ready_file(tmp_path: Path) -> None:
+    for tls in (False, True):
+        with Sandbox(brokers=2, tls=tls) as sandbox:
+            write_ready_file(tmp_path / "ready.json", sandbox)
+        document = json.loads((tmp_path / "ready.json").read_text())
+        check(document, "sandbox-ready.schema.json")
+        assert (document["ca_file"] is not None) is tls
