@@ -9,6 +9,8 @@ printed on stderr instead).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -117,18 +119,10 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
 def _elect(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.connection import Connection
     from leader_election_cli.operations.elect import Election, elect
-    from leader_election_cli.selection.drop_in import DropInOptions, validate_drop_in
     from leader_election_cli.selection.files import load_election_file
 
     configure_logging(o["debug"])
-    given = {key: o[key] for key in _SINGLE_VALUED}  # each a tuple: click collects repeats, Kafka refuses them
-    o.update({key: values[-1] if values else None for key, values in given.items()})
-    validated = validate_drop_in(DropInOptions(
-        bootstrap_server=o["bootstrap_server"], zookeeper=o["zookeeper"], election_type=o["election_type"],
-        topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
-        path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
-        command_config=o["command_config"],
-        repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
+    validated = _validated(o)
     output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
     if validated.zookeeper is not None:
         for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr
@@ -137,9 +131,7 @@ def _elect(o: dict[str, Any]) -> int:
     if o["no_wait"]:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
-    partitions = validated.partitions
-    if validated.json_file is not None:
-        partitions = load_election_file(validated.json_file)
+    partitions = load_election_file(validated.json_file) if validated.json_file is not None else validated.partitions
     for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
         click.echo(warning, err=output != "text")
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
@@ -148,21 +140,44 @@ def _elect(o: dict[str, Any]) -> int:
         return _nothing_to_elect(validated.election_type, output, o["dry_run"], o["color"])
     election = Election(validated.election_type, partitions=partitions, dry_run=o["dry_run"],
                         batch_size=o["batch_size"], batch_interval=o["batch_interval"])
-    try:
-        with document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
-            report = elect(connection, election, hooks(output))
-    except TimedOutError:
-        if output == "text" and not o["dry_run"]:  # Kafka's own stdout line, which scripts grep for
-            click.echo(TIMEOUT_LINE)
-        raise
-    except AuthError as exc:
-        if output == "text" and exc.message == NOT_AUTHORIZED_LINE:
-            click.echo(NOT_AUTHORIZED_LINE)
-        raise
+    with _kafka_failure_lines(output == "text", o["dry_run"]), \
+            document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
+        report = elect(connection, election, hooks(output))
     if output == "text" and report.aborted_exit is ExitCode.UNREACHABLE:
         click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
     show(report, output, o["color"])
     return int(report.exit_code)
+
+
+def _validated(o: dict[str, Any]) -> Any:
+    """Kafka's LeaderElectionCommand checks over the flags as given (each a tuple: click collects repeats,
+    which Kafka refuses); `o` keeps the last value of each."""
+    from leader_election_cli.selection.drop_in import DropInOptions, validate_drop_in
+
+    given = {key: o[key] for key in _SINGLE_VALUED}
+    o.update({key: values[-1] if values else None for key, values in given.items()})
+    return validate_drop_in(DropInOptions(
+        bootstrap_server=o["bootstrap_server"], zookeeper=o["zookeeper"], election_type=o["election_type"],
+        topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
+        path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
+        command_config=o["command_config"],
+        repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
+
+
+@contextmanager
+def _kafka_failure_lines(text: bool, dry_run: bool) -> Iterator[None]:
+    """Kafka's own stdout lines before a timeout or a refused election, which scripts grep for (with
+    Kafka's text output only)."""
+    try:
+        yield
+    except TimedOutError:
+        if text and not dry_run:
+            click.echo(TIMEOUT_LINE)
+        raise
+    except AuthError as exc:
+        if text and exc.message == NOT_AUTHORIZED_LINE:
+            click.echo(NOT_AUTHORIZED_LINE)
+        raise
 
 
 def _nothing_to_elect(election_type: Any, output: str, dry_run: bool, color: bool | None) -> int:
