@@ -8,16 +8,17 @@ value from `model`; every failure is a `LeaderElectionError` with the right exit
 from __future__ import annotations
 
 import logging
+import random
 import re
 import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, NamedTuple
 
 import kafka.errors as Errors
-from kafka.admin import KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
@@ -59,6 +60,13 @@ class ElectionResponse:
 
     error_code: int
     results: dict[TopicPartition, tuple[int, str | None]]
+
+
+class LeaderRead(NamedTuple):
+    """A light Metadata read: each partition's leader, and the brokers alive."""
+
+    leaders: dict[TopicPartition, int]
+    live: frozenset[int]
 
 
 def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
@@ -231,24 +239,70 @@ def _translate(exc: BaseException, what: str) -> LeaderElectionError:
     return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
 
 
-class ClusterConnection:
-    """A live connection to one Kafka cluster."""
+async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int]]:
+    """Connect to one bootstrap server (kafka-python sends ApiVersions, and SASL's handshake, as the
+    connection opens) and keep the connection: (kafka-python's id for it, its host and port). Tries the
+    servers in random order with kafka-python's backoff, within `timeout_ms`, as its own bootstrap does."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not manager.closed and time.monotonic() < deadline:
+        broker = random.choice(manager.cluster.bootstrap_brokers())
+        try:
+            conn = manager.get_connection(broker.node_id, timeout_ms=(deadline - time.monotonic()) * 1000,
+                                          pop_on_close=False, refresh_metadata_on_err=False,
+                                          reset_backoff_on_connect=False)
+        except Errors.NodeNotReadyError:
+            delay = min(manager.connection_delay(broker.node_id), max(0.0, deadline - time.monotonic()))
+            await manager._bootstrap_wakeup(delay)
+            continue
+        try:
+            await conn
+        except Errors.IncompatibleBrokerVersion:
+            raise
+        except Exception as exc:
+            manager._conns.pop(broker.node_id, conn).close(exc)
+            manager.update_backoff(broker.node_id)
+            log.warning("Bootstrap connection to %s:%s failed: %s", broker.host, broker.port, exc)
+            continue
+        manager.reset_backoff(broker.node_id)
+        return broker.node_id, (broker.host, broker.port)
+    raise Errors.KafkaTimeoutError("Unable to bootstrap")
 
-    def __init__(self, admin: KafkaAdminClient, settings: ClientSettings, watch: _BootstrapWatch | None = None):
-        self._admin = admin
+
+class ClusterConnection:
+    """A live connection to one Kafka cluster.
+
+    The request plan (docs/ARCHITECTURE.md, "The request plan"): one bootstrap connection, kept open
+    and used for everything any broker can answer (its ApiVersions, sent once as it opens, is the one
+    every request here is versioned by); a second connection only for a ZooKeeper-mode controller that
+    is not the bootstrap broker, or after the bootstrap broker is lost. kafka-python's own bootstrap
+    (ApiVersions, a Metadata read, then closing that connection and opening another) is not used.
+    """
+
+    def __init__(self, client: KafkaNetClient, settings: ClientSettings, watch: _BootstrapWatch | None,
+                 bootstrap_node: str, bootstrap_address: tuple[str, int]):
+        self._client = client
+        self._manager = client._manager
         self._settings = settings
         self._watch = watch  # keeps watching logins after the bootstrap: a broker may stop accepting ours
         self._deadline = time.monotonic() + settings.api_timeout_ms / 1000
         self._controller_id: int | None = None
+        self._bootstrap_node = bootstrap_node  # kafka-python's id of the bootstrap connection ("bootstrap-N")
+        self._bootstrap_address = bootstrap_address
+        self._bootstrap_broker: int | None = None  # its broker id, once a Metadata answer names its address
+        self._brokers_known = False  # kafka-python knows the brokers' addresses (to connect to another one)
 
     @classmethod
     def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> ClusterConnection:
-        """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        """Open one connection to a bootstrap broker (its ApiVersions) within the API timeout, or raise
+        Unreachable/Auth errors."""
         _hide_in_logs(settings)  # first: the OAuth token fetched by _kafka_kwargs is hidden as it comes
         kwargs = _kafka_kwargs(bootstrap_servers, settings)
         watch = _BootstrapWatch()
+        client = None
         try:
-            admin = KafkaAdminClient(kafka_client=watch, **kwargs)
+            client = watch(**kwargs)
+            client._manager._net.start()  # the I/O runs on kafka-python's network thread
+            node, address = client._manager.run(_bootstrap, client._manager, settings.api_timeout_ms)
         except Exception as exc:  # kafka-python raises many kinds; all become one line
             watch.shut_down()
             if watch.auth_failure is not None:
@@ -264,16 +318,22 @@ class ClusterConnection:
                     hint="Check --bootstrap-server, the network, and security.protocol in the config file.",
                 ) from exc
             raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
-        return cls(admin, settings, watch)
+        return cls(client, settings, watch, node, address)
 
     def close(self) -> None:
-        self._admin.close()
+        self._client.close()
+        self._manager._net.stop()
 
     def __enter__(self) -> ClusterConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def api_timeout_s(self) -> float:
+        """default.api.timeout.ms (or --timeout), in seconds."""
+        return self._settings.api_timeout_ms / 1000
 
     def restart_timeout(self) -> None:
         """Give the next requests a whole API timeout again (each batch of a long election gets one)."""
@@ -291,7 +351,7 @@ class ClusterConnection:
             self._controller_id = None
             try:
                 controller = self._controller()
-                if controller is None:
+                if controller is None and self.mode() is ControllerMode.ZK:
                     raise UnreachableError("No controller is known yet")
                 self._light_metadata("reaching the controller", node_id=controller)
                 return
@@ -308,25 +368,54 @@ class ClusterConnection:
         return max(1, int((self._deadline - time.monotonic()) * 1000))
 
     def _send(self, request: Any, node_id: int | None = None, what: str = "talking to the cluster") -> Any:
-        manager = self._admin._manager  # kafka-python keeps raw sends on its connection manager
+        manager = self._manager
+        node = self._route(node_id)
         rejected = self._watch.auth_failure if self._watch is not None else None
         if rejected is not None:  # a broker refused our login: the client is closed, nothing can be sent
             raise _translate(rejected, what)
 
         async def send() -> Any:
             timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
-            return await manager.wait_for(manager.send(request, node_id=node_id, request_timeout_ms=timeout),
+            return await manager.wait_for(manager.send(request, node_id=node, request_timeout_ms=timeout),
                                           timeout)
 
         try:
-            return manager.run(send)
+            response = manager.run(send)
         except Exception as exc:
             rejected = self._watch.auth_failure if self._watch is not None else None
             raise _translate(rejected or exc, what) from exc
+        if not self._brokers_known and getattr(response, "brokers", None):  # a Metadata answer
+            self._learn_brokers(response)
+        return response
+
+    def _route(self, node_id: int | None) -> Any:
+        """Where a request goes: the bootstrap connection while it is open, for any broker (`None`) or for
+        the broker it turned out to be; else the broker asked for, or kafka-python's least-loaded one."""
+        conn = self._manager._conns.get(self._bootstrap_node)
+        if conn is not None and conn.closed:  # lost: forget it (a request to it would fail at once)
+            self._manager._conns.pop(self._bootstrap_node, None)
+            conn = None
+        if conn is not None and (node_id is None or node_id == self._bootstrap_broker):
+            return self._bootstrap_node
+        if node_id is None and self._brokers_known:
+            return self._manager.least_loaded_node()
+        return node_id if node_id is not None else self._bootstrap_node
+
+    def _learn_brokers(self, response: Any) -> None:
+        """Tell kafka-python the brokers' addresses (not the topics: that would decode them twice), and
+        which broker the bootstrap connection reached."""
+        self._manager.cluster.update_metadata(SimpleNamespace(
+            API_VERSION=response.API_VERSION, brokers=response.brokers, controller_id=response.controller_id,
+            cluster_id=getattr(response, "cluster_id", None), topics=()))
+        self._brokers_known = True
+        host, port = self._bootstrap_address
+        for broker in response.brokers:
+            if broker.port == port and broker.host == host:
+                self._bootstrap_broker = broker.node_id
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """The bootstrap broker's ApiVersions: api key -> (min, max)."""
-        return dict(self._admin._manager.broker_version_data.api_versions or {})
+        return dict(self._manager.broker_version_data.api_versions or {})
 
     def mode(self) -> ControllerMode:
         """KRaft or ZooKeeper mode, as ApiVersions tells."""
@@ -371,13 +460,15 @@ class ClusterConnection:
         """The cluster's id (None from a broker older than Kafka 0.10.1): a light read."""
         return self._light_metadata("reading the cluster id").cluster_id
 
-    def leaders(self, topics: Iterable[str]) -> dict[TopicPartition, int]:
-        """The leader (-1 for none) of each partition of `topics`: a light read, e.g. after an election."""
+    def leaders(self, topics: Iterable[str]) -> LeaderRead:
+        """The leader (-1 for none) of each partition of `topics`, and the live brokers: a light read, e.g.
+        after an election (a topic that no longer exists has no partitions in it)."""
         request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
                                   allow_auto_topic_creation=False)
         response = self._send(request, what="reading partition leaders")
-        return {TopicPartition(topic.name, p.partition_index): p.leader_id
-                for topic in response.topics if not topic.error_code for p in topic.partitions}
+        return LeaderRead({TopicPartition(topic.name, p.partition_index): p.leader_id
+                           for topic in response.topics if not topic.error_code for p in topic.partitions},
+                          frozenset(b.node_id for b in response.brokers))
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())
@@ -423,7 +514,7 @@ class ClusterConnection:
             for entry in result.configs or ():
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
-        capped = (self._admin._manager.broker_version or (0,)) >= (3, 7)
+        capped = (self._manager.broker_version or (0,)) >= (3, 7)
         return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys(),
                        min_isr_capped=capped)
 
@@ -527,6 +618,11 @@ class ClusterConnection:
                                    timeout_ms=self._remaining_ms())
 
     def _controller(self) -> int | None:
+        """Where a controller request goes. KRaft: any broker (None: the bootstrap connection's), which
+        forwards it to the controller (KIP-590), as Kafka's AdminClient sends it to the broker Metadata
+        names. ZooKeeper mode: the controller, as a Metadata answer names it (None: none is known)."""
+        if self.mode() is ControllerMode.KRAFT:
+            return None
         if self._controller_id is None or self._controller_id < 0:
             self._controller_id = self._light_metadata("finding the controller").controller_id
         return self._controller_id if self._controller_id >= 0 else None

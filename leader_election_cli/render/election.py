@@ -23,6 +23,7 @@ _OUTCOME_STYLE = {
     Outcome.SKIPPED: "yellow",
     Outcome.PREDICTED: "cyan",
     Outcome.NOT_ATTEMPTED: "yellow",
+    Outcome.UNCONFIRMED: "bold yellow",
 }
 
 
@@ -31,7 +32,10 @@ def _names(results: list[PartitionResult]) -> str:
 
 
 def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
-    """Kafka's `LeaderElectionCommand` lines, byte for byte, so existing scripts keep grepping."""
+    """Kafka's `LeaderElectionCommand` lines, byte for byte, so existing scripts keep grepping.
+
+    Kafka's tool has no unconfirmed outcome: such a partition is in none of Kafka's stdout lines (not
+    in "Successfully completed": that was not seen), and has its own line on stderr (exit code 3)."""
     kind = report.election_type.name
     by_outcome = {o: [r for r in report.results if r.outcome is o] for o in Outcome}
     if by_outcome[Outcome.ELECTED]:
@@ -46,6 +50,8 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     _write_predictions(report, by_outcome[Outcome.PREDICTED], out)
     if by_outcome[Outcome.FAILED]:
         err.write(f"{len(by_outcome[Outcome.FAILED])} replica(s) could not be elected\n")
+    for r in by_outcome[Outcome.UNCONFIRMED]:
+        err.write(f"Unconfirmed leader election ({kind}) for partition: {r.tp}: {r.error}\n")
     _write_stop_notes(report, err)
 
 
@@ -161,7 +167,8 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
         hidden.update(_outcome_label(r) for r in rows[TABLE_ROW_LIMIT:])
         rows = rows[:TABLE_ROW_LIMIT]
     for r in rows:
-        error = "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
+        error = r.error or "" if r.outcome is Outcome.UNCONFIRMED else \
+            "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
         style = _OUTCOME_STYLE[r.outcome]
         table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{_outcome_label(r)}[/]",
                       _leaders(r), "; ".join(filter(None, (error, _risks(r)))))

@@ -45,6 +45,10 @@ class ElectionReport(Report):
     def has_failures(self) -> bool:
         return any(r.outcome is Outcome.FAILED for r in self.results)
 
+    @property
+    def has_unconfirmed(self) -> bool:
+        return any(r.outcome is Outcome.UNCONFIRMED for r in self.results)
+
 
 def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
     """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
@@ -79,7 +83,8 @@ def row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
         "outcome": r.outcome.value,
         "error_code": r.error_code,
         "error": (kafka_errors.describe(r.error_code, r.error)
-                  if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
+                  if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) and r.outcome is not Outcome.UNCONFIRMED
+                  else r.error),
         "leader_before": r.leader_before,
         "leader_after": r.leader_after,
     }
