@@ -375,13 +375,15 @@ def _disagreements(claimed: list[TopicPartition], presumed: list[TopicPartition]
     found: dict[TopicPartition, str] = {}
     for tp in claimed:
         if tp in lagging:
+            wanted = f"{expected}{_preferred_words(tp, election_type, before)}"
             found[tp] = (f"The controller answered that the election succeeded, but the leader read back "
-                         f"{_leader_words(after.get(tp))}, not {expected} {_preferred_words(tp, election_type, before)}")
+                         f"{_leader_words(after.get(tp))}, not {wanted}")
     for tp in presumed:
         now = after.get(tp)
         if now is not None and not _shows_election(tp, election_type, before, now):
+            wanted = f"{expected}{_preferred_words(tp, election_type, before)}"
             found[tp] = (f"The controller's answer for every partition left it out (no election needed), but the "
-                         f"leader read back is broker {now}, not {expected} {_preferred_words(tp, election_type, before)}"
+                         f"leader read back is broker {now}, not {wanted}"
                          if now != NO_LEADER else
                          "The controller's answer for every partition left it out (no election needed), but the "
                          "partition read back has no leader")
@@ -395,7 +397,7 @@ def _leader_words(leader: int | None) -> str:
 
 def _preferred_words(tp: TopicPartition, election_type: ElectionType, before: ClusterState) -> str:
     p = before.partitions.get(tp)
-    return "" if election_type is ElectionType.UNCLEAN or p is None else f"(broker {p.preferred})"
+    return "" if election_type is ElectionType.UNCLEAN or p is None else f" (broker {p.preferred})"
 
 
 def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: ElectionType, before: ClusterState,

@@ -360,7 +360,8 @@ def elect_leaders_without_electing(ctx: Context, req: Any) -> Any:
 def leave_out_of_answer(response: Any, partitions: frozenset[tuple[str, int]]) -> Any:
     """An ElectLeaders answer without `partitions` (a broker that drops results it applied)."""
     for result in response.replica_election_results:
-        result.partition_result = [p for p in result.partition_result if (result.topic, p.partition_id) not in partitions]
+        result.partition_result = [p for p in result.partition_result
+                                   if (result.topic, p.partition_id) not in partitions]
     return response
 
 

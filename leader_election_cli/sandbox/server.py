@@ -30,8 +30,8 @@ from leader_election_cli.sandbox.handlers import (
     Leaders,
     Settings,
     elect_leaders_without_electing,
-    leave_out_of_answer,
     leaders_now,
+    leave_out_of_answer,
     metadata_as_of,
     unimplemented,
 )
