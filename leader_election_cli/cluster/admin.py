@@ -107,8 +107,11 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
         "bootstrap_servers": bootstrap_addresses(bootstrap_servers),
         "security_protocol": settings.security_protocol,
         "request_timeout_ms": settings.request_timeout_ms,
-        "bootstrap_timeout_ms": settings.api_timeout_ms,
         "reconnect_backoff_max_ms": 1000,
+        # KafkaAdminClient's defaults where its connections' differ: a Metadata answer about a million
+        # partitions is tens of megabytes (the connection's own default frame limit is 1 MB)
+        "receive_message_max_bytes": 100_000_000,
+        "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     }
     if settings.client_id:
         kwargs["client_id"] = settings.client_id
