@@ -30,6 +30,8 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import MetadataRequest
 
 from leader_election_cli import kafka_errors
+from leader_election_cli.cluster import metadata_wire
+from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import AuthError, InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.model import (
@@ -242,6 +244,74 @@ def _translate(exc: BaseException, what: str) -> LeaderElectionError:
     return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
 
 
+class _WireMetadataResponse:
+    """What kafka-python's connection asks of a response class, for a flexible Metadata answer: its
+    header as kafka-python reads it, its body through `metadata_wire` (a `MetadataRead`)."""
+
+    __slots__ = ("_kafka_class", "_version")
+
+    def __init__(self, kafka_class: Any, version: int):
+        self._kafka_class, self._version = kafka_class, version
+
+    def parse_header(self, read_buffer: Any) -> Any:
+        return self._kafka_class.parse_header(read_buffer)
+
+    def decode(self, read_buffer: Any) -> MetadataRead:
+        try:
+            return metadata_wire.decode(read_buffer.read(), self._version)
+        except (IndexError, UnicodeDecodeError) as exc:  # kafka-python turns a ValueError into a protocol error
+            raise ValueError(f"malformed Metadata answer: {exc}") from exc
+
+
+class _WireHeader:
+    """A request header that names `_WireMetadataResponse` as its response class (flexible versions)."""
+
+    __slots__ = ("_header", "_version")
+
+    def __init__(self, header: Any, version: int):
+        self._header, self._version = header, version
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._header, name)
+
+    def get_response_class(self) -> Any:
+        kafka_class = self._header.get_response_class()
+        return kafka_class if self._version < metadata_wire.FIRST_VERSION else \
+            _WireMetadataResponse(kafka_class, self._version)
+
+
+def _with_wire_header(self: Any, correlation_id: int = 0, client_id: str = "kafka-python") -> None:
+    MetadataRequest.with_header(self, correlation_id=correlation_id, client_id=client_id)
+    self._header = _WireHeader(self._header, self.API_VERSION)
+
+
+# kafka-python's MetadataRequest whose answer `metadata_wire` decodes. kafka-python's classes keep no
+# per-instance attributes (slots) and find their schema by class name: hence a subclass of that name.
+_WireMetadataRequest = type("MetadataRequest", (MetadataRequest,), {"__slots__": (), "with_header": _with_wire_header})
+
+
+def _metadata_read(response: Any) -> MetadataRead:
+    """A Metadata answer as a `MetadataRead`: as decoded by `metadata_wire`, or from kafka-python's
+    objects (versions before 9)."""
+    if isinstance(response, MetadataRead):
+        return response
+    partitions: dict[TopicPartition, PartitionState] = {}
+    internal = set()
+    for topic in response.topics:
+        if topic.error_code:
+            continue
+        name = topic.name
+        if topic.is_internal:
+            internal.add(name)
+        for p in topic.partitions:
+            partitions[TopicPartition(name, p.partition_index)] = PartitionState(
+                name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
+                offline_replicas=tuple(p.offline_replicas or ()))
+    brokers = [metadata_wire.Broker(b.node_id, b.host, b.port, getattr(b, "rack", None)) for b in response.brokers]
+    return MetadataRead(response.API_VERSION, brokers, getattr(response, "cluster_id", None), response.controller_id,
+                        partitions, frozenset(internal), getattr(response, "throttle_time_ms", 0))
+
+
 async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int]]:
     """Connect to one bootstrap server (kafka-python sends ApiVersions, and SASL's handshake, as the
     connection opens) and keep the connection: (kafka-python's id for it, its host and port). Tries the
@@ -433,24 +503,12 @@ class ClusterConnection:
     def describe(self, *, with_elr: bool = False, with_configs: bool = False,
                  with_reassignments: bool = False) -> ClusterState:
         """One consistent read of brokers, controller and every partition."""
-        response = self._send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
-                              what="reading cluster metadata")
-        brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
-        partitions: dict[TopicPartition, PartitionState] = {}
-        internal: set[str] = set()
-        for topic in response.topics:
-            if topic.error_code:
-                continue
-            name = topic.name
-            if topic.is_internal:
-                internal.add(name)
-            for p in topic.partitions:
-                partitions[TopicPartition(name, p.partition_index)] = PartitionState(
-                    name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
-                    offline_replicas=tuple(p.offline_replicas or ()))
-        self._controller_id = response.controller_id
-        state = ClusterState(brokers=brokers, controller_id=response.controller_id, partitions=partitions,
-                             mode=self.mode(), cluster_id=response.cluster_id, internal_topics=frozenset(internal))
+        read = _metadata_read(self._send(_WireMetadataRequest(topics=None, allow_auto_topic_creation=False),
+                                         what="reading cluster metadata"))
+        self._controller_id = read.controller_id
+        state = ClusterState(brokers={b.node_id: (b.host, b.port) for b in read.brokers},
+                             controller_id=read.controller_id, partitions=read.partitions, mode=self.mode(),
+                             cluster_id=read.cluster_id, internal_topics=read.internal_topics)
         if with_elr:
             state = self._with_elr(state)
         if with_configs:
@@ -466,12 +524,11 @@ class ClusterConnection:
     def leaders(self, topics: Iterable[str]) -> LeaderRead:
         """The leader (-1 for none) of each partition of `topics`, and the live brokers: a light read, e.g.
         after an election (a topic that no longer exists has no partitions in it)."""
-        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
-                                  allow_auto_topic_creation=False)
-        response = self._send(request, what="reading partition leaders")
-        return LeaderRead({TopicPartition(topic.name, p.partition_index): p.leader_id
-                           for topic in response.topics if not topic.error_code for p in topic.partitions},
-                          frozenset(b.node_id for b in response.brokers))
+        request = _WireMetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+                                       allow_auto_topic_creation=False)
+        read = _metadata_read(self._send(request, what="reading partition leaders"))
+        return LeaderRead({tp: p.leader for tp, p in read.partitions.items()},
+                          frozenset(b.node_id for b in read.brokers))
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())
