@@ -21,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import leader_election_cli
 from elect_100k import TOOLKIT, Usage, measure, start_sandbox
+
+import leader_election_cli
 
 DROP_IN = [sys.executable, "-c", "from leader_election_cli.cli.drop_in import main; main()"]
 TARGETS = {"drop-in": (12.0, 1200), "status": (6.0, None), "plan": (6.0, None)}  # CPU s, peak MiB
@@ -33,8 +34,11 @@ def one_size(partitions: int, work: Path) -> dict[str, Usage]:
     ready.unlink(missing_ok=True)
     sandbox, bootstrap = start_sandbox(partitions, "kraft", ready)
     try:
-        server = ["--bootstrap-server", bootstrap, "--timeout", "300"]  # CPU is measured: a loaded machine's
-        # slow answers must not end the run (a 1,000,000-partition Metadata answer is ~40 MB)
+        # CPU is measured: a loaded machine's slow answers (a 1,000,000-partition Metadata answer is ~40 MB)
+        # must not end the run, so requests get five minutes
+        config = work / "client.properties"
+        config.write_text("request.timeout.ms=300000\ndefault.api.timeout.ms=300000\n")
+        server = ["--bootstrap-server", bootstrap, "--command-config", str(config)]
         usages = {"status": measure([*TOOLKIT, "status", *server, "--output", "json"], out, sandbox.pid)}
         usages["plan"] = measure([*TOOLKIT, "plan", *server, "--all-topic-partitions", "--output", "json"], out,
                                  sandbox.pid)

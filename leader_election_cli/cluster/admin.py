@@ -258,6 +258,9 @@ class _WireMetadataResponse:
 
     def decode(self, read_buffer: Any) -> MetadataRead:
         try:
+            if isinstance(read_buffer, bytearray):  # kafka-python's frame (KafkaBytes): read in place, not copied
+                with memoryview(read_buffer) as whole, whole[read_buffer.tell():] as body:
+                    return metadata_wire.decode(body, self._version)
             return metadata_wire.decode(read_buffer.read(), self._version)
         except (IndexError, UnicodeDecodeError) as exc:  # kafka-python turns a ValueError into a protocol error
             raise ValueError(f"malformed Metadata answer: {exc}") from exc

@@ -45,11 +45,15 @@ class MetadataRead(NamedTuple):
         return f"MetadataRead(v{self.API_VERSION}, {len(self.brokers)} brokers, {len(self.partitions)} partitions)"
 
 
-def decode(data: bytes, version: int) -> MetadataRead:
+def decode(data: bytes | memoryview, version: int) -> MetadataRead:
     """A Metadata answer's body (after the response header) of a flexible `version` (9 or later)."""
     if version < FIRST_VERSION:
         raise ValueError(f"Metadata v{version} is not a flexible version")
-    b = memoryview(data)
+    with memoryview(data) as b:
+        return _decode(b, version)
+
+
+def _decode(b: memoryview, version: int) -> MetadataRead:
     throttle = _INT32(b, 0)[0]
     count, o = _uvarint(b, 4)
     brokers = []
