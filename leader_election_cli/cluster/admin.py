@@ -173,13 +173,12 @@ def _hide_in_logs(settings: ClientSettings) -> None:
 
 
 class _BootstrapWatch:
-    """Stops kafka-python's bootstrap at the first failed login or TLS handshake.
+    """Stops the bootstrap (`_bootstrap`) at the first failed login or TLS handshake.
 
-    kafka-python retries a rejected SASL login or an untrusted certificate against every bootstrap
-    server until its bootstrap timeout passes, then reports only a timeout. Kafka's AdminClient fails
-    at once; so do we: this factory (kafka-python's `kafka_client` setting) sees each connection's
-    handshake fail, records why, and closes the client, which ends the bootstrap loop. The `ClusterConnection`
-    keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
+    Retrying a rejected SASL login or an untrusted certificate against every bootstrap server until the
+    timeout passes would report only a timeout. Kafka's AdminClient fails at once; so do we: this
+    factory makes the kafka-python client, sees each connection's handshake fail, records why, and
+    closes the client, which ends the bootstrap loop. The `ClusterConnection` keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
     is then an authentication error, not a timeout.
     """
 
