@@ -336,7 +336,8 @@ async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int
         except Exception as exc:
             manager._conns.pop(broker.node_id, conn).close(exc)
             manager.update_backoff(broker.node_id)
-            log.warning("Bootstrap connection to %s:%s failed: %s", broker.host, broker.port, exc)
+            # the text, not the exception: a kept log record would keep its traceback, and the socket, alive
+            log.warning("Bootstrap connection to %s:%s failed: %s", broker.host, broker.port, str(exc))
             continue
         manager.reset_backoff(broker.node_id)
         return broker.node_id, (broker.host, broker.port)
