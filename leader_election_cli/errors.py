@@ -16,7 +16,7 @@ class ExitCode(IntEnum):
     OK = 0  # every selected partition has the leader asked for / dry run done
     PARTITION_FAILED = 1  # at least one partition failed to elect
     USAGE = 2  # usage or input error: nothing was sent to the cluster
-    UNREACHABLE = 3  # cluster unreachable or timed out
+    UNREACHABLE = 3  # cluster unreachable or timed out, or an outcome the read-back did not confirm
     AUTH = 4  # authentication or authorization failed
     REFUSED = 5  # refused for safety (unconfirmed unclean election, lock held)
     INTERRUPTED = 130  # interrupted: what was done is reported
@@ -26,7 +26,7 @@ EXIT_CODE_MEANINGS = {
     0: "every selected partition has the leader asked for (or a dry run finished)",
     1: "at least one partition failed to elect (each one is listed), or an internal error",
     2: "usage or input error: nothing was sent to the cluster",
-    3: "cluster unreachable or timed out",
+    3: "cluster unreachable or timed out, or an outcome not confirmed by the leaders read back (unconfirmed)",
     4: "authentication or authorization failed",
     5: "refused for safety (unconfirmed unclean election, lock held by another run)",
     130: "interrupted: what was done is reported",

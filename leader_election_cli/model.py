@@ -107,6 +107,9 @@ class Outcome(str, Enum):
     SKIPPED = "skipped"  # left out on purpose (refused per partition, filtered)
     PREDICTED = "predicted"  # dry run
     NOT_ATTEMPTED = "not_attempted"  # interrupted or stopped before its batch was sent
+    # The controller's answer and the leaders read back disagree, even after waiting for the metadata to
+    # catch up: `error_code` is the controller's answer, `leader_after` what was read, `error` says both.
+    UNCONFIRMED = "unconfirmed"
 
 
 class PartitionResult(NamedTuple):

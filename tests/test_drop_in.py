@@ -250,3 +250,26 @@ def test_json_output_still_gets_a_document_when_the_cluster_cannot_be_reached() 
     assert code == 3 == document["summary"]["exit_code"]
     assert [(p["topic"], p["partition"], p["outcome"]) for p in document["partitions"]] == [("t1", 0, "not_attempted")]
     assert document["summary"]["stopped"] == err.splitlines()[0]
+
+
+@pytest.mark.parametrize("selection", ["all", "file"])
+def test_a_large_election_goes_out_in_requests_a_kraft_controller_accepts(tmp_path: Path, selection: str) -> None:
+    """Without --batch-size, more partitions than a KRaft controller changes per request (10,000) go out
+    in requests of 10,000 at once, without those already led by their preferred replica (never refused
+    and halved); Kafka's lines are unchanged: every partition elected, the others already elected."""
+    with Sandbox(brokers=2) as sb:
+        sb.create_topic("big", assignment={p: [1, 2] for p in range(12_000)})
+        for p in range(11_000):
+            sb.set_leader("big", p, 2)
+        args = ["--all-topic-partitions"]
+        if selection == "file":
+            (tmp_path / "p.json").write_text(json.dumps({"partitions": [{"topic": "big", "partition": p}
+                                                                        for p in range(12_000)]}))
+            args = ["--path-to-json-file", str(tmp_path / "p.json")]
+        code, out, _ = preferred(sb, *args)
+        lines = out.splitlines()
+        assert code == 0 and lines[0] == "Successfully completed leader election (PREFERRED) for partitions " + \
+            ", ".join(f"big-{p}" for p in range(11_000))
+        already = ", ".join(f"big-{p}" for p in range(11_000, 12_000))
+        assert lines[1:] == ([] if selection == "all" else [f"Valid replica already elected for partitions {already}"])
+        assert [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS] == [10_000, 1_000]

@@ -146,3 +146,12 @@ def test_a_progress_bar_only_on_a_terminal_when_several_batches_go_out_and_never
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     with progress_bar("text", 10, 2) as advance:
         assert advance is None
+
+
+def test_a_metadata_answer_of_several_megabytes_is_read() -> None:
+    """30,000 partitions of three replicas: about 1.3 MB of Metadata, above a kafka-python connection's own
+    default frame limit (1 MB); the admin client's limit (100 MB) applies."""
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("wide", partitions=30_000, replication_factor=3)
+        with ClusterConnection.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
+            assert len(cluster.describe().partitions) == 30_000

@@ -149,3 +149,18 @@ def test_every_report_renders_to_valid_json_and_text(results: list[PartitionResu
     for r in failed:
         assert f"for partition: {r.tp}: " in out
     assert (f"{len(failed)} replica(s) could not be elected" in err) == bool(failed)
+
+
+@given(st.lists(st.builds(
+    PartitionResult, st.builds(TopicPartition, st.text(min_size=1, max_size=8), st.integers(0, 2**31 - 1)),
+    st.sampled_from(list(Outcome)), st.sampled_from([0, 5, 80, 84, -1, 10_000]), st.none() | st.text(max_size=12),
+    st.none() | st.integers(-1, 2**31 - 1), st.none() | st.integers(-1, 2**31 - 1), st.booleans(), st.booleans()),
+    max_size=5), st.booleans())
+def test_each_json_row_is_json_dumps_of_its_row(results: list[PartitionResult], dry_run: bool) -> None:
+    """The rows are written by hand for speed: each must be exactly what `json.dumps` makes of `row`."""
+    out = io.StringIO()
+    render.render_json(ElectionReport(ElectionType.PREFERRED, results, dry_run=dry_run), out)
+    document = json.loads(out.getvalue())
+    assert document["partitions"] == [json.loads(json.dumps(election_report.row(r, dry_run))) for r in results]
+    lines = [line.strip().rstrip(",") for line in out.getvalue().splitlines() if line.strip().startswith('{"topic"')]
+    assert lines == [json.dumps(election_report.row(r, dry_run)) for r in results]

@@ -8,16 +8,17 @@ value from `model`; every failure is a `LeaderElectionError` with the right exit
 from __future__ import annotations
 
 import logging
+import random
 import re
 import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, NamedTuple
 
 import kafka.errors as Errors
-from kafka.admin import KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
@@ -30,6 +31,8 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from leader_election_cli import kafka_errors
+from leader_election_cli.cluster import metadata_wire
+from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import (
     AuthError,
@@ -67,6 +70,13 @@ class ElectionResponse:
 
     error_code: int
     results: dict[TopicPartition, tuple[int, str | None]]
+
+
+class LeaderRead(NamedTuple):
+    """A light Metadata read: each partition's leader, and the brokers alive."""
+
+    leaders: dict[TopicPartition, int]
+    live: frozenset[int]
 
 
 def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
@@ -107,8 +117,11 @@ def _kafka_kwargs(bootstrap_servers: str, settings: ClientSettings) -> dict[str,
         "bootstrap_servers": bootstrap_addresses(bootstrap_servers),
         "security_protocol": settings.security_protocol,
         "request_timeout_ms": settings.request_timeout_ms,
-        "bootstrap_timeout_ms": settings.api_timeout_ms,
         "reconnect_backoff_max_ms": 1000,
+        # KafkaAdminClient's defaults where its connections' differ: a Metadata answer about a million
+        # partitions is tens of megabytes (the connection's own default frame limit is 1 MB)
+        "receive_message_max_bytes": 100_000_000,
+        "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     }
     if settings.client_id:
         kwargs["client_id"] = settings.client_id
@@ -168,13 +181,12 @@ def _hide_in_logs(settings: ClientSettings) -> None:
 
 
 class _BootstrapWatch:
-    """Stops kafka-python's bootstrap at the first failed login or TLS handshake.
+    """Stops the bootstrap (`_bootstrap`) at the first failed login or TLS handshake.
 
-    kafka-python retries a rejected SASL login or an untrusted certificate against every bootstrap
-    server until its bootstrap timeout passes, then reports only a timeout. Kafka's AdminClient fails
-    at once; so do we: this factory (kafka-python's `kafka_client` setting) sees each connection's
-    handshake fail, records why, and closes the client, which ends the bootstrap loop. The `ClusterConnection`
-    keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
+    Retrying a rejected SASL login or an untrusted certificate against every bootstrap server until the
+    timeout passes would report only a timeout. Kafka's AdminClient fails at once; so do we: this
+    factory makes the kafka-python client, sees each connection's handshake fail, records why, and
+    closes the client, which ends the bootstrap loop. The `ClusterConnection` keeps it: a login refused later in the run (a user deleted, a broker restarted with other users)
     is then an authentication error, not a timeout.
     """
 
@@ -239,24 +251,142 @@ def _translate(exc: BaseException, what: str) -> LeaderElectionError:
     return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
 
 
-class ClusterConnection:
-    """A live connection to one Kafka cluster."""
+class _WireMetadataResponse:
+    """What kafka-python's connection asks of a response class, for a flexible Metadata answer: its
+    header as kafka-python reads it, its body through `metadata_wire` (a `MetadataRead`)."""
 
-    def __init__(self, admin: KafkaAdminClient, settings: ClientSettings, watch: _BootstrapWatch | None = None):
-        self._admin = admin
+    __slots__ = ("_kafka_class", "_version")
+
+    def __init__(self, kafka_class: Any, version: int):
+        self._kafka_class, self._version = kafka_class, version
+
+    def parse_header(self, read_buffer: Any) -> Any:
+        return self._kafka_class.parse_header(read_buffer)
+
+    def decode(self, read_buffer: Any) -> MetadataRead:
+        try:
+            if isinstance(read_buffer, bytearray):  # kafka-python's frame (KafkaBytes): read in place, not copied
+                with memoryview(read_buffer) as whole, whole[read_buffer.tell():] as body:
+                    return metadata_wire.decode(body, self._version)
+            return metadata_wire.decode(read_buffer.read(), self._version)
+        except (IndexError, UnicodeDecodeError) as exc:  # kafka-python turns a ValueError into a protocol error
+            raise ValueError(f"malformed Metadata answer: {exc}") from exc
+
+
+class _WireHeader:
+    """A request header that names `_WireMetadataResponse` as its response class (flexible versions)."""
+
+    __slots__ = ("_header", "_version")
+
+    def __init__(self, header: Any, version: int):
+        self._header, self._version = header, version
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._header, name)
+
+    def get_response_class(self) -> Any:
+        kafka_class = self._header.get_response_class()
+        return kafka_class if self._version < metadata_wire.FIRST_VERSION else \
+            _WireMetadataResponse(kafka_class, self._version)
+
+
+def _with_wire_header(self: Any, correlation_id: int = 0, client_id: str = "kafka-python") -> None:
+    MetadataRequest.with_header(self, correlation_id=correlation_id, client_id=client_id)
+    self._header = _WireHeader(self._header, self.API_VERSION)
+
+
+# kafka-python's MetadataRequest whose answer `metadata_wire` decodes. kafka-python's classes keep no
+# per-instance attributes (slots) and find their schema by class name: hence a subclass of that name.
+_WireMetadataRequest = type("MetadataRequest", (MetadataRequest,), {"__slots__": (), "with_header": _with_wire_header})
+
+
+def _metadata_read(response: Any) -> MetadataRead:
+    """A Metadata answer as a `MetadataRead`: as decoded by `metadata_wire`, or from kafka-python's
+    objects (versions before 9)."""
+    if isinstance(response, MetadataRead):
+        return response
+    partitions: dict[TopicPartition, PartitionState] = {}
+    internal = set()
+    for topic in response.topics:
+        if topic.error_code:
+            continue
+        name = topic.name
+        if topic.is_internal:
+            internal.add(name)
+        for p in topic.partitions:
+            partitions[TopicPartition(name, p.partition_index)] = PartitionState(
+                name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
+                offline_replicas=tuple(p.offline_replicas or ()))
+    brokers = [metadata_wire.Broker(b.node_id, b.host, b.port, getattr(b, "rack", None)) for b in response.brokers]
+    return MetadataRead(response.API_VERSION, brokers, getattr(response, "cluster_id", None), response.controller_id,
+                        partitions, frozenset(internal), getattr(response, "throttle_time_ms", 0))
+
+
+async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int]]:
+    """Connect to one bootstrap server (kafka-python sends ApiVersions, and SASL's handshake, as the
+    connection opens) and keep the connection: (kafka-python's id for it, its host and port). Tries the
+    servers in random order with kafka-python's backoff, within `timeout_ms`, as its own bootstrap does."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not manager.closed and time.monotonic() < deadline:
+        broker = random.choice(manager.cluster.bootstrap_brokers())
+        try:
+            conn = manager.get_connection(broker.node_id, timeout_ms=(deadline - time.monotonic()) * 1000,
+                                          pop_on_close=False, refresh_metadata_on_err=False,
+                                          reset_backoff_on_connect=False)
+        except Errors.NodeNotReadyError:
+            delay = min(manager.connection_delay(broker.node_id), max(0.0, deadline - time.monotonic()))
+            await manager._bootstrap_wakeup(delay)
+            continue
+        try:
+            await conn
+        except Errors.IncompatibleBrokerVersion:
+            raise
+        except Exception as exc:
+            manager._conns.pop(broker.node_id, conn).close(exc)
+            manager.update_backoff(broker.node_id)
+            # the text, not the exception: a kept log record would keep its traceback, and the socket, alive
+            log.warning("Bootstrap connection to %s:%s failed: %s", broker.host, broker.port, str(exc))
+            continue
+        manager.reset_backoff(broker.node_id)
+        return broker.node_id, (broker.host, broker.port)
+    raise Errors.KafkaTimeoutError("Unable to bootstrap")
+
+
+class ClusterConnection:
+    """A live connection to one Kafka cluster.
+
+    The request plan (docs/ARCHITECTURE.md, "The request plan"): one bootstrap connection, kept open
+    and used for everything any broker can answer (its ApiVersions, sent once as it opens, is the one
+    every request here is versioned by); a second connection only for a ZooKeeper-mode controller that
+    is not the bootstrap broker, or after the bootstrap broker is lost. kafka-python's own bootstrap
+    (ApiVersions, a Metadata read, then closing that connection and opening another) is not used.
+    """
+
+    def __init__(self, client: KafkaNetClient, settings: ClientSettings, watch: _BootstrapWatch | None,
+                 bootstrap_node: str, bootstrap_address: tuple[str, int]):
+        self._client = client
+        self._manager = client._manager
         self._settings = settings
         self._watch = watch  # keeps watching logins after the bootstrap: a broker may stop accepting ours
         self._deadline = time.monotonic() + settings.api_timeout_ms / 1000
         self._controller_id: int | None = None
+        self._bootstrap_node = bootstrap_node  # kafka-python's id of the bootstrap connection ("bootstrap-N")
+        self._bootstrap_address = bootstrap_address
+        self._bootstrap_broker: int | None = None  # its broker id, once a Metadata answer names its address
+        self._brokers_known = False  # kafka-python knows the brokers' addresses (to connect to another one)
 
     @classmethod
     def connect(cls, bootstrap_servers: str, settings: ClientSettings) -> ClusterConnection:
-        """Bootstrap within the API timeout, or raise Unreachable/Auth errors."""
+        """Open one connection to a bootstrap broker (its ApiVersions) within the API timeout, or raise
+        Unreachable/Auth errors."""
         _hide_in_logs(settings)  # first: the OAuth token fetched by _kafka_kwargs is hidden as it comes
         kwargs = _kafka_kwargs(bootstrap_servers, settings)
         watch = _BootstrapWatch()
+        client = None
         try:
-            admin = KafkaAdminClient(kafka_client=watch, **kwargs)
+            client = watch(**kwargs)
+            client._manager._net.start()  # the I/O runs on kafka-python's network thread
+            node, address = client._manager.run(_bootstrap, client._manager, settings.api_timeout_ms)
         except Exception as exc:  # kafka-python raises many kinds; all become one line
             watch.shut_down()
             if watch.auth_failure is not None:
@@ -272,16 +402,22 @@ class ClusterConnection:
                     hint="Check --bootstrap-server, the network, and security.protocol in the config file.",
                 ) from exc
             raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
-        return cls(admin, settings, watch)
+        return cls(client, settings, watch, node, address)
 
     def close(self) -> None:
-        self._admin.close()
+        self._client.close()
+        self._manager._net.stop()
 
     def __enter__(self) -> ClusterConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def api_timeout_s(self) -> float:
+        """default.api.timeout.ms (or --timeout), in seconds."""
+        return self._settings.api_timeout_ms / 1000
 
     def restart_timeout(self) -> None:
         """Give the next requests a whole API timeout again (each batch of a long election gets one)."""
@@ -299,7 +435,7 @@ class ClusterConnection:
             self._controller_id = None
             try:
                 controller = self._controller()
-                if controller is None:
+                if controller is None and self.mode() is ControllerMode.ZK:
                     raise UnreachableError("No controller is known yet")
                 self._light_metadata("reaching the controller", node_id=controller)
                 return
@@ -316,25 +452,56 @@ class ClusterConnection:
         return max(1, int((self._deadline - time.monotonic()) * 1000))
 
     def _send(self, request: Any, node_id: int | None = None, what: str = "talking to the cluster") -> Any:
-        manager = self._admin._manager  # kafka-python keeps raw sends on its connection manager
+        manager = self._manager
+        if node_id is not None and node_id != self._bootstrap_broker and not self._brokers_known:
+            self._light_metadata("finding the brokers")  # their addresses, to reach one by its id
+        node = self._route(node_id)
         rejected = self._watch.auth_failure if self._watch is not None else None
         if rejected is not None:  # a broker refused our login: the client is closed, nothing can be sent
             raise _translate(rejected, what)
 
         async def send() -> Any:
             timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
-            return await manager.wait_for(manager.send(request, node_id=node_id, request_timeout_ms=timeout),
+            return await manager.wait_for(manager.send(request, node_id=node, request_timeout_ms=timeout),
                                           timeout)
 
         try:
-            return manager.run(send)
+            response = manager.run(send)
         except Exception as exc:
             rejected = self._watch.auth_failure if self._watch is not None else None
             raise _translate(rejected or exc, what) from exc
+        if not self._brokers_known and getattr(response, "brokers", None):  # a Metadata answer
+            self._learn_brokers(response)
+        return response
+
+    def _route(self, node_id: int | None) -> Any:
+        """Where a request goes: the bootstrap connection while it is open, for any broker (`None`) or for
+        the broker it turned out to be; else the broker asked for, or kafka-python's least-loaded one."""
+        conn = self._manager._conns.get(self._bootstrap_node)
+        if conn is not None and conn.closed:  # lost: forget it (a request to it would fail at once)
+            self._manager._conns.pop(self._bootstrap_node, None)
+            conn = None
+        if conn is not None and (node_id is None or node_id == self._bootstrap_broker):
+            return self._bootstrap_node
+        if node_id is None and self._brokers_known:
+            return self._manager.least_loaded_node()
+        return node_id if node_id is not None else self._bootstrap_node
+
+    def _learn_brokers(self, response: Any) -> None:
+        """Tell kafka-python the brokers' addresses (not the topics: that would decode them twice), and
+        which broker the bootstrap connection reached."""
+        self._manager.cluster.update_metadata(SimpleNamespace(
+            API_VERSION=response.API_VERSION, brokers=response.brokers, controller_id=response.controller_id,
+            cluster_id=getattr(response, "cluster_id", None), topics=()))
+        self._brokers_known = True
+        host, port = self._bootstrap_address
+        for broker in response.brokers:
+            if broker.port == port and broker.host == host:
+                self._bootstrap_broker = broker.node_id
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """The bootstrap broker's ApiVersions: api key -> (min, max)."""
-        return dict(self._admin._manager.broker_version_data.api_versions or {})
+        return dict(self._manager.broker_version_data.api_versions or {})
 
     def mode(self) -> ControllerMode:
         """KRaft or ZooKeeper mode, as ApiVersions tells."""
@@ -360,26 +527,13 @@ class ClusterConnection:
     def describe(self, *, with_elr: bool = False, with_configs: bool = False,
                  with_reassignments: bool = False) -> ClusterState:
         """One consistent read of brokers, controller and every partition."""
-        response = self._send(MetadataRequest(topics=None, allow_auto_topic_creation=False),
-                              what="reading cluster metadata")
-        brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
-        racks = {b.node_id: b.rack for b in response.brokers if getattr(b, "rack", None)}
-        partitions: dict[TopicPartition, PartitionState] = {}
-        internal: set[str] = set()
-        for topic in response.topics:
-            if topic.error_code:
-                continue
-            name = topic.name
-            if topic.is_internal:
-                internal.add(name)
-            for p in topic.partitions:
-                partitions[TopicPartition(name, p.partition_index)] = PartitionState(
-                    name, p.partition_index, p.leader_id, tuple(p.replica_nodes), tuple(p.isr_nodes),
-                    offline_replicas=tuple(p.offline_replicas or ()))
-        self._controller_id = response.controller_id
-        state = ClusterState(brokers=brokers, controller_id=response.controller_id, partitions=partitions,
-                             mode=self.mode(), cluster_id=response.cluster_id, internal_topics=frozenset(internal),
-                             racks=racks)
+        read = _metadata_read(self._send(_WireMetadataRequest(topics=None, allow_auto_topic_creation=False),
+                                         what="reading cluster metadata"))
+        self._controller_id = read.controller_id
+        state = ClusterState(brokers={b.node_id: (b.host, b.port) for b in read.brokers},
+                             controller_id=read.controller_id, partitions=read.partitions, mode=self.mode(),
+                             cluster_id=read.cluster_id, internal_topics=read.internal_topics,
+                             racks={b.node_id: b.rack for b in read.brokers if b.rack})
         if with_elr:
             state = self._with_elr(state)
         if with_configs:
@@ -392,13 +546,14 @@ class ClusterConnection:
         """The cluster's id (None from a broker older than Kafka 0.10.1): a light read."""
         return self._light_metadata("reading the cluster id").cluster_id
 
-    def leaders(self, topics: Iterable[str]) -> dict[TopicPartition, int]:
-        """The leader (-1 for none) of each partition of `topics`: a light read, e.g. after an election."""
-        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
-                                  allow_auto_topic_creation=False)
-        response = self._send(request, what="reading partition leaders")
-        return {TopicPartition(topic.name, p.partition_index): p.leader_id
-                for topic in response.topics if not topic.error_code for p in topic.partitions}
+    def leaders(self, topics: Iterable[str]) -> LeaderRead:
+        """The leader (-1 for none) of each partition of `topics`, and the live brokers: a light read, e.g.
+        after an election (a topic that no longer exists has no partitions in it)."""
+        request = _WireMetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+                                       allow_auto_topic_creation=False)
+        read = _metadata_read(self._send(request, what="reading partition leaders"))
+        return LeaderRead({tp: p.leader for tp, p in read.partitions.items()},
+                          frozenset(b.node_id for b in read.brokers))
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())
@@ -444,7 +599,7 @@ class ClusterConnection:
             for entry in result.configs or ():
                 if entry.name == "min.insync.replicas" and entry.value is not None:
                     min_isr[result.resource_name] = int(entry.value)
-        capped = (self._admin._manager.broker_version or (0,)) >= (3, 7)
+        capped = (self._manager.broker_version or (0,)) >= (3, 7)
         return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys(),
                        min_isr_capped=capped)
 
@@ -577,6 +732,11 @@ class ClusterConnection:
                                    timeout_ms=self._remaining_ms())
 
     def _controller(self) -> int | None:
+        """Where a controller request goes. KRaft: any broker (None: the bootstrap connection's), which
+        forwards it to the controller (KIP-590), as Kafka's AdminClient sends it to the broker Metadata
+        names. ZooKeeper mode: the controller, as a Metadata answer names it (None: none is known)."""
+        if self.mode() is ControllerMode.KRAFT:
+            return None
         if self._controller_id is None or self._controller_id < 0:
             self._controller_id = self._light_metadata("finding the controller").controller_id
         return self._controller_id if self._controller_id >= 0 else None

@@ -25,6 +25,7 @@ from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.planning import predict
+from leader_election_cli.planning.batches import MAX_CHANGES_PER_REQUEST
 from leader_election_cli.planning.risk import Risk, assess, warning_lines
 from leader_election_cli.reports.election import ElectionReport
 from leader_election_cli.selection.topics import Selection, resolve
@@ -114,13 +115,22 @@ def confirm_unclean(risk: Risk, yes: bool, hooks: Hooks) -> None:
 
 def _send(cluster: ClusterConnection, election: Election, selected: Sequence[TopicPartition] | None,
           state: ClusterState, hooks: Hooks) -> ElectionReport:
-    """The election itself, in batches, without the partitions that need none (when asked to skip them)."""
+    """The election itself, in batches, without the partitions that need none (when asked to skip them).
+
+    Without a batch size, an election of more partitions than a KRaft controller changes in one request
+    (10,000) goes out in requests of that size at once, without the partitions already led by their
+    preferred replica (a preferred election), rather than as one request refused and halved again and
+    again: the report (and Kafka's lines) is the same, those partitions being already elected."""
+    total = len(state.partitions) if selected is None else len(selected)
+    batch_size = election.batch_size
+    large = batch_size is None and total > MAX_CHANGES_PER_REQUEST
+    if large:
+        batch_size = MAX_CHANGES_PER_REQUEST
     already = []
-    if election.skip_already_elected and election.election_type is ElectionType.PREFERRED and selected is not None:
-        already = execution.led_by_preferred(state, selected)
-    if already:
+    if (election.skip_already_elected or large) and election.election_type is ElectionType.PREFERRED:
+        already = execution.led_by_preferred(state, state.partitions if selected is None else selected)
+    if already and election.skip_already_elected:
         hooks.note(f"{len(already)} partition(s) already led by their preferred replica: left out of the request.")
-    total = (len(state.partitions) if selected is None else len(selected)) - len(already)
-    with hooks.progress(total, election.batch_size) as advance:
-        return execution.elect(cluster, election.election_type, selected, state, batch_size=election.batch_size,
+    with hooks.progress(total - len(already), batch_size) as advance:
+        return execution.elect(cluster, election.election_type, selected, state, batch_size=batch_size,
                                batch_interval=election.batch_interval, progress=advance, already_elected=already)

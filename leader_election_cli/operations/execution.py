@@ -34,7 +34,12 @@ from leader_election_cli.reports.election import ElectionReport
 ProgressCallback = Callable[[int], None]  # called with the number of partitions just finished
 Answers = dict[TopicPartition, tuple[int, str | None]]  # partition -> (error code, broker's message)
 LEFT_OUT = "Already led by its preferred replica: left out of the request."
-_LEADER_SETTLE_READS = 5
+NOT_ANSWERED = "The controller did not answer for this partition."
+GONE = "The partition no longer exists: its topic was deleted during the election."
+# How long the read-back waits for the metadata to show what the controller answered (at most the API
+# timeout), re-reading after 50 ms, then twice as long each time up to a second: no fixed sleep.
+READ_BACK_WAIT_S = 10.0
+_READ_BACK_FIRST_PAUSE_S, _READ_BACK_MAX_PAUSE_S = 0.05, 1.0
 
 
 # -- before an election ----------------------------------------------------------------------------
@@ -107,6 +112,7 @@ class _Sender:
         self.answers = answers
         self.reconnected = False
         self.lost: list[TopicPartition] = []  # sent, answer lost, sent again: the first request may have acted
+        self.unanswered: list[TopicPartition] = []  # sent, left out of the answer: the read-back tells
 
     def send(self, batch: list[TopicPartition]) -> None:
         self.cluster.restart_timeout()
@@ -129,8 +135,11 @@ class _Sender:
             return
         _check_top_level(response)
         for tp in batch:
-            self.answers[tp] = response.results.get(tp) or (
-                kafka_errors.UNKNOWN_SERVER_ERROR, "The controller did not answer for this partition.")
+            answer = response.results.get(tp)
+            if answer is None:
+                self.unanswered.append(tp)
+                answer = (kafka_errors.UNKNOWN_SERVER_ERROR, NOT_ANSWERED)
+            self.answers[tp] = answer
 
 
 class _Refused(AuthError):
@@ -182,6 +191,7 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
     in_doubt: list[TopicPartition] = []  # sent, but the answer never came
     all_partitions = selected is None
     interrupted = False
+    presumed: list[TopicPartition] = []  # left out of an all-partitions answer: no election needed, or gone
     with stop_on_signals() as stop:  # from the first request on: Ctrl-C lets the request in flight finish
         if all_partitions and batch_size is None:
             try:
@@ -197,8 +207,9 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
                     answers.update(response.results)
                     selected = sorted(set(before.partitions) | set(answers))
                     # The controller leaves partitions that need no election out of an all-partitions answer.
-                    for tp in selected:
-                        answers.setdefault(tp, (kafka_errors.ELECTION_NOT_NEEDED, None))
+                    presumed = [tp for tp in selected if tp not in answers]
+                    for tp in presumed:
+                        answers[tp] = (kafka_errors.ELECTION_NOT_NEEDED, None)
                     if progress:
                         progress(len(selected))
         if selected is None:
@@ -228,15 +239,20 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
                 break
             if progress:
                 progress(len(batch))
-        after = _settled_leaders(cluster, before, {tp.topic for tp in [*answers, *in_doubt]}, answers, stop,
-                                 force=bool(in_doubt or sender.lost))
+        claimed = [tp for tp, (code, _) in answers.items() if code == kafka_errors.NONE]
+        watched = claimed + sender.unanswered  # read back until they show the election, or the wait ends
+        checked = [*watched, *in_doubt, *sender.lost, *presumed]
+        after, lagging = _read_back(cluster, election_type, before, watched, checked, stop)
     for tp in sender.lost:  # "not needed" the second time may be this run's own first request at work
         if answers.get(tp, (None,))[0] == kafka_errors.ELECTION_NOT_NEEDED and \
                 _elected_meanwhile(tp, election_type, before, after):
             answers[tp] = (kafka_errors.NONE, None)
     if aborted is not None:
         answers.update(_judged_from_leaders(in_doubt, election_type, before, after, aborted))
-    results = [_result(tp, answers.get(tp), before, after) for tp in dict.fromkeys(selected)]
+    answers.update(_judged_unanswered(sender.unanswered, election_type, before, after))
+    answers.update(_judged_presumed(presumed, election_type, before, after))
+    unconfirmed = _disagreements(claimed, presumed, election_type, before, after, lagging)
+    results = [_result(tp, answers.get(tp), before, after, unconfirmed.get(tp)) for tp in dict.fromkeys(selected)]
     report = ElectionReport(election_type, results, interrupted=interrupted, all_partitions=all_partitions)
     if aborted is not None:
         report.abort(aborted.exit_code, aborted.message)
@@ -249,27 +265,146 @@ def _sleep_unless_stopped(seconds: float, stop: StopFlag) -> None:
         time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
-def _settled_leaders(cluster: ClusterConnection, before: ClusterState, topics: set[str], answers: Answers,
-                     stop: StopFlag, force: bool = False) -> dict[TopicPartition, int] | None:
-    """Leaders after the election (None if they could not be read); metadata can lag an election
-    briefly, so re-read a few times. When nothing was elected nothing changed: the leaders before,
-    unless `force` (an answer was lost: only the cluster can say what happened).
+def _read_back(cluster: ClusterConnection, election_type: ElectionType, before: ClusterState,
+               watched: list[TopicPartition], checked: list[TopicPartition], stop: StopFlag
+               ) -> tuple[dict[TopicPartition, int] | None, set[TopicPartition]]:
+    """The leaders after the election, read for the topics of the `checked` partitions only (None if they
+    could not be read), and the `watched` partitions whose read still shows the leader before the election.
+
+    A broker's metadata can lag the controller's answer: the topics of `watched` partitions still showing
+    the old leader are read again, after 50 ms, then twice as long each time (at most a second), until they all
+    show it or `READ_BACK_WAIT_S` (at most the API timeout) has passed. Nothing to check: nothing
+    changed, so the leaders are those before, and nothing is read; the same for the partitions of the
+    topics not read (answered "failed" or "not needed").
     """
-    elected = [tp for tp, (code, _) in answers.items() if code == kafka_errors.NONE]
-    if not elected and not force:
-        return {tp: p.leader for tp, p in before.partitions.items()}
-    after = None
-    for attempt in range(_LEADER_SETTLE_READS):
+    if not checked:
+        return {tp: p.leader for tp, p in before.partitions.items()}, set()
+    deadline = time.monotonic() + min(READ_BACK_WAIT_S, cluster.api_timeout_s)
+    cluster.restart_timeout()
+    try:
+        after, live = cluster.leaders({tp.topic for tp in checked})
+    except LeaderElectionError:
+        return None, set()
+    pending = [tp for tp in watched if _unchanged(tp, election_type, before, after, live)]
+    pause = _READ_BACK_FIRST_PAUSE_S
+    while pending and not stop.stopped and time.monotonic() + pause < deadline:
+        time.sleep(pause)
+        pause = min(_READ_BACK_MAX_PAUSE_S, pause * 2)
+        topics = {tp.topic for tp in pending}
         cluster.restart_timeout()
         try:
-            after = cluster.leaders(topics)
+            fresh, live = cluster.leaders(topics)
         except LeaderElectionError:
-            return after
-        stale = [tp for tp in elected if tp in before.partitions and after.get(tp) == before.partitions[tp].leader]
-        if not stale or stop.stopped:
             break
-        time.sleep(0.1 * (attempt + 1))
-    return after
+        for tp in [tp for tp in after if tp.topic in topics and tp not in fresh]:  # a topic deleted meanwhile
+            del after[tp]
+        after.update(fresh)
+        pending = [tp for tp in pending if _unchanged(tp, election_type, before, after, live)]
+    read = {tp.topic for tp in checked}
+    unread = {tp: p.leader for tp, p in before.partitions.items() if tp.topic not in read}
+    return unread | after, set(pending)
+
+
+def _unchanged(tp: TopicPartition, election_type: ElectionType, before: ClusterState,
+               after: dict[TopicPartition, int], live: frozenset[int]) -> bool:
+    """The read shows the leader before the election (or no partition): the election is not seen yet.
+
+    Not so when the preferred replica's broker is no longer alive (the leader went back when it died), or
+    when the leader is neither the old one nor the elected one: the cluster moved on after the election;
+    nor when there was no leader and still is none: a KRaft controller answers an election that only
+    changed the ISR or ELR (no replica could lead) with success, and the read shows exactly that."""
+    p = before.partitions.get(tp)
+    now = after.get(tp)
+    if now is None:
+        return True
+    if p is None or now != p.leader or now == NO_LEADER:
+        return False
+    return election_type is ElectionType.UNCLEAN or p.preferred in live
+
+
+def _shows_election(tp: TopicPartition, election_type: ElectionType, before: ClusterState, leader: int | None) -> bool:
+    """The leader read is the one the election picks: the preferred replica; any leader for an unclean one."""
+    p = before.partitions.get(tp)
+    if leader is None or leader == NO_LEADER:
+        return False
+    return election_type is ElectionType.UNCLEAN or (p is not None and leader == p.preferred)
+
+
+def _judged_unanswered(unanswered: list[TopicPartition], election_type: ElectionType, before: ClusterState,
+                       after: dict[TopicPartition, int] | None) -> Answers:
+    """Partitions sent but left out of the controller's answer, as the leaders read afterwards show them:
+    elected when the read shows the leader the election picks and a change, not needed when it was there
+    already, else failed."""
+    judged: Answers = {}
+    for tp in unanswered:
+        p = before.partitions.get(tp)
+        now = None if after is None else after.get(tp)
+        if after is None:
+            judged[tp] = (kafka_errors.UNKNOWN_SERVER_ERROR, f"{NOT_ANSWERED} Its leader could not be read: "
+                                                             "check this partition")
+        elif _shows_election(tp, election_type, before, now):
+            judged[tp] = (kafka_errors.ELECTION_NOT_NEEDED if p is not None and now == p.leader
+                          else kafka_errors.NONE, None)
+        elif now is None:
+            judged[tp] = (kafka_errors.UNKNOWN_TOPIC_OR_PARTITION, f"{NOT_ANSWERED} The partition no longer exists.")
+        else:
+            judged[tp] = (kafka_errors.UNKNOWN_SERVER_ERROR, f"{NOT_ANSWERED} Its leader did not change.")
+    return judged
+
+
+def _judged_presumed(presumed: list[TopicPartition], election_type: ElectionType, before: ClusterState,
+                     after: dict[TopicPartition, int] | None) -> Answers:
+    """Partitions left out of an all-partitions answer ("no election needed"), as the read-back shows them:
+    gone (the topic was deleted meanwhile), or elected after all (a broker that left out what it did)."""
+    if after is None:
+        return {}
+    judged: Answers = {}
+    for tp in presumed:
+        if tp not in after:
+            judged[tp] = (kafka_errors.UNKNOWN_TOPIC_OR_PARTITION, GONE)
+        elif _elected_meanwhile(tp, election_type, before, after):
+            judged[tp] = (kafka_errors.NONE, None)
+    return judged
+
+
+def _disagreements(claimed: list[TopicPartition], presumed: list[TopicPartition], election_type: ElectionType,
+                   before: ClusterState, after: dict[TopicPartition, int] | None,
+                   lagging: set[TopicPartition]) -> dict[TopicPartition, str]:
+    """Partitions whose answer the leaders read back do not show, with both facts in words.
+
+    `claimed`: answered "elected" but, after the wait, still led by the leader before (or gone);
+    `presumed`: left out of an all-partitions answer ("no election needed") but not led by it either.
+    A partition gone from the read-back (its topic deleted) is unconfirmed when it was claimed elected.
+    """
+    if after is None:
+        return {}
+    expected = "a leader" if election_type is ElectionType.UNCLEAN else "the preferred replica"
+    found: dict[TopicPartition, str] = {}
+    for tp in claimed:
+        if tp in lagging:
+            wanted = f"{expected}{_preferred_words(tp, election_type, before)}"
+            found[tp] = (f"The controller answered that the election succeeded, but the leader read back "
+                         f"{_leader_words(after.get(tp))}, not {wanted}")
+    for tp in presumed:
+        now = after.get(tp)
+        if now is not None and not _shows_election(tp, election_type, before, now):
+            wanted = f"{expected}{_preferred_words(tp, election_type, before)}"
+            found[tp] = (f"The controller's answer for every partition left it out (no election needed), but the "
+                         f"leader read back is broker {now}, not {wanted}"
+                         if now != NO_LEADER else
+                         "The controller's answer for every partition left it out (no election needed), but the "
+                         "partition read back has no leader")
+    return found
+
+
+def _leader_words(leader: int | None) -> str:
+    return ("is missing (the partition was not found)" if leader is None else
+            "is none" if leader == NO_LEADER else f"is broker {leader}")
+
+
+def _preferred_words(tp: TopicPartition, election_type: ElectionType, before: ClusterState) -> str:
+    p = before.partitions.get(tp)
+    return "" if election_type is ElectionType.UNCLEAN or p is None else f" (broker {p.preferred})"
 
 
 def _judged_from_leaders(in_doubt: list[TopicPartition], election_type: ElectionType, before: ClusterState,
@@ -315,11 +450,13 @@ def _error(code: int, message: str | None) -> str | None:
 
 
 def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: ClusterState,
-            after: dict[TopicPartition, int] | None) -> PartitionResult:
+            after: dict[TopicPartition, int] | None, disagreement: str | None = None) -> PartitionResult:
     p = before.partitions.get(tp)
     leader_before = None if p is None else p.leader
     leader_after = after.get(tp) if after is not None else None
     if answer is None:
         return PartitionResult(tp, Outcome.NOT_ATTEMPTED, leader_before=leader_before, leader_after=leader_after)
     code, message = answer
+    if disagreement is not None:
+        return PartitionResult(tp, Outcome.UNCONFIRMED, code, disagreement, leader_before, leader_after)
     return PartitionResult(tp, outcome_of(code), code, _error(code, message), leader_before, leader_after)

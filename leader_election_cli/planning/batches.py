@@ -7,6 +7,10 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+# A KRaft controller refuses (POLICY_VIOLATION) a request that would change more partitions than this
+# (QuorumController's MAX_RECORDS_PER_USER_OP).
+MAX_CHANGES_PER_REQUEST = 10_000
+
 
 def batches(items: Sequence[T], size: int) -> list[list[T]]:
     """Consecutive batches of at most `size` items, in order; every item exactly once."""

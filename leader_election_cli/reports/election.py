@@ -45,6 +45,10 @@ class ElectionReport(Report):
     def has_failures(self) -> bool:
         return any(r.outcome is Outcome.FAILED for r in self.results)
 
+    @property
+    def has_unconfirmed(self) -> bool:
+        return any(r.outcome is Outcome.UNCONFIRMED for r in self.results)
+
 
 def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
     """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
@@ -72,14 +76,20 @@ def head(report: ElectionReport, partitions: list[dict[str, Any]]) -> dict[str, 
     }
 
 
+def row_error(r: PartitionResult) -> str | None:
+    """A row's `error`: Kafka's `...Exception: message` for an error, the text as it is otherwise."""
+    if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) or r.outcome is Outcome.UNCONFIRMED:
+        return r.error
+    return kafka_errors.describe(r.error_code, r.error)
+
+
 def row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
     row = {
         "topic": r.tp.topic,
         "partition": r.tp.partition,
         "outcome": r.outcome.value,
         "error_code": r.error_code,
-        "error": (kafka_errors.describe(r.error_code, r.error)
-                  if r.error_code not in (0, kafka_errors.ELECTION_NOT_NEEDED) else r.error),
+        "error": row_error(r),
         "leader_before": r.leader_before,
         "leader_after": r.leader_after,
     }

@@ -22,11 +22,19 @@ class Report:
         raise NotImplementedError
 
     @property
+    def has_unconfirmed(self) -> bool:
+        """Anything whose outcome the cluster's answer and the state read back disagree about."""
+        return False
+
+    @property
     def exit_code(self) -> ExitCode:
-        """Interrupted (130) first, then the code of the failure that stopped the run (3, 4, 5), then 1 when
+        """Interrupted (130) first, then the code of the failure that stopped the run (3, 4, 5), then 3 when
+        an outcome could not be confirmed (the state is not known: as after a timeout), then 1 when
         anything in it failed, else 0."""
         if self.interrupted:
             return ExitCode.INTERRUPTED
         if self.aborted_exit is not None:
             return self.aborted_exit
+        if self.has_unconfirmed:
+            return ExitCode.UNREACHABLE
         return ExitCode.PARTITION_FAILED if self.has_failures else ExitCode.OK

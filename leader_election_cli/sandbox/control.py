@@ -24,7 +24,7 @@ from leader_election_cli.sandbox.security import (
     require_client_certificates,
     server_context,
 )
-from leader_election_cli.sandbox.server import Fault, RequestRecord, Sasl, Server
+from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.sizing import size_problem
 from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
 from leader_election_cli.sandbox.versions import ELR_VERSION, KafkaVersion, finalized_features, resolve
@@ -361,6 +361,26 @@ class Sandbox:
     def corrupt_next(self, api_key: int, count: int = 1) -> None:
         """Answer with a truncated frame."""
         self._server.faults.add(Fault("corrupt", api_key), count)
+
+    def answer_next_election_without_electing(self) -> None:
+        """A lying broker: the next ElectLeaders request is answered "success" for every partition it asks
+        for (every partition for a null list), and nothing is elected."""
+        self._server.faults.add(Fault("lie", ELECT_LEADERS), 1)
+
+    def leave_out_of_next_election_answer(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """The next ElectLeaders request is carried out, but `partitions` (topic, partition) are left out
+        of its answer."""
+        self._server.faults.add(Fault("omit", ELECT_LEADERS, partitions=frozenset(partitions)), 1)
+
+    def lag_metadata_after_next_election(self, reads: int) -> None:
+        """The next ElectLeaders request is carried out, but the next `reads` Metadata answers (from any
+        broker) still show every partition's leader, epoch and ISR as they were before it: a broker's
+        metadata cache lagging the controller."""
+        self._server.faults.add(Fault("lag", ELECT_LEADERS, reads), 1)
+
+    def delete_topic(self, name: str) -> None:
+        """Delete a topic at once (the controller's side of DeleteTopics): test setup and faults only."""
+        self.cluster.delete_topic(name)
 
     def finish_reassignment(self, topic: str, partition: int) -> None:
         """Complete a pending reassignment that adds replicas (they caught up and join the ISR)."""

@@ -250,6 +250,29 @@ def _metadata(ctx: Context, req: Any) -> Any:
                  authorized_operations=cluster_ops, error_code=0)
 
 
+Leaders = dict[tuple[str, int], tuple[int, int, list[int]]]  # (topic, partition) -> (leader, epoch, ISR)
+
+
+def leaders_now(c: Cluster) -> Leaders:
+    """Every partition's leader, leader epoch and ISR: what a lagging broker's metadata cache still holds."""
+    with c.lock:
+        return {(t.name, pid): (p.leader, p.leader_epoch, list(p.isr))
+                for t in c.topics.values() for pid, p in enumerate(t.partitions)}
+
+
+def metadata_as_of(ctx: Context, req: Any, leaders: Leaders) -> Any:
+    """A Metadata answer from a broker whose cache lags the controller: the partitions' leaders, epochs and
+    ISRs as they were in `leaders` (a topic deleted since is still gone: the lag is only the leaders')."""
+    response = _metadata(ctx, req)
+    for topic in response.topics:
+        for p in topic.partitions:
+            old = leaders.get((topic.name, p.partition_index))
+            if old is not None:
+                p.leader_id, p.leader_epoch, p.isr_nodes = old[0], old[1], list(old[2])
+                p.error_code = ke.LEADER_NOT_AVAILABLE if old[0] == NO_LEADER else ke.NONE
+    return response
+
+
 def metadata_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     R = MetadataResponse
     topics = [R.MetadataResponseTopic(error_code=code, name=t.name, topic_id=t.topic_id, is_internal=False,
@@ -325,6 +348,23 @@ def election_response(ctx: Context, answer: ElectionAnswer) -> Any:
         for i in items]) for name, items in answer.results]
     return R(version=ctx.version, throttle_time_ms=0, error_code=answer.error_code,
              replica_election_results=results)
+
+
+def elect_leaders_without_electing(ctx: Context, req: Any) -> Any:
+    """A lying answer: success for every partition asked (every partition for a null list), nothing done."""
+    requested = elect_request(req)
+    if requested is None:
+        with ctx.cluster.lock:
+            requested = [(t.name, list(range(len(t.partitions)))) for t in ctx.cluster.topics.values()]
+    return election_response(ctx, error_answer(requested, ke.NONE, None))
+
+
+def leave_out_of_answer(response: Any, partitions: frozenset[tuple[str, int]]) -> Any:
+    """An ElectLeaders answer without `partitions` (a broker that drops results it applied)."""
+    for result in response.replica_election_results:
+        result.partition_result = [p for p in result.partition_result
+                                   if (result.topic, p.partition_id) not in partitions]
+    return response
 
 
 def elect_leaders_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:

@@ -27,7 +27,12 @@ from leader_election_cli.sandbox.handlers import (
     Api,
     Context,
     Encoded,
+    Leaders,
     Settings,
+    elect_leaders_without_electing,
+    leaders_now,
+    leave_out_of_answer,
+    metadata_as_of,
     unimplemented,
 )
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
@@ -39,6 +44,7 @@ log = logging.getLogger("leader_election_cli.sandbox")
 
 MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
 API_VERSIONS = 18
+METADATA = 3
 ELECT_LEADERS = 43
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
@@ -55,10 +61,14 @@ class RequestRecord:
 
 
 class Fault(NamedTuple):
-    kind: str  # "fail" | "delay" | "drop" | "corrupt" | "hold" | "after"
+    # "fail" | "delay" | "drop" | "corrupt" | "hold" | "after"; ElectLeaders answers that lie:
+    # "lie" (success, nothing done), "omit" (done, `partitions` left out of the answer), "lag" (done, and
+    # the next `value` Metadata answers still show the leaders from before it)
+    kind: str
     api_key: int
-    value: float = 0  # the error code for "fail", seconds for "delay"
+    value: float = 0  # the error code for "fail", seconds for "delay", Metadata reads for "lag"
     action: Callable[[], object] | None = None  # "hold": run before the request is handled; "after": once answered
+    partitions: frozenset[tuple[str, int]] = frozenset()  # "omit"
 
 
 class Faults:
@@ -128,6 +138,7 @@ class Server:
             ("SSL" if ssl_context else "PLAINTEXT")
         self.max_request_bytes = max_request_bytes
         self.faults = Faults()
+        self._lag: tuple[Leaders, list[int]] | None = None  # leaders before a "lag" election, reads left
         self.request_log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
         self._servers: dict[int, asyncio.AbstractServer] = {}
@@ -282,11 +293,21 @@ class Server:
             await asyncio.sleep(fault.value)
         if fault and fault.kind == "hold":
             await self.faults.act(fault)  # the loop serves on meanwhile (the action may close this connection)
+        if fault and fault.kind == "lag":
+            self._lag = (leaders_now(self.cluster), [int(fault.value)])
         try:
             if fault and fault.kind == "fail":
                 response = api.error(ctx, request, int(fault.value), None)
+            elif fault and fault.kind == "lie":
+                response = elect_leaders_without_electing(ctx, request)
             else:
                 response = api.handle(ctx, request)
+            if fault and fault.kind == "omit":
+                response = leave_out_of_answer(response, fault.partitions)
+            lag = self._lag
+            if api_key == METADATA and lag is not None and lag[1][0] > 0:
+                lag[1][0] -= 1
+                response = metadata_as_of(ctx, request, lag[0])
         except Exception:
             log.exception("broker %d: API key %d v%d handler failed", broker, api_key, version)
             response = api.error(ctx, request, -1, None)  # UNKNOWN_SERVER_ERROR

@@ -353,6 +353,12 @@ class Cluster:
             self.version += 1
             return topic
 
+    def delete_topic(self, name: str) -> None:
+        with self.lock:
+            if self.topics.pop(name, None) is None:
+                raise KeyError(f"no such topic: {name}")
+            self.version += 1
+
     def default_assignment(self, partitions: int, replication_factor: int) -> dict[int, list[int]]:
         live = sorted(self.live)
         if partitions < 1:
