@@ -54,6 +54,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and conne
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
 OUTCOME_READ_TIMEOUT = 5.0  # at least this long to read the outcome once the controller has finished
 MIN_START_SECONDS = 0.2  # with less of the timeout left, the election znode is not written at all
+CLOSE_TIMEOUT = 1.0  # seconds to close the session at the end
 MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 
@@ -106,8 +107,7 @@ class ZooKeeper:
         try:
             yield cls(client, connect, deadline)
         finally:
-            client.stop()
-            client.close()
+            _stop_within(client, CLOSE_TIMEOUT)
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -169,6 +169,16 @@ class ZooKeeper:
 
     def create(self, path: str, data: bytes, doing: str) -> None:
         self._await(self.client.create_async(path, data, makepath=True), doing)
+
+
+def _stop_within(client: KazooClient, seconds: float) -> None:
+    """Close the session, giving up after `seconds`: a hostile or frozen server can hold kazoo's stop for the
+    whole session timeout (its connection thread is a daemon, so the process still ends)."""
+    stopper = threading.Thread(target=client.stop, name="zookeeper-stop", daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    if not stopper.is_alive():
+        client.close()
 
 
 def _parse(path: str, data: bytes) -> Any:
