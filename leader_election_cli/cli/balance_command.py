@@ -23,7 +23,7 @@ from leader_election_cli.cli.common import (
     verbatim,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
-from leader_election_cli.errors import ExitCode, InputError, exit_code_help
+from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -123,7 +123,9 @@ def _rebalance(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
     connection_ = connection(o)
-    audit_log = _output_file(o["audit_log"], "--audit-log")
+    if o["lock_file"] is not None and not o["lock_file"].strip():
+        raise InputError("--lock-file is empty", hint="Give --lock-file a file path, or leave it out for the default.")
+    audit_log = _output_file(o["audit_log"], "--audit-log", device_ok=True)
     metrics_file = _output_file(o["metrics_file"], "--metrics-file")
     run_ = rebalance(connection_, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
                      batch_interval=o["batch_interval"], lock_file=Path(o["lock_file"]) if o["lock_file"] else None,
@@ -137,13 +139,22 @@ def _rebalance(o: dict[str, Any]) -> int:
     return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)
 
 
-def _output_file(path: str | None, option: str) -> Path | None:
-    """A file this run will write: checked before anything is sent."""
+def _output_file(path: str | None, option: str, device_ok: bool = False) -> Path | None:
+    """A file this run will write: checked before anything is sent. Never a symlink, a directory or a FIFO;
+    a character device (/dev/null, a terminal) only when `device_ok` (a line appended to it)."""
     if path is None:
         return None
+    if not path.strip():
+        raise InputError(f"{option} is empty", hint=f"Give {option} a file path.")
     file = Path(path)
-    if file.is_dir():
-        raise InputError(f"{option} {path} is a directory", hint=f"Give {option} a file path.")
+    if file.is_symlink():  # written by name, never through a link someone may have planted
+        raise InputError(f"{option} {shown(path)} is a symbolic link, which is never followed",
+                         hint=f"Give {option} the path of the file itself.")
+    if file.exists() and not file.is_file() and not (device_ok and file.is_char_device()):
+        from leader_election_cli.local_files import kind_of
+
+        raise InputError(f"{option} {shown(path)} is {kind_of(file.stat().st_mode)}, not a regular file",
+                         hint=f"Give {option} a file path.")
     if not file.parent.is_dir():
         raise InputError(f"{option} {path}: the directory {file.parent} does not exist",
                          hint="Create the directory first.")

@@ -140,6 +140,7 @@ def _sandbox(o: dict[str, Any]) -> int:
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     ready = Path(o["ready_file"]) if o["ready_file"] else None
+    written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
         try:
             sb.start()
@@ -150,7 +151,7 @@ def _sandbox(o: dict[str, Any]) -> int:
         show(sb, o, users)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
-            write_ready_file(ready, sb)
+            written = write_ready_file(ready, sb)
         if o["command"]:
             return run_against(sb, o["command"])
         click.echo("Serving until Ctrl-C or SIGTERM.")
@@ -160,8 +161,8 @@ def _sandbox(o: dict[str, Any]) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sb.stop()
-        if ready is not None:
-            ready.unlink(missing_ok=True)
+        if written is not None:
+            remove_ready_file(ready, written)
     return 0
 
 
@@ -178,8 +179,12 @@ def run_against(sb: Any, command: str) -> int:
         raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
 
 
-def write_ready_file(path: Path, sb: Any) -> None:
-    """Written whole (temporary file, then rename) so a watcher never reads half of it."""
+def write_ready_file(path: Path, sb: Any) -> tuple[int, int]:
+    """Written whole (a temporary file, then linked into place) so a watcher never reads half of it, and
+    never over a file that is there already (a user's file, or a stale one a watcher would take for this
+    sandbox's). Returns the file's (device, inode), so that only this file is removed at the end."""
+    from leader_election_cli.local_files import write_atomically
+
     document = {
         "bootstrap_servers": sb.bootstrap_servers,
         "brokers": {str(b): f"{host}:{port}" for b, (host, port) in sb.brokers.items()},
@@ -188,12 +193,25 @@ def write_ready_file(path: Path, sb: Any) -> None:
         "ca_file": sb.ca_file,
     }
     try:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2) + "\n")
-        temporary.replace(path)
+        write_atomically(path, (json.dumps(document, indent=2) + "\n").encode(), replace=False)
+        info = path.lstat()
+    except FileExistsError:
+        raise InputError(f"--ready-file {path} already exists: it is never overwritten (nor removed)",
+                         "Remove it first, or point --ready-file at a new path.") from None
     except OSError as e:
         raise InputError(f"cannot write --ready-file {path}: {e.strerror or e}",
                          "Point --ready-file at a writable location.") from None
+    return info.st_dev, info.st_ino
+
+
+def remove_ready_file(path: Path, written: tuple[int, int]) -> None:
+    """Remove the ready file this run wrote, and nothing else (it may have been replaced meanwhile)."""
+    try:
+        info = path.lstat()
+        if (info.st_dev, info.st_ino) == written:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:

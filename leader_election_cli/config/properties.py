@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from leader_election_cli.errors import InputError
 from leader_election_cli.errors import shown as _shown
+from leader_election_cli.local_files import read_regular_file
 
 MAX_FILE_BYTES = 16 * 2**20
 _PLAIN_VALUE = re.compile(r"[^\s=\"';\\]{0,128}")
@@ -114,14 +115,9 @@ def shown_value(text: str, *, path: bool = False) -> str:
 def read_text(path: str, what: str, option: str, shown_path: str) -> str:
     """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"Unable to read {what} {shown_path}: {reason}", hint=f"Check the {option} path.") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"Unable to read {what} {shown_path}: larger than {MAX_FILE_BYTES // 2**20} MiB",
-                         hint=f"Check the {option} path.")
+        data = read_regular_file(path, what=what, limit=MAX_FILE_BYTES, hint=f"Check the {option} path.")
+    except InputError as exc:  # the path as it may be shown, not as read_regular_file would show it
+        raise InputError(exc.message.replace(f"{what} {_shown(path)}", f"{what} {shown_path}", 1), exc.hint) from None
     return data.decode("latin-1")
 
 

@@ -4,7 +4,6 @@ read back by `restore` (schemas/restore-file.schema.json)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -12,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.local_files import read_regular_file, write_atomically
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.reorders import Move
 
 RESTORE_SCHEMA_VERSION = 1
+MAX_RESTORE_FILE_BYTES = 256 * 2**20  # some two million partitions; a bigger file is not one of ours
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,11 @@ def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
 
 
 def write_restore_file(path: Path, command: str, state: ClusterState, moves: Sequence[Move]) -> None:
-    """Write (never overwrite) the restore file and flush it to disk before anything changes."""
+    """Write the restore file whole and on disk before anything changes: never over an existing file (or
+    through a symlink), and never half of it (a temporary file linked into place; nothing is left on failure)."""
     text = json.dumps(restore_document(command, state, moves), indent=1) + "\n"
     try:
-        with open(path, "x", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
+        write_atomically(path, text.encode("utf-8"), replace=False)
     except FileExistsError:
         raise InputError(f"Restore file {shown(str(path))} already exists; nothing was changed",
                          hint="Give another --restore-file path: an existing restore file is never overwritten.") \
@@ -71,11 +70,9 @@ def load_restore_file(path: str) -> RestoreFile:
 
     where = shown(path)
     hint = "Give a file written by kafka-leaders prefer or demote (its name is in their output)."
+    data = read_regular_file(path, what="restore file", limit=MAX_RESTORE_FILE_BYTES, hint=hint)
     try:
-        with open(path, "rb") as file:
-            document = json.loads(file.read().decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"Unable to read restore file {where}: {exc.strerror or exc}", hint=hint) from None
+        document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(f"Restore file {where} is not UTF-8 text", hint=hint) from None
     except json.JSONDecodeError as exc:

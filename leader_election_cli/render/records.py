@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from leader_election_cli.local_files import append_line, write_atomically
 from leader_election_cli.model import Outcome
 from leader_election_cli.reports.balance import RebalanceRun
 
@@ -13,14 +14,15 @@ METRIC_PREFIX = "kafka_leaders_rebalance"
 
 
 def append_audit_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one line in a single write (O_APPEND), so concurrent runs never interleave within a line."""
-    with open(path, "a", encoding="utf-8") as file:
-        file.write(json.dumps(record, separators=(",", ":")) + "\n")
+    """Append one line in a single write (O_APPEND), so concurrent runs never interleave within a line; never
+    through a symlink, never to a FIFO or device."""
+    append_line(path, json.dumps(record, separators=(",", ":")) + "\n")
 
 
 def write_metrics(path: Path, run: RebalanceRun) -> None:
-    """Prometheus text format (node_exporter's textfile collector), written atomically by prometheus_client."""
-    from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+    """Prometheus text format (node_exporter's textfile collector), written atomically (a temporary file in the
+    same directory, renamed over `path`: a symlink there is replaced, never followed)."""
+    from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
     registry = CollectorRegistry()
     ratio = Gauge(f"{METRIC_PREFIX}_imbalance_ratio",
@@ -45,4 +47,4 @@ def write_metrics(path: Path, run: RebalanceRun) -> None:
     }
     for name, (text, value) in gauges.items():
         Gauge(f"{METRIC_PREFIX}_{name}", text, registry=registry).set(value)
-    write_to_textfile(str(path), registry)
+    write_atomically(path, generate_latest(registry))

@@ -15,6 +15,7 @@ from itertools import islice
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
@@ -44,20 +45,13 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, option: str = "--path-to-json-file") -> bytes:
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_ELECTION_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"Unable to read file {shown(str(path))}: {exc.strerror or type(exc).__name__}",
-                         hint="Check the --path-to-json-file path.") from None
-    except ValueError as exc:  # e.g. a NUL character in the path
-        raise InputError(f"Unable to read file {shown(str(path))}: {exc}",
-                         hint="Check the --path-to-json-file path.") from None
-    if len(data) > MAX_ELECTION_FILE_BYTES:
-        raise InputError(f"Unable to read file {shown(path)}: larger than {MAX_ELECTION_FILE_BYTES // 2**20} MiB",
-                         hint="Split the partitions over several files and run once per file.")
-    return data
+        return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.")
+    except InputError as exc:
+        if "larger than" in exc.message:
+            exc.hint = "Split the partitions over several files and run once per file."
+        raise
 
 
 class _NonStandardConstant(ValueError):
