@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000
 DEFAULT_RETRY_BACKOFF_MS, DEFAULT_RETRY_BACKOFF_MAX_MS = 100, 1000  # Kafka's client defaults
+MAX_CLIENT_ID_BYTES = 2**15 - 1  # a request header's client id is a Kafka STRING: an int16 length
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -152,6 +153,10 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
     mechanism, username, password, oauth, kerberos = (_sasl(props, protocol, source) if protocol.startswith("SASL_")
                                                       else (None,) * 5)
     client_id = java_trim(props["client.id"]) if "client.id" in props else None
+    if client_id is not None and len(client_id.encode("utf-8", "surrogatepass")) > MAX_CLIENT_ID_BYTES:
+        raise InputError(f"client.id in {source} is longer than {MAX_CLIENT_ID_BYTES} bytes (UTF-8), the most a "
+                         "Kafka request header carries", hint=f"Shorten client.id in {source} (a line ending in "
+                                                              "'\\' continues on the next line).")
     return ClientSettings(
         security_protocol=protocol, sasl_mechanism=mechanism, sasl_username=username, sasl_password=password,
         ssl_context=_tls_context(props, source) if protocol.endswith("SSL") else None,

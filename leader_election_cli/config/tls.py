@@ -10,7 +10,7 @@ import re
 import secrets
 import ssl
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -24,7 +24,7 @@ _MAX_KEY_PASSWORD_BYTES = 1024  # Python's ssl module passes at most this much t
 _STORE_CONVERSION = ("Convert the store to PKCS12 (keytool -importkeystore -srckeystore STORE -srcstoretype TYPE "
                      "-destkeystore store.p12 -deststoretype PKCS12) and set {prefix}.type=PKCS12.")
 
-_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+_PEM_MARKER = re.compile(r"(?=(-----(BEGIN|END) ([A-Z0-9 ]+)-----))")  # markers may share their dashes
 _PRIVATE_KEY_LABELS = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY",
                                  "DSA PRIVATE KEY"})
 
@@ -172,16 +172,43 @@ def _read_store(location: str, prefix: str, store_type: str, explicit: bool) -> 
     return Store(data, prefix, shown_path, store_type)
 
 
+def _pem_spans(text: str) -> Iterator[tuple[str, int, int, int, int]]:
+    """Each `-----BEGIN L-----...-----END L-----` block as (L, start, body start, body end, end), in one pass
+    over the markers: a BEGIN pairs with the first END of its label after it (a BEGIN without one is
+    skipped). Linear in the text however the markers are arranged (20,000 BEGIN lines and no END hung a
+    backtracking regex)."""
+    markers = [(m[2], m[3], m.start(), m.end(1)) for m in _PEM_MARKER.finditer(text)]  # (kind, label, start, end)
+    ends: dict[str, list[tuple[int, int]]] = {}
+    for kind, label, start, end in markers:
+        if kind == "END":
+            ends.setdefault(label, []).append((start, end))
+    next_end = dict.fromkeys(ends, 0)  # per label, the first END not yet passed: only ever moves forward
+    position = 0
+    for kind, label, start, end in markers:
+        if kind != "BEGIN" or start < position:
+            continue
+        candidates = ends.get(label, [])
+        index = next_end.get(label, 0)
+        while index < len(candidates) and candidates[index][0] < end:
+            index += 1
+        next_end[label] = index
+        if index == len(candidates):
+            continue
+        end_start, end_end = candidates[index]
+        yield label, start, end, end_start, end_end
+        position = end_end
+
+
 def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
     """The PEM blocks with these labels, re-wrapped: Kafka accepts PEM joined onto one line by continuation
     lines, OpenSSL does not. Blocks with headers (legacy encrypted keys) are kept as they are."""
     blocks = []
-    for match in _PEM_BLOCK.finditer(text):
-        label, body = match.groups()
+    for label, start, body_start, body_end, end in _pem_spans(text):
         if label not in labels:
             continue
+        body = text[body_start:body_end]
         if ":" in body:
-            blocks.append(match.group(0).strip() + "\n")
+            blocks.append(text[start:end].strip() + "\n")
             continue
         data = "".join(body.split())
         lines = "\n".join(data[i:i + 64] for i in range(0, len(data), 64))
