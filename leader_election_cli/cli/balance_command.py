@@ -12,6 +12,7 @@ from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
+    Finite,
     configure_logging,
     connection,
     connection_options,
@@ -54,7 +55,7 @@ REBALANCE_EXIT_CODES = exit_code_help({
 @click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, STATUS_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--fail-above", type=click.FloatRange(0, 100), metavar="PCT",
+@click.option("--fail-above", type=Finite(0, 100), metavar="PCT",
               help="Exit 1 when any broker's imbalance ratio is above PCT percent (for monitoring).")
 @output_option
 def status(**o: Any) -> None:
@@ -91,7 +92,7 @@ Examples:
 @click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, REBALANCE_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--threshold", type=click.FloatRange(0, 100), default=10, show_default=True, metavar="PCT",
+@click.option("--threshold", type=Finite(0, 100), default=10, show_default=True, metavar="PCT",
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Elect at most N partitions per request.")

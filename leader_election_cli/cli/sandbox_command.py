@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Seconds, run, verbatim
-from leader_election_cli.errors import InputError, exit_code_help
+from leader_election_cli.errors import InputError, exit_code_help, shown
 
 EXAMPLES = """\
 Examples:
@@ -132,6 +132,7 @@ def _sandbox(o: dict[str, Any]) -> int:
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
     racks = parse_racks(o["racks"], o["brokers"])
+    argv = parse_run(o["command"]) if o["command"] is not None else None
     sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
                  tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
                  tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=racks, broker_configs={
@@ -152,8 +153,8 @@ def _sandbox(o: dict[str, Any]) -> int:
         sys.stdout.flush()
         if ready is not None:
             written = write_ready_file(ready, sb)
-        if o["command"]:
-            return run_against(sb, o["command"])
+        if argv is not None:
+            return run_against(sb, argv)
         click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
@@ -166,12 +167,22 @@ def _sandbox(o: dict[str, Any]) -> int:
     return 0
 
 
-def run_against(sb: Any, command: str) -> int:
-    """Run one command against the running sandbox and return its exit code."""
-    argv = shlex.split(command.replace("{bootstrap}", sb.bootstrap_servers))
+def parse_run(command: str) -> list[str]:
+    """--run's words, as a POSIX shell splits them, checked before the sandbox starts."""
+    example = "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'"
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise InputError(f"--run {shown(command)} cannot be split into words: {exc}",
+                         f"Close every quote in the command; {example}") from None
     if not argv:
-        raise InputError("--run needs a command",
-                         "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
+        raise InputError("--run needs a command", example)
+    return argv
+
+
+def run_against(sb: Any, words: list[str]) -> int:
+    """Run one command against the running sandbox ({bootstrap} in its words replaced) and return its exit code."""
+    argv = [word.replace("{bootstrap}", sb.bootstrap_servers) for word in words]
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     try:
         return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
