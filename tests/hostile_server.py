@@ -4,6 +4,7 @@ handler ends when the server stops."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -16,10 +17,8 @@ BEHAVIOURS = ("garbage", "huge_frame", "huge_array", "stall", "reset", "close")
 def _answer(behaviour: str, conn: socket.socket, stop: threading.Event) -> None:
     conn.settimeout(0.2)
     try:
-        try:
+        with contextlib.suppress(OSError):  # a timeout too
             conn.recv(65536)  # the client's first request (ZooKeeper's ConnectRequest, Kafka's ApiVersions)
-        except (socket.timeout, OSError):
-            pass
         if behaviour == "garbage":
             conn.sendall(b"\x00\x00\x00\x10" + b"\xff" * 16 + b"not a protocol at all\r\n" * 4)
         elif behaviour == "huge_frame":
@@ -36,7 +35,7 @@ def _answer(behaviour: str, conn: socket.socket, stop: threading.Event) -> None:
             try:
                 if conn.recv(65536) == b"":
                     return
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -59,7 +58,7 @@ def hostile_server(behaviour: str) -> Iterator[str]:
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             thread = threading.Thread(target=_answer, args=(behaviour, conn, stop), daemon=True)
             thread.start()
@@ -92,7 +91,7 @@ def freezable_proxy(upstream: str) -> Iterator[tuple[str, threading.Event]]:
         while not stop.is_set():
             try:
                 data = source.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -108,7 +107,7 @@ def freezable_proxy(upstream: str) -> Iterator[tuple[str, threading.Event]]:
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             if frozen.is_set():
                 threads.append(threading.Thread(target=pump, args=(conn, conn), daemon=True))  # read, never answer

@@ -79,7 +79,7 @@ def run_all(tmp_path: Path, argv: list[str]) -> dict[str, subprocess.CompletedPr
         return dict(pool.map(one, enumerate(BROKEN)))
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", ["kafka-leaders status"])  # both commands: benchmarks/hostile_world.py
 def test_no_value_of_a_broken_config_file_reaches_any_output(command: str, tmp_path: Path) -> None:
     results = run_all(tmp_path, COMMANDS[command])
     for name, result in results.items():

@@ -73,7 +73,8 @@ def rebalance(*args: str) -> tuple[int, str]:
 @pytest.mark.parametrize("make", ["devnull", "fifo", "symlink", "empty"])
 def test_a_lock_file_that_is_not_a_regular_file_is_refused_before_connecting(
         make: str, tmp_path: Path, victim: Path) -> None:
-    path = {"devnull": "/dev/null", "fifo": str(tmp_path / "fifo"), "symlink": str(tmp_path / "link"), "empty": ""}[make]
+    path = {"devnull": "/dev/null", "fifo": str(tmp_path / "fifo"), "symlink": str(tmp_path / "link"),
+            "empty": ""}[make]
     if make == "fifo":
         os.mkfifo(path)
     elif make == "symlink":

@@ -193,11 +193,10 @@ def test_the_signal_policy_restores_the_handlers_it_replaced() -> None:
 
     previous = signal.signal(signal.SIGTERM, mine)
     try:
-        with signals.policy():
-            with signals.stop_on_signals() as stop:
-                assert signal.getsignal(signal.SIGTERM) is not mine
-                signal.raise_signal(signal.SIGTERM)
-                assert stop.signum == signal.SIGTERM
+        with signals.policy(), signals.stop_on_signals() as stop:
+            assert signal.getsignal(signal.SIGTERM) is not mine
+            signal.raise_signal(signal.SIGTERM)
+            assert stop.signum == signal.SIGTERM
         assert signal.getsignal(signal.SIGTERM) is mine
         with signals.stop_on_signals() as stop:
             signal.raise_signal(signal.SIGHUP)

@@ -111,6 +111,11 @@ def ask(question: str) -> bool:
         return click.confirm(question, err=True)
     except click.exceptions.Abort:
         click.echo(err=True)  # end the question's line
+        from leader_election_cli.operations.signals import Stopped, received
+
+        signum = received()
+        if signum is not None:  # a stop signal, not a "no": the run stops as the signal policy says
+            raise Stopped(signum) from None
         return False
 
 

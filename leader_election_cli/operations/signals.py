@@ -8,7 +8,7 @@ audit line and the metrics are still written. Under the command line (`policy`) 
 closes again until the process ends, so no later phase (the read-back, the balance read, the printing)
 can be cut. A second signal exits at once, with 128 + its number.
 
-The command line exits 130 for SIGINT, 143 for SIGTERM and 129 for SIGHUP (`exit_code`).
+The command line exits 130 for SIGINT, 143 for SIGTERM and 129 for SIGHUP (`errors.interrupted_exit`).
 """
 
 from __future__ import annotations
@@ -123,8 +123,3 @@ def received() -> int | None:
     """The stop signal this run received, if any."""
     return _policy.flag.signum if _policy is not None else None
 
-
-def exit_code(interrupted_code: int, signum: int | None) -> int:
-    """The exit code of a run interrupted by `signum`: 128 + the signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP);
-    `interrupted_code` (130) when no signal is known (e.g. click's Abort)."""
-    return 128 + signum if signum is not None else interrupted_code
