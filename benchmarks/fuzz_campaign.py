@@ -57,7 +57,7 @@ from leader_election_cli.selection.names import parse_partition_spec
 
 SECRET = "Fuzz-Secret-93f1"
 MAX_LINE = 1000
-DOCUMENTED_EXIT_CODES = {0, 1, 2, 3, 4, 5, 130}
+DOCUMENTED_EXIT_CODES = {0, 1, 2, 3, 4, 5, 129, 130, 143}
 WRITE_APIS = {43, 45}  # ElectLeaders, AlterPartitionReassignments
 RESOLUTION_ERRORS = ("Unknown topic(s)", "Unknown partition(s)", "The selection matches no partition", "Topic(s) ")
 TOKENS = [b"{", b"}", b"[", b"]", b'"', b",", b":", b"\\", b"\\u", b"\\ud800", b"\x00", b"\n", b"\r", b"\t", b" ",

@@ -19,7 +19,9 @@ class ExitCode(IntEnum):
     UNREACHABLE = 3  # cluster unreachable or timed out, or an outcome the read-back did not confirm
     AUTH = 4  # authentication or authorization failed
     REFUSED = 5  # refused for safety (unconfirmed unclean election, lock held)
-    INTERRUPTED = 130  # interrupted: what was done is reported
+    HANGUP = 129  # stopped by SIGHUP: what was done is reported
+    INTERRUPTED = 130  # interrupted (SIGINT, Ctrl-C): what was done is reported
+    TERMINATED = 143  # stopped by SIGTERM: what was done is reported
 
 
 EXIT_CODE_MEANINGS = {
@@ -29,8 +31,17 @@ EXIT_CODE_MEANINGS = {
     3: "cluster unreachable or timed out, or an outcome not confirmed by the leaders read back (unconfirmed)",
     4: "authentication or authorization failed",
     5: "refused for safety (unconfirmed unclean election, lock held by another run)",
-    130: "interrupted: what was done is reported",
+    129: "stopped by SIGHUP (the terminal closed): what was done is reported",
+    130: "interrupted (Ctrl-C, SIGINT): what was done is reported",
+    143: "stopped by SIGTERM (timeout, systemd, Kubernetes): what was done is reported",
 }
+
+_SIGNAL_EXITS = {1: ExitCode.HANGUP, 2: ExitCode.INTERRUPTED, 15: ExitCode.TERMINATED}  # SIGHUP, SIGINT, SIGTERM
+
+
+def interrupted_exit(signum: int | None) -> ExitCode:
+    """The exit code of a run stopped by signal `signum` (128 + its number); 130 when no signal is known."""
+    return _SIGNAL_EXITS.get(signum or 2, ExitCode.INTERRUPTED)
 
 
 def exit_code_help(own: dict[int, str | None] | None = None) -> str:

@@ -242,14 +242,14 @@ def test_the_temporary_key_file_is_removed_when_loading_fails(tmp_path: Path, pk
 def test_an_encrypted_key_without_its_password(tmp_path: Path, pki: Pki) -> None:
     error = error_of(tmp_path, "security.protocol=SSL\nssl.keystore.type=PEM\n"
                                f"ssl.keystore.location={pki.client_store}")
-    assert error.message == (f"The private key in ssl.keystore.location {pki.client_store} is encrypted, but "
+    assert error.message == ("The private key in ssl.keystore.location (line 3) is encrypted, but "
                              "ssl.key.password is not set")
 
 
 def test_a_wrong_key_password(tmp_path: Path, pki: Pki) -> None:
     error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.location={pki.client_store}\n"
                                "ssl.key.password=not-the-passphrase")
-    assert error.message.startswith(f"Could not load the private key in ssl.keystore.location {pki.client_store}")
+    assert error.message.startswith("Could not load the private key in ssl.keystore.location (line 2)")
     assert "ssl.key.password" in error.hint and "not-the-passphrase" not in error.message
 
 
@@ -297,6 +297,15 @@ def test_a_jks_truststore_without_its_password_is_read_unchecked(tmp_path: Path,
         assert handshake(settings, port) == b"ok"
 
 
+def settings_naming(config: str, paths: dict[str, Path]) -> dict[str, str]:
+    """Each path as messages now name it: the setting that holds it and its line, never the path itself."""
+    named = {}
+    for number, line in enumerate(config.splitlines(), 1):
+        key, _, value = line.partition("=")
+        named.update({name: f"{key} (line {number})" for name, path in paths.items() if value == str(path)})
+    return named
+
+
 @pytest.mark.parametrize("lines, message, hint", [
     (("ssl.truststore.location={trust_jks}", "ssl.truststore.password=wrong-one"),
      "Failed to load SSL truststore {trust_jks} of type JKS: Keystore was tampered with, or password was incorrect",
@@ -317,13 +326,13 @@ def test_a_jks_truststore_without_its_password_is_read_unchecked(tmp_path: Path,
     (("ssl.truststore.location={truncated}", f"ssl.truststore.password={STORE_PASSWORD}"),
      "Failed to load SSL truststore {truncated} of type JKS: the file is not a readable JKS store", "location"),
     (("ssl.keystore.location={garbage}", f"ssl.keystore.password={STORE_PASSWORD}"),
-     "ssl.keystore.location {garbage} is not a JKS, PKCS12 or PEM store", "ssl.keystore.location"),
+     "The store named by {garbage} is not a JKS, PKCS12 or PEM store", "ssl.keystore.location"),
     (("ssl.truststore.type=PEM", "ssl.truststore.location={trust_jks}"),
-     "ssl.truststore.location {trust_jks} is a JKS store but ssl.truststore.type is PEM", "ssl.truststore.type=JKS"),
+     "The store named by {trust_jks} is a JKS store but ssl.truststore.type is PEM", "ssl.truststore.type=JKS"),
     (("ssl.keystore.type=PEM", "ssl.keystore.location={key_p12}"),
-     "ssl.keystore.location {key_p12} is a PKCS12 store but ssl.keystore.type is PEM", "ssl.keystore.type=PKCS12"),
+     "The store named by {key_p12} is a PKCS12 store but ssl.keystore.type is PEM", "ssl.keystore.type=PKCS12"),
     (("ssl.truststore.type=PKCS12", "ssl.truststore.location={ca_pem}"),
-     "ssl.truststore.location {ca_pem} is a PEM file but ssl.truststore.type is PKCS12", "ssl.truststore.type=PEM"),
+     "The store named by {ca_pem} is a PEM file but ssl.truststore.type is PKCS12", "ssl.truststore.type=PEM"),
     (("ssl.truststore.location={key_jks}", f"ssl.truststore.password={STORE_PASSWORD}"),
      "Failed to load SSL truststore {key_jks} of type JKS: the store holds no trusted certificate entry", "keytool"),
 ])
@@ -335,8 +344,9 @@ def test_store_failures_name_the_setting_never_the_password(tmp_path: Path, stor
     paths = {name: getattr(stores, name) for name in ("trust_jks", "trust_p12", "key_jks", "key_jks_own_password",
                                                       "key_p12", "ca_pem")}
     paths.update(truncated=truncated, garbage=garbage)
-    error = error_of(tmp_path, stores.config(*(line.format(**paths) for line in lines)))
-    assert error.message.startswith(message.format(**paths)) and hint in error.hint
+    config = stores.config(*(line.format(**paths) for line in lines))
+    error = error_of(tmp_path, config)
+    assert error.message.startswith(message.format(**settings_naming(config, paths))) and hint in error.hint
     for secret in (STORE_PASSWORD, STORE_KEY_PASSWORD, "wrong-one"):
         assert secret not in error.message + error.hint
 
@@ -374,7 +384,7 @@ def test_keys_from_stores_reach_disk_only_encrypted(tmp_path: Path, stores: secu
 
 @pytest.mark.parametrize("lines, message", [
     ("ssl.truststore.type=JKS\nssl.truststore.certificates=x",
-     "SSL trust store certs can be specified only for PEM, but trust store type is JKS."),
+     "SSL trust store certs can be specified only for PEM, but ssl.truststore.type (line 2) is not PEM."),
     ("ssl.truststore.certificates=x\nssl.truststore.location=/ca.pem",
      "Both SSL trust store location and separate trust certificates are specified."),
     ("ssl.truststore.certificates=x\nssl.truststore.password=p",
@@ -382,8 +392,8 @@ def test_keys_from_stores_reach_disk_only_encrypted(tmp_path: Path, stores: secu
     ("ssl.truststore.location={ca}\nssl.truststore.password=p",
      "SSL trust store password cannot be specified for PEM format."),
     ("ssl.truststore.password=p", "SSL trust store is not specified, but trust store password is specified."),
-    ("ssl.keystore.type=JKS\nssl.keystore.key=k", "SSL private key can be specified only for PEM, but key store type "
-                                                  "is JKS."),
+    ("ssl.keystore.type=JKS\nssl.keystore.key=k", "SSL private key can be specified only for PEM, but "
+                                                  "ssl.keystore.type (line 2) is not PEM."),
     ("ssl.keystore.key=k", "SSL private key is specified, but certificate chain is not specified."),
     ("ssl.keystore.key=k\nssl.keystore.certificate.chain=c\nssl.keystore.location=/k.pem",
      "Both SSL key store location and separate private key are specified."),
@@ -400,12 +410,13 @@ def test_keys_from_stores_reach_disk_only_encrypted(tmp_path: Path, stores: secu
     ("ssl.keystore.key={key}\nssl.keystore.certificate.chain=none",
      "ssl.keystore.certificate.chain holds no certificate: At least one certificate expected, but none found"),
     ("ssl.keystore.key=nothing\nssl.keystore.certificate.chain={chain}", "ssl.keystore.key holds no PEM private key"),
-    ("ssl.keystore.location={ca}", "ssl.keystore.location {ca} holds no PEM private key"),
+    ("ssl.keystore.location={ca}", "ssl.keystore.location (line 2) holds no PEM private key"),
     ("ssl.truststore.type=BKS\nssl.truststore.location={ca}",
-     "ssl.truststore.type BKS is not supported: this tool reads JKS, PKCS12 and PEM stores"),
+     "The ssl.truststore.type (line 2) is not supported: this tool reads JKS, PKCS12 and PEM stores"),
     ("ssl.truststore.location=/nonexistent/ca.pem",
-     "Unable to read ssl.truststore.location /nonexistent/ca.pem: No such file or directory"),
-    ("ssl.endpoint.identification.algorithm=ldap", "ssl.endpoint.identification.algorithm ldap is not supported"),
+     "Unable to read the store named by ssl.truststore.location (line 2): No such file or directory"),
+    ("ssl.endpoint.identification.algorithm=ldap",
+     "The ssl.endpoint.identification.algorithm (line 2) is not supported"),
 ])
 def test_kafka_rules_and_refusals(tmp_path: Path, pki: Pki, lines: str, message: str) -> None:
     text = "security.protocol=SSL\n" + lines.format(ca=pki.ca, store=pki.client_store,

@@ -12,6 +12,7 @@ from leader_election_cli.cli.common import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
+    Finite,
     configure_logging,
     connection,
     connection_options,
@@ -54,7 +55,7 @@ REBALANCE_EXIT_CODES = exit_code_help({
 @click.command(cls=Command, epilog=verbatim(STATUS_EXAMPLES, IMBALANCE_NOTE, STATUS_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--fail-above", type=click.FloatRange(0, 100), metavar="PCT",
+@click.option("--fail-above", type=Finite(0, 100), metavar="PCT",
               help="Exit 1 when any broker's imbalance ratio is above PCT percent (for monitoring).")
 @output_option
 def status(**o: Any) -> None:
@@ -93,7 +94,7 @@ Examples:
 @click.command(cls=Command, epilog=verbatim(REBALANCE_EXAMPLES, IMBALANCE_NOTE, REBALANCE_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--threshold", type=click.FloatRange(0, 100), default=10, show_default=True, metavar="PCT",
+@click.option("--threshold", type=Finite(0, 100), default=10, show_default=True, metavar="PCT",
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Elect at most N partitions per request.")
@@ -131,7 +132,9 @@ def _rebalance(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
     connection_ = connection(o)
-    audit_log = _output_file(o["audit_log"], "--audit-log")
+    if o["lock_file"] is not None and not o["lock_file"].strip():
+        raise InputError("--lock-file is empty", hint="Give --lock-file a file path, or leave it out for the default.")
+    audit_log = _output_file(o["audit_log"], "--audit-log", device_ok=True)
     metrics_file = _output_file(o["metrics_file"], "--metrics-file", directory_ok=True)
     run_ = rebalance(connection_, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
                      batch_interval=o["batch_interval"], lock_file=Path(o["lock_file"]) if o["lock_file"] else None,
@@ -150,18 +153,29 @@ def _rebalance(o: dict[str, Any]) -> int:
     return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)
 
 
-def _output_file(path: str | None, option: str, *, directory_ok: bool = False) -> Path | None:
-    """A file this run will write, checked before anything is sent; missing directories above it are
-    created (mode 0755), or the one that cannot be is named with the reason."""
+def _output_file(path: str | None, option: str, *, directory_ok: bool = False, device_ok: bool = False
+                 ) -> Path | None:
+    """A file this run will write, checked before anything is sent: never a symlink or a FIFO; a directory
+    only when `directory_ok`, a character device (/dev/null, a terminal) only when `device_ok` (a line
+    appended to it). Missing directories above it are created (mode 0755), or the one that cannot be is
+    named with the reason."""
     if path is None:
         return None
     if not path.strip():
         raise InputError(f"{option} is empty", hint=f"Give {option} a file path.")
     file = Path(path)
+    if file.is_symlink():  # written by name, never through a link someone may have planted
+        raise InputError(f"{option} {shown(path)} is a symbolic link, which is never followed",
+                         hint=f"Give {option} the path of the file itself.")
     if file.is_dir():
         if directory_ok:
             return file
         raise InputError(f"{option} {shown(path)} is a directory", hint=f"Give {option} a file path.")
+    if file.exists() and not file.is_file() and not (device_ok and file.is_char_device()):
+        from leader_election_cli.local_files import kind_of
+
+        raise InputError(f"{option} {shown(path)} is {kind_of(file.stat().st_mode)}, not a regular file",
+                         hint=f"Give {option} a file path.")
     _make_parents(file, option)
     return file
 

@@ -22,6 +22,7 @@ from leader_election_cli.errors import (
     LeaderElectionError,
     RefusedError,
     UnreachableError,
+    interrupted_exit,
     one_line,
     shown,
 )
@@ -118,6 +119,11 @@ def ask(question: str) -> bool:
         return click.confirm(question, err=True)
     except click.exceptions.Abort:
         click.echo(err=True)  # end the question's line
+        from leader_election_cli.operations.signals import Stopped, received
+
+        signum = received()
+        if signum is not None:  # a stop signal, not a "no": the run stops as the signal policy says
+            raise Stopped(signum) from None
         return False
 
 
@@ -153,8 +159,8 @@ def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Ca
 
 @contextmanager
 def printing_the_report() -> Iterator[None]:
-    """Around the printing of a run's report: a Ctrl-C there cannot undo what the run did, so it says
-    so, and not `run`'s "Interrupted before anything was sent"."""
+    """Around the printing of a run's report: a KeyboardInterrupt there (a stop signal only sets a flag by
+    then) cannot undo what the run did, so it says so, and not `run`'s "Interrupted before anything was sent"."""
     try:
         yield
     except KeyboardInterrupt:
@@ -191,10 +197,12 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
 
 
 def show(report: Report, output: str, color: bool | None = None) -> None:
-    """Print `report` in the resolved output mode; `color` is --color/--no-color (None: not given)."""
+    """Print `report` in the resolved output mode; `color` is --color/--no-color (None: not given). A stop
+    signal cannot cut the report: it is printed whole."""
+    from leader_election_cli.operations.signals import stop_on_signals
     from leader_election_cli.render.output import render
 
-    with printing_the_report():
+    with stop_on_signals(), printing_the_report():
         render(report, output, sys.stdout, sys.stderr, color)
 
 
@@ -241,22 +249,30 @@ def fail(message: str, hint: str | None = None, detail: str | None = None) -> No
 
 
 def run(body: Callable[[], int], debug: bool) -> int:
-    """Run a command body; every failure becomes a one-line message and a documented exit code."""
-    try:
-        return body()
-    except LeaderElectionError as exc:
-        if debug:
-            traceback.print_exc()
-        fail(exc.message, exc.hint, exc.detail)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        fail("Interrupted before anything was sent." if not debug else "Interrupted.")
-        return int(ExitCode.INTERRUPTED)
-    except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
-        if debug:
-            traceback.print_exc()
-        fail(f"Internal error: {type(exc).__name__}: {exc}", "Run again with --debug and report the traceback.")
-        return int(ExitCode.PARTITION_FAILED)
+    """Run a command body under the one signal policy (operations/signals.py); every failure becomes a
+    one-line message and a documented exit code."""
+    from leader_election_cli.operations import signals
+
+    with signals.policy() as stop:
+        try:
+            return body()
+        except LeaderElectionError as exc:
+            if debug:
+                traceback.print_exc()
+            fail(exc.message, exc.hint, exc.detail)
+            if exc.exit_code is ExitCode.INTERRUPTED:
+                return int(interrupted_exit(stop.signum))
+            return int(exc.exit_code)
+        except KeyboardInterrupt as exc:  # before anything was sent (after it, a signal only sets the flag)
+            signum = exc.signum if isinstance(exc, signals.Stopped) else stop.signum
+            name = "Interrupted" if signum in (None, 2) else f"Stopped by {exc}"
+            fail(f"{name} before anything was sent." if not debug else f"{name}.")
+            return int(interrupted_exit(signum))
+        except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
+            if debug:
+                traceback.print_exc()
+            fail(f"Internal error: {type(exc).__name__}: {exc}", "Run again with --debug and report the traceback.")
+            return int(ExitCode.PARTITION_FAILED)
 
 
 def process_main(command: click.Command, prog_name: str) -> None:

@@ -198,8 +198,9 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any, output: str) ->
     if partitions == ():
         return _nothing_to_elect(ElectionType.PREFERRED, output, False, o["color"])
     timeout = o["timeout"] or zookeeper_election.DEFAULT_TIMEOUT
-    if not o["no_wait"]:
-        report = zookeeper_election.elect_preferred(o["zookeeper"], partitions, timeout)
+    if not o["no_wait"]:  # a stop before the znode is written still gets a document with --output json
+        with document_on_failure(output, stopped_election(ElectionType.PREFERRED, partitions, dry_run=False)):
+            report = zookeeper_election.elect_preferred(o["zookeeper"], partitions, timeout)
         show(report, output, o["color"])
         return int(report.exit_code)
     started, left_out = zookeeper_election.start_preferred(o["zookeeper"], partitions, timeout)

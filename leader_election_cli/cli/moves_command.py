@@ -26,7 +26,7 @@ from leader_election_cli.cli.common import (
     verbatim,
 )
 from leader_election_cli.cli.completion import complete_topics
-from leader_election_cli.errors import EXIT_CODE_HELP, LeaderElectionError
+from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -191,6 +191,9 @@ def _restore(o: dict[str, Any]) -> int:
 # -- running a move -----------------------------------------------------------------------------------
 
 def _path(restore_file: str | None) -> Path | None:
+    if restore_file is not None and not restore_file.strip():
+        raise InputError("--restore-file is empty", hint="Give --restore-file a file path, or leave it out for the "
+                                                         "default name in the current directory.")
     return Path(restore_file) if restore_file else None
 
 

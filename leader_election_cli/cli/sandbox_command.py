@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Seconds, run, verbatim
-from leader_election_cli.errors import ExitCode, InputError, exit_code_help
+from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
@@ -154,6 +154,7 @@ def _sandbox(o: dict[str, Any]) -> int:
         raise InputError(f"--topics {o['topics']} x --partitions {o['partitions']}: {too_big}",
                          "Lower --topics or --partitions.")
     version, features = parse_version_options(o)
+    argv = parse_run(o["command"]) if o["command"] is not None else None
     stop = threading.Event()
     ready = Path(o["ready_file"]) if o["ready_file"] else None
 
@@ -164,6 +165,7 @@ def _sandbox(o: dict[str, Any]) -> int:
     # between two steps of the Python loops that build partitions); then they only end the serving.
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     sb = None
+    written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
         sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
                      tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
@@ -182,11 +184,11 @@ def _sandbox(o: dict[str, Any]) -> int:
         show(sb, o, users)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
-            write_ready_file(ready, sb)
+            written = write_ready_file(ready, sb)
         for sig in previous:
             signal.signal(sig, lambda *_: stop.set())
-        if o["command"]:
-            return run_against(sb, o["command"])
+        if argv is not None:
+            return run_against(sb, argv)
         click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
@@ -200,8 +202,8 @@ def _sandbox(o: dict[str, Any]) -> int:
             sb.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if ready is not None:
-            ready.unlink(missing_ok=True)
+        if written is not None:
+            remove_ready_file(ready, written)
     return 0
 
 
@@ -219,12 +221,22 @@ def parse_version_options(o: dict[str, Any]) -> tuple[str | None, dict[str, int]
     return version.name, features
 
 
-def run_against(sb: Any, command: str) -> int:
-    """Run one command against the running sandbox and return its exit code."""
-    argv = shlex.split(command.replace("{bootstrap}", sb.bootstrap_servers))
+def parse_run(command: str) -> list[str]:
+    """--run's words, as a POSIX shell splits them, checked before the sandbox starts."""
+    example = "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'"
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise InputError(f"--run {shown(command)} cannot be split into words: {exc}",
+                         f"Close every quote in the command; {example}") from None
     if not argv:
-        raise InputError("--run needs a command",
-                         "e.g. --run 'kafka-leader-election --bootstrap-server {bootstrap} ...'")
+        raise InputError("--run needs a command", example)
+    return argv
+
+
+def run_against(sb: Any, words: list[str]) -> int:
+    """Run one command against the running sandbox ({bootstrap} in its words replaced) and return its exit code."""
+    argv = [word.replace("{bootstrap}", sb.bootstrap_servers) for word in words]
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     try:
         return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
@@ -232,8 +244,12 @@ def run_against(sb: Any, command: str) -> int:
         raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
 
 
-def write_ready_file(path: Path, sb: Any) -> None:
-    """Written whole (temporary file, then rename) so a watcher never reads half of it."""
+def write_ready_file(path: Path, sb: Any) -> tuple[int, int]:
+    """Written whole (a temporary file, then linked into place) so a watcher never reads half of it, and
+    never over a file that is there already (a user's file, or a stale one a watcher would take for this
+    sandbox's). Returns the file's (device, inode), so that only this file is removed at the end."""
+    from leader_election_cli.local_files import write_atomically
+
     document = {
         "schema_version": 1,  # schemas/sandbox-ready.schema.json
         "bootstrap_servers": sb.bootstrap_servers,
@@ -244,12 +260,25 @@ def write_ready_file(path: Path, sb: Any) -> None:
         "ca_file": sb.ca_file,
     }
     try:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2) + "\n")
-        temporary.replace(path)
+        write_atomically(path, (json.dumps(document, indent=2) + "\n").encode(), replace=False)
+        info = path.lstat()
+    except FileExistsError:
+        raise InputError(f"--ready-file {path} already exists: it is never overwritten (nor removed)",
+                         "Remove it first, or point --ready-file at a new path.") from None
     except OSError as e:
         raise InputError(f"cannot write --ready-file {path}: {e.strerror or e}",
                          "Point --ready-file at a writable location.") from None
+    return info.st_dev, info.st_ino
+
+
+def remove_ready_file(path: Path, written: tuple[int, int]) -> None:
+    """Remove the ready file this run wrote, and nothing else (it may have been replaced meanwhile)."""
+    try:
+        info = path.lstat()
+        if (info.st_dev, info.st_ino) == written:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:

@@ -61,6 +61,7 @@ _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 # Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
 _HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[(?P<ipv6>[0-9a-zA-Z._%:-]+)]|(?P<host>[0-9a-zA-Z._%:-]+))"
                         r":(?P<port>[0-9]+)")
+MAX_BOOTSTRAP_SERVERS = 1000
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
 
 
@@ -84,6 +85,9 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
     the form, the port, and the host's name (a name that does not resolve is left out, as Kafka does;
     none resolving is an error at once, not a timeout)."""
     addresses = [s.strip() for s in bootstrap_servers.split(",") if s.strip()]
+    if len(addresses) > MAX_BOOTSTRAP_SERVERS:
+        raise InputError(f"Too many bootstrap servers: {len(addresses)} given, at most {MAX_BOOTSTRAP_SERVERS}",
+                         hint="A few brokers of the cluster are enough: the client finds the others itself.")
     hosts: dict[str, str] = {}
     for address in addresses:
         match = _HOST_PORT.fullmatch(address)
@@ -94,7 +98,8 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
         hosts[address] = match["ipv6"] or match["host"]
     if not addresses:
         raise InputError("No resolvable bootstrap urls given in bootstrap.servers", hint=_BOOTSTRAP_HINT)
-    resolvable = [address for address in addresses if _resolves(hosts[address])]
+    resolves = {host: _resolves(host) for host in dict.fromkeys(hosts.values())}  # each name looked up once
+    resolvable = [address for address in addresses if resolves[hosts[address]]]
     if not resolvable:
         names = ", ".join(dict.fromkeys(shown(host) for host in hosts.values()))
         raise UnreachableError("No resolvable bootstrap urls given in bootstrap.servers",  # Kafka's line; DNS: exit 3

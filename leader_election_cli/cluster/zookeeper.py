@@ -16,7 +16,7 @@ import json
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds, as the old tool's ZooKeeper session and conne
 HINT_READ_TIMEOUT = 1.0  # seconds allowed after the deadline to say why the controller did not act
 OUTCOME_READ_TIMEOUT = 5.0  # at least this long to read the outcome once the controller has finished
 MIN_START_SECONDS = 0.2  # with less of the timeout left, the election znode is not written at all
+CLOSE_TIMEOUT = 1.0  # seconds to close the session at the end
 MAX_LISTED = 20  # partitions named in one error line
 ZK_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 
@@ -80,6 +81,8 @@ class ZooKeeper:
         self.client = client
         self.connect = connect
         self.deadline = deadline
+        self.election_sent = False  # the election znode's create was sent: the election may have started
+        self.stopped: Callable[[], bool] = lambda: False  # a stop signal: calls in flight give up at once
 
     @classmethod
     @contextmanager
@@ -104,8 +107,7 @@ class ZooKeeper:
         try:
             yield cls(client, connect, deadline)
         finally:
-            client.stop()
-            client.close()
+            _stop_within(client, CLOSE_TIMEOUT)
 
     @contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -128,8 +130,17 @@ class ZooKeeper:
                                    f"{self.deadline.seconds:g} s timeout while {doing}") from None
 
     def _await(self, result: Any, doing: str, timeout: float | None = None) -> Any:
+        """The answer, within the deadline (or `timeout`), awaited in short slices so a stop is seen at once."""
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        end = time.monotonic() + (self.deadline.remaining() if timeout is None else timeout)
         with self._errors(doing):
-            return result.get(timeout=self.deadline.remaining() if timeout is None else timeout)
+            while True:
+                try:
+                    return result.get(timeout=max(0.0, min(0.1, end - time.monotonic())))
+                except KazooTimeoutError:
+                    if time.monotonic() >= end or self.stopped():
+                        raise
 
     def read(self, paths: Sequence[str], doing: str, timeout: float | None = None) -> dict[str, bytes | None]:
         """Read many znodes at once (None for a missing one), within the deadline unless `timeout` is given."""
@@ -158,6 +169,16 @@ class ZooKeeper:
 
     def create(self, path: str, data: bytes, doing: str) -> None:
         self._await(self.client.create_async(path, data, makepath=True), doing)
+
+
+def _stop_within(client: KazooClient, seconds: float) -> None:
+    """Close the session, giving up after `seconds`: a hostile or frozen server can hold kazoo's stop for the
+    whole session timeout (its connection thread is a daemon, so the process still ends)."""
+    stopper = threading.Thread(target=client.stop, name="zookeeper-stop", daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    if not stopper.is_alive():
+        client.close()
 
 
 def _parse(path: str, data: bytes) -> Any:
@@ -244,8 +265,10 @@ def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
                                f"to start the election: nothing was written",
                                "Run again with a longer --timeout.")
     try:
+        zk.election_sent = True
         zk.create(ELECTION_PATH, data, f"creating {ELECTION_PATH}")
     except NodeExistsError:
+        zk.election_sent = False
         in_progress = zk.read([ELECTION_PATH], f"reading {ELECTION_PATH}")[ELECTION_PATH]
         try:
             names = ",".join(map(str, decode_election(in_progress))) if in_progress else "some partitions"
@@ -262,19 +285,23 @@ def start_election(zk: ZooKeeper, partitions: Sequence[TopicPartition]) -> None:
                                "the partitions' leaders before running again.") from None
 
 
-def wait_for_controller(zk: ZooKeeper) -> None:
-    """Wait, within the deadline, until the controller deletes the election znode."""
+def wait_for_controller(zk: ZooKeeper, stopped: Callable[[], bool] = lambda: False) -> bool:
+    """Wait, within the deadline, until the controller deletes the election znode: True when it has, False
+    when `stopped()` (a stop signal) ended the wait first."""
     changed = threading.Event()
     while not zk.deadline.expired:
+        if stopped():
+            return False
         changed.clear()
         try:
             if not zk.exists(ELECTION_PATH, f"waiting for the controller to delete {ELECTION_PATH}",
                              watch=lambda event: changed.set()):
-                return
+                return True
         except UnreachableError:  # kazoo reconnects by itself; keep trying until the deadline
             changed.wait(min(0.2, zk.deadline.remaining()))
             continue
-        changed.wait(zk.deadline.remaining())
+        while not changed.is_set() and not stopped() and not zk.deadline.expired:
+            changed.wait(min(0.1, zk.deadline.remaining()))
     if zk.client.connected:
         reason = f"Timed out after {zk.deadline.seconds:g} s waiting for the controller to finish the election"
         check = _controller_hint(zk)

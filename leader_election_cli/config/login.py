@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leader_election_cli.config.jaas import LoginModule
-from leader_election_cli.config.properties import check_unicode, java_trim, shown_value
+from leader_election_cli.config.properties import check_unicode, java_trim, named
 from leader_election_cli.errors import InputError
 
 OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -58,7 +58,7 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
                   if k and k.startswith("unsecuredLoginExtension_")}
     if handler:
         if handler not in OIDC_LOGIN_HANDLERS:
-            raise InputError(f"sasl.login.callback.handler.class {shown_value(handler)} in {source} is not supported",
+            raise InputError(f"The {named(props, 'sasl.login.callback.handler.class')} in {source} is not supported",
                              hint=f"Use {OIDC_LOGIN_HANDLERS[1]} (Kafka's OIDC client-credentials login) or leave "
                                   "it out for unsecured development tokens.")
         endpoint = java_trim(props.get("sasl.oauthbearer.token.endpoint.url", ""))
@@ -133,8 +133,8 @@ def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str
             raise InputError(f"sasl.jaas.config in {source}: useKeyTab=true needs principal",
                              hint="Add principal=\"client@REALM\" to the Krb5LoginModule entry.")
         if not os.access(keytab, os.R_OK):
-            raise InputError(f"The keyTab {shown_value(keytab, path=True)} in sasl.jaas.config in {source} cannot "
-                             "be read", hint="Check the keyTab path and its permissions.")
+            raise InputError(f"The keyTab in {named(props, 'sasl.jaas.config')} in {source} cannot be read",
+                             hint="Check the keyTab path and its permissions.")
         return KerberosSettings(service, principal, keytab, None)
     if use_cache:
         return KerberosSettings(service, options.get("principal"), None, options.get("ticketCache"))
@@ -150,8 +150,8 @@ def _float(props: Mapping[str, str], key: str, default: float, source: str, low:
     except ValueError:
         value = -1.0
     if not low <= value <= high:
-        raise InputError(f"Invalid value {shown_value(java_trim(props[key]))} for configuration {key}: Value must "
-                         f"be between {low} and {high}", hint=f"Fix {key} in {source}.")
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Value must be between {low} and "
+                         f"{high}", hint=f"Fix {key} in {source}.")
     return value
 
 
@@ -160,6 +160,6 @@ def _millis(props: Mapping[str, str], key: str, default: int, source: str) -> in
         return default
     text = java_trim(props[key])
     if not text.isdigit() or not 0 < int(text) < 2**31:
-        raise InputError(f"Invalid value {shown_value(text)} for configuration {key}: Not a number of type INT",
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type INT",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
     return int(text)

@@ -1,20 +1,21 @@
 """java.util.Properties.load, as Kafka's Utils.loadProps reads a client config file.
 
 ISO-8859-1, `\\uXXXX` escapes, continued lines, comments; values trimmed as Kafka's ConfigDef trims
-them. A value read from the file is shown in a message only through `shown_value`.
+them. A value read from the file is never shown in a message (a line ending in a stray backslash joins
+the next line into it, and that line may hold a password): messages name the key and its line
+(`named`) and say what is expected.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from leader_election_cli.errors import InputError
 from leader_election_cli.errors import shown as _shown
+from leader_election_cli.local_files import read_regular_file
 
 MAX_FILE_BYTES = 16 * 2**20
-_PLAIN_VALUE = re.compile(r"[^\s=\"';\\]{0,128}")
-_PLAIN_PATH = re.compile(r"[^=\"';\\\r\n]{0,512}")
 
 
 def parse_properties(text: str, source: str = "the properties") -> dict[str, str]:
@@ -102,26 +103,29 @@ def java_trim(value: str) -> str:
     return value.strip("".join(map(chr, range(33))))
 
 
-def shown_value(text: str, *, path: bool = False) -> str:
-    """A value from the config file, for a message: shown only when it is one plain word (or a plain
-    path), because a line ending in a stray backslash joins the next line into it, and that line may
-    be sasl.jaas.config with its password."""
-    if (_PLAIN_PATH if path else _PLAIN_VALUE).fullmatch(text):
-        return _shown(text)
-    return "(not shown: it holds blanks, quotes, '=', ';' or '\\', as when a line ending in '\\' runs into the next)"
+class Properties(dict[str, str]):
+    """A config file's keys and values (a repeated key: the last one wins), with the line of each key."""
+
+    def __init__(self, entries: Iterable[tuple[int, str, str]] = ()):
+        super().__init__()
+        self.lines: dict[str, int] = {}
+        for number, key, value in entries:
+            self[key] = value
+            self.lines[key] = number
+
+
+def named(props: Mapping[str, str], key: str) -> str:
+    """A setting as a message names it: its key and line ("security.protocol (line 3)"), never its value."""
+    line = props.lines.get(key) if isinstance(props, Properties) else None
+    return f"{key} (line {line})" if line else key
 
 
 def read_text(path: str, what: str, option: str, shown_path: str) -> str:
     """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"Unable to read {what} {shown_path}: {reason}", hint=f"Check the {option} path.") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"Unable to read {what} {shown_path}: larger than {MAX_FILE_BYTES // 2**20} MiB",
-                         hint=f"Check the {option} path.")
+        data = read_regular_file(path, what=what, limit=MAX_FILE_BYTES, hint=f"Check the {option} path.")
+    except InputError as exc:  # the path as it may be shown, not as read_regular_file would show it
+        raise InputError(exc.message.replace(f"{what} {_shown(path)}", f"{what} {shown_path}", 1), exc.hint) from None
     return data.decode("latin-1")
 
 

@@ -23,7 +23,8 @@ from leader_election_cli.config.login import (
     kerberos_settings,
     oauth_settings,
 )
-from leader_election_cli.config.properties import check_unicode, java_trim, read_properties, read_text, shown_value
+from leader_election_cli.config.properties import Properties, check_unicode, java_trim, read_properties, read_text
+from leader_election_cli.config.properties import named as _named
 from leader_election_cli.errors import InputError
 from leader_election_cli.errors import shown as _shown
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000
 DEFAULT_RETRY_BACKOFF_MS, DEFAULT_RETRY_BACKOFF_MAX_MS = 100, 1000  # Kafka's client defaults
+MAX_CLIENT_ID_BYTES = 2**15 - 1  # a request header's client id is a Kafka STRING: an int16 length
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -123,7 +125,7 @@ def load_client_settings(path: str | None, timeout_override_ms: int | None = Non
     source = _shown(path)
     entries = read_properties(read_text(path, "the config file", "--command-config (or --admin.config)", source),
                               source)
-    return settings_from_properties({key: value for _, key, value in entries}, source,
+    return settings_from_properties(Properties(entries), source,
                                     _key_warnings(entries, source)).bounded_by(timeout_override_ms)
 
 
@@ -134,9 +136,9 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
                          "resolved", hint="Write the values into the config file itself.")
     protocol = java_trim(props.get("security.protocol", "PLAINTEXT")).upper()
     if protocol not in SECURITY_PROTOCOLS:
-        raise InputError(f"Invalid value {shown_value(java_trim(props['security.protocol']))} for configuration "
-                         f"security.protocol: String must be one of: {', '.join(SECURITY_PROTOCOLS)}",
-                         hint=f"Fix security.protocol in {source}.")
+        raise InputError(f"Invalid value for configuration {_named(props, 'security.protocol')}: String must be one "
+                         f"of: {', '.join(SECURITY_PROTOCOLS)}",
+                         hint=f"Fix security.protocol in {source} (a line ending in '\\' continues on the next).")
     request_timeout = _int_setting(props, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS, source)
     api_timeout = _int_setting(props, "default.api.timeout.ms", DEFAULT_API_TIMEOUT_MS, source)
     if api_timeout < request_timeout:
@@ -152,6 +154,10 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
     mechanism, username, password, oauth, kerberos = (_sasl(props, protocol, source) if protocol.startswith("SASL_")
                                                       else (None,) * 5)
     client_id = java_trim(props["client.id"]) if "client.id" in props else None
+    if client_id is not None and len(client_id.encode("utf-8", "surrogatepass")) > MAX_CLIENT_ID_BYTES:
+        raise InputError(f"client.id in {source} is longer than {MAX_CLIENT_ID_BYTES} bytes (UTF-8), the most a "
+                         "Kafka request header carries", hint=f"Shorten client.id in {source} (a line ending in "
+                                                              "'\\' continues on the next line).")
     return ClientSettings(
         security_protocol=protocol, sasl_mechanism=mechanism, sasl_username=username, sasl_password=password,
         ssl_context=_tls_context(props, source) if protocol.endswith("SSL") else None,
@@ -159,7 +165,8 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         retry_backoff_ms=_int_setting(props, "retry.backoff.ms", DEFAULT_RETRY_BACKOFF_MS, source, "LONG"),
         retry_backoff_max_ms=_int_setting(props, "retry.backoff.max.ms", DEFAULT_RETRY_BACKOFF_MAX_MS, source, "LONG"),
         client_id=client_id or None, warnings=warnings, oauth=oauth, kerberos=kerberos,
-        secrets=_secrets(props, password, oauth.client_secret if oauth else None))
+        secrets=_secrets(props, password, username, client_id, oauth.client_secret if oauth else None,
+                         oauth.client_id if oauth else None, kerberos.principal if kerberos else None))
 
 
 _SECRET_KEYS = ("ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
@@ -167,7 +174,8 @@ _SECRET_KEYS = ("ssl.truststore.password", "ssl.keystore.password", "ssl.key.pas
 
 
 def _secrets(props: Mapping[str, str], *more: str | None) -> tuple[str, ...]:
-    """The secret values of the file, as written and as Kafka trims them, for the log redaction."""
+    """The values of the file hidden in every log (the secrets, and who logs in and as which client), as
+    written and as Kafka trims them."""
     values = {v for key in _SECRET_KEYS if key in props for v in (props[key], java_trim(props[key]))}
     values.update(v for v in more if v)
     return tuple(sorted(v for v in values if len(v) >= 4))
@@ -196,10 +204,10 @@ def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, 
     text = java_trim(props[key])
     bits = 32 if kind == "INT" else 64
     if not re.fullmatch(rf"[+-]?\d{{1,{bits * 3 // 10 + 1}}}", text) or not -2**(bits - 1) <= int(text) < 2**(bits - 1):
-        raise InputError(f"Invalid value {shown_value(text)} for configuration {key}: Not a number of type {kind}",
-                         hint=f"Fix {key} in {source}: a number of milliseconds.")
+        raise InputError(f"Invalid value for configuration {_named(props, key)}: Not a number of type {kind}"
+                        , hint=f"Fix {key} in {source}: a number of milliseconds.")
     if int(text) < 0:
-        raise InputError(f"Invalid value {text} for configuration {key}: Value must be at least 0",
+        raise InputError(f"Invalid value for configuration {_named(props, key)}: Value must be at least 0",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
     return int(text)
 
@@ -213,7 +221,7 @@ def _sasl(props: Mapping[str, str], protocol: str,
         default = " (Kafka's default when sasl.mechanism is not set)" if "sasl.mechanism" not in props else ""
         hint = (f"Mechanism names are case-sensitive: write sasl.mechanism={mechanism.upper()}."
                 if mechanism.upper() in LOGIN_MODULES else f"Set sasl.mechanism to one of {supported} in {source}.")
-        raise InputError(f"sasl.mechanism {shown_value(mechanism)}{default} is not supported: this tool supports "
+        raise InputError(f"The {_named(props, 'sasl.mechanism')}{default} is not supported: this tool supports "
                          f"{supported}", hint=hint)
     if "sasl.jaas.config" not in props:
         raise InputError(f"security.protocol {protocol} needs sasl.jaas.config in {source}", hint=_JAAS_EXAMPLE)

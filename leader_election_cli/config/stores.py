@@ -35,7 +35,7 @@ class Store:
 
     data: bytes
     prefix: str
-    where: str  # the path, shown only when plain
+    where: str  # the setting that names the file, with its line (never the path read from the file)
     store_type: str
 
     def fail(self, reason: str, hint: str) -> InputError:

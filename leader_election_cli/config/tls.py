@@ -10,13 +10,13 @@ import re
 import secrets
 import ssl
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 
-from leader_election_cli.config.properties import check_unicode, java_trim, read_text, shown_value
+from leader_election_cli.config.properties import check_unicode, java_trim, named, read_text
 from leader_election_cli.config.stores import KeyMaterial, Store, binary_format, key_material, trusted_certificates
 from leader_election_cli.errors import InputError
 
@@ -24,7 +24,7 @@ _MAX_KEY_PASSWORD_BYTES = 1024  # Python's ssl module passes at most this much t
 _STORE_CONVERSION = ("Convert the store to PKCS12 (keytool -importkeystore -srckeystore STORE -srcstoretype TYPE "
                      "-destkeystore store.p12 -deststoretype PKCS12) and set {prefix}.type=PKCS12.")
 
-_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+_PEM_MARKER = re.compile(r"(?=(-----(BEGIN|END) ([A-Z0-9 ]+)-----))")  # markers may share their dashes
 _PRIVATE_KEY_LABELS = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY",
                                  "DSA PRIVATE KEY"})
 
@@ -36,7 +36,7 @@ def ssl_context(props: Mapping[str, str], source: str) -> ssl.SSLContext:
     if algorithm == "":
         context.check_hostname = False  # Kafka: only the host-name check is off, the chain is still verified
     elif algorithm.lower() != "https":
-        raise InputError(f"ssl.endpoint.identification.algorithm {shown_value(algorithm)} is not supported",
+        raise InputError(f"The {named(props, 'ssl.endpoint.identification.algorithm')} is not supported",
                          hint=f"Use https (the default), or an empty value to skip the host-name check, in {source}.")
     trusted = _trusted_certificates(props, source)
     if trusted is None:
@@ -60,8 +60,8 @@ def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, s
     password = _password(props, "ssl.truststore.password")
     if certificates is not None:
         if explicit and store_type != "PEM":
-            raise _ssl_error(f"SSL trust store certs can be specified only for PEM, but trust store type is "
-                             f"{shown_value(store_type)}.", source)
+            raise _ssl_error(f"SSL trust store certs can be specified only for PEM, but "
+                             f"{named(props, 'ssl.truststore.type')} is not PEM.", source)
         if location is not None:
             raise _ssl_error("Both SSL trust store location and separate trust certificates are specified.", source)
         if password is not None:
@@ -69,8 +69,8 @@ def _trusted_certificates(props: Mapping[str, str], source: str) -> tuple[str, s
         return certificates, "ssl.truststore.certificates"
     if location is not None:
         location = java_trim(location)
-        store = _read_store(location, "ssl.truststore", store_type, explicit)
-        where = f"ssl.truststore.location {shown_value(location, path=True)}"
+        where = named(props, "ssl.truststore.location")
+        store = _read_store(props, location, "ssl.truststore", store_type, explicit)
         if isinstance(store, Store):
             pem = [c.public_bytes(serialization.Encoding.PEM).decode("ascii")
                    for c in trusted_certificates(store, password)]
@@ -117,8 +117,8 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
                          "takes for a key's passphrase", hint="Protect the key with a shorter passphrase.")
     if key is not None:
         if explicit and store_type != "PEM":
-            raise _ssl_error("SSL private key can be specified only for PEM, but key store type is "
-                             f"{shown_value(store_type)}.", source)
+            raise _ssl_error(f"SSL private key can be specified only for PEM, but {named(props, 'ssl.keystore.type')} "
+                             "is not PEM.", source)
         if chain is None:
             raise _ssl_error("SSL private key is specified, but certificate chain is not specified.", source)
         if location is not None:
@@ -131,8 +131,8 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
         raise _ssl_error("SSL certificate chain is specified, but private key is not specified", source)
     elif location is not None:
         location = java_trim(location)
-        store = _read_store(location, "ssl.keystore", store_type, explicit)
-        where = f"ssl.keystore.location {shown_value(location, path=True)}"
+        where = named(props, "ssl.keystore.location")
+        store = _read_store(props, location, "ssl.keystore", store_type, explicit)
         if isinstance(store, Store):
             _load_key_material(context, key_material(store, store_password, key_password), where)
             return
@@ -149,39 +149,69 @@ def _ssl_error(kafka_message: str, source: str) -> InputError:
     return InputError(kafka_message, hint=f"Fix the ssl.* settings in {source}.")
 
 
-def _read_store(location: str, prefix: str, store_type: str, explicit: bool) -> str | Store:
-    """A store file: its text when it is PEM, else the binary store (JKS or PKCS12)."""
-    shown_path = shown_value(location, path=True)
-    text = read_text(location, f"{prefix}.location", f"{prefix}.location", shown_path)
+def _read_store(props: Mapping[str, str], location: str, prefix: str, store_type: str,
+                explicit: bool) -> str | Store:
+    """A store file: its text when it is PEM, else the binary store (JKS or PKCS12). Messages name the
+    setting and its line, never the path read from the file."""
+    setting = named(props, f"{prefix}.location")
+    shown_path = f"named by {setting}"
+    text = read_text(location, "the store", f"{prefix}.location", shown_path)
     if store_type not in ("PEM", "JKS", "PKCS12"):
-        raise InputError(f"{prefix}.type {shown_value(store_type)} is not supported: this tool reads JKS, PKCS12 "
+        raise InputError(f"The {named(props, f'{prefix}.type')} is not supported: this tool reads JKS, PKCS12 "
                          "and PEM stores", hint=_STORE_CONVERSION.format(prefix=prefix))
     if "-----BEGIN " in text:
         if explicit and store_type != "PEM":  # unset (JKS) with a PEM file is read as PEM
-            raise InputError(f"{prefix}.location {shown_path} is a PEM file but {prefix}.type is {store_type}",
+            raise InputError(f"The store named by {setting} is a PEM file but {prefix}.type is {store_type}",
                              hint=f"Set {prefix}.type=PEM.")
         return text
     data = text.encode("latin-1")
     found = binary_format(data)
     if found is None:
-        raise InputError(f"{prefix}.location {shown_path} is not a JKS, PKCS12 or PEM store (empty, corrupt or "
+        raise InputError(f"The store named by {setting} is not a JKS, PKCS12 or PEM store (empty, corrupt or "
                          "another format)", hint=f"Check {prefix}.location and {prefix}.type.")
     if store_type == "PEM":
-        raise InputError(f"{prefix}.location {shown_path} is a {found} store but {prefix}.type is PEM",
+        raise InputError(f"The store named by {setting} is a {found} store but {prefix}.type is PEM",
                          hint=f"Set {prefix}.type={found}.")
-    return Store(data, prefix, shown_path, store_type)
+    return Store(data, prefix, setting, store_type)
+
+
+def _pem_spans(text: str) -> Iterator[tuple[str, int, int, int, int]]:
+    """Each `-----BEGIN L-----...-----END L-----` block as (L, start, body start, body end, end), in one pass
+    over the markers: a BEGIN pairs with the first END of its label after it (a BEGIN without one is
+    skipped). Linear in the text however the markers are arranged (20,000 BEGIN lines and no END hung a
+    backtracking regex)."""
+    markers = [(m[2], m[3], m.start(), m.end(1)) for m in _PEM_MARKER.finditer(text)]  # (kind, label, start, end)
+    ends: dict[str, list[tuple[int, int]]] = {}
+    for kind, label, start, end in markers:
+        if kind == "END":
+            ends.setdefault(label, []).append((start, end))
+    next_end = dict.fromkeys(ends, 0)  # per label, the first END not yet passed: only ever moves forward
+    position = 0
+    for kind, label, start, end in markers:
+        if kind != "BEGIN" or start < position:
+            continue
+        candidates = ends.get(label, [])
+        index = next_end.get(label, 0)
+        while index < len(candidates) and candidates[index][0] < end:
+            index += 1
+        next_end[label] = index
+        if index == len(candidates):
+            continue
+        end_start, end_end = candidates[index]
+        yield label, start, end, end_start, end_end
+        position = end_end
 
 
 def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
     """The PEM blocks with these labels, re-wrapped: Kafka accepts PEM joined onto one line by continuation
     lines, OpenSSL does not. Blocks with headers (legacy encrypted keys) are kept as they are."""
     blocks = []
-    for match in _PEM_BLOCK.finditer(text):
-        label, body = match.groups()
+    for label, start, body_start, body_end, end in _pem_spans(text):
         if label not in labels:
             continue
+        body = text[body_start:body_end]
         if ":" in body:
-            blocks.append(match.group(0).strip() + "\n")
+            blocks.append(text[start:end].strip() + "\n")
             continue
         data = "".join(body.split())
         lines = "\n".join(data[i:i + 64] for i in range(0, len(data), 64))

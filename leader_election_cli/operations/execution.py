@@ -3,17 +3,14 @@
 Batches go one at a time, each with a whole API timeout. POLICY_VIOLATION (a KRaft controller refusing
 a request that would change more than 10,000 partitions) splits the batch in halves and retries;
 NOT_CONTROLLER is retried by the cluster layer; a lost connection reconnects once, and a second loss
-stops the run; Ctrl-C (or SIGTERM) stops after the batch in flight. Whatever happens, the report lists
-every selected partition exactly once.
+stops the run; a stop signal (operations/signals.py) stops it after the batch in flight. Whatever happens,
+the report lists every selected partition exactly once.
 """
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 
 from leader_election_cli import kafka_errors
@@ -28,6 +25,7 @@ from leader_election_cli.model import (
     PartitionResult,
     TopicPartition,
 )
+from leader_election_cli.operations.signals import StopFlag, stop_on_signals
 from leader_election_cli.planning import Prediction, batches, is_preferred_leader, outcome_of, split_in_halves
 from leader_election_cli.reports.election import ElectionReport
 
@@ -76,32 +74,6 @@ def dry_run_report(predictions: Sequence[Prediction], election_type: ElectionTyp
 
 
 # -- the election ----------------------------------------------------------------------------------
-
-class StopFlag:
-    """Set by Ctrl-C (SIGINT) or SIGTERM while batches are being sent."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-
-
-@contextmanager
-def stop_on_signals() -> Iterator[StopFlag]:
-    """Turn Ctrl-C into a flag checked between batches, so the batch in flight completes."""
-    flag = StopFlag()
-    if threading.current_thread() is not threading.main_thread():
-        yield flag
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        flag.stopped = True
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield flag
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
 
 class _Sender:
     """Sends batches into one `answers` map: splits on POLICY_VIOLATION, reconnects once when cut off."""
@@ -192,7 +164,7 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
     all_partitions = selected is None
     interrupted = False
     presumed: list[TopicPartition] = []  # left out of an all-partitions answer: no election needed, or gone
-    with stop_on_signals() as stop:  # from the first request on: Ctrl-C lets the request in flight finish
+    with stop_on_signals() as stop:  # from the first request on: a signal lets the request in flight finish
         if all_partitions and batch_size is None:
             try:
                 response = cluster.elect(election_type, None)
@@ -254,6 +226,7 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
     unconfirmed = _disagreements(claimed, presumed, election_type, before, after, lagging)
     results = [_result(tp, answers.get(tp), before, after, unconfirmed.get(tp)) for tp in dict.fromkeys(selected)]
     report = ElectionReport(election_type, results, interrupted=interrupted, all_partitions=all_partitions)
+    report.stop_signal = stop.signum
     if aborted is not None:
         report.abort(aborted.exit_code, aborted.message)
     return report

@@ -34,6 +34,7 @@ from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
+from leader_election_cli.operations.signals import StopFlag, stop_on_signals
 from leader_election_cli.planning import Refusal, batches, predict
 from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
@@ -196,38 +197,42 @@ def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *
         report.restore_file = str(restore_path)
     sent: list[TopicPartition] = []  # reorders sent, answered or not
     answered: execution.Answers = {}  # the controller's answer to each reorder it answered
-    try:
-        with execution.stop_on_signals() as stop:  # Ctrl-C lets the reorder in flight finish, then stops
+    with stop_on_signals() as stop:  # a signal lets the step in flight (a reorder, a poll, a batch) finish
+        try:
             _reorder(cluster, {m.tp: m.new_replicas for m in reorders}, batch_size, stop, sent, answered)
             if stop.stopped:
                 raise KeyboardInterrupt
-        _refused(results, answered)
-        accepted = [m.tp for m in reorders if answered[m.tp][0] == kafka_errors.NONE]
-        cluster.restart_timeout()
-        for tp in wait_for_reassignments(cluster, accepted, wait_seconds):
-            results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=kafka_errors.REASSIGNMENT_IN_PROGRESS,
-                                  error=f"the new replica order was still being applied after {wait_seconds:g} s, "
-                                        "so no election was run")
-        todo = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
-        if todo:
+            _refused(results, answered)
+            accepted = [m.tp for m in reorders if answered[m.tp][0] == kafka_errors.NONE]
             cluster.restart_timeout()
-            # Judged against the new orders: an answer lost on the way is read back from the leaders.
-            election = execution.elect(cluster, ElectionType.PREFERRED, todo, _reordered(state, results, todo),
-                                       batch_size=batch_size)
-            for r in election.results:
-                results[r.tp] = _verified(results[r.tp], r)
-            report.interrupted = election.interrupted
-            if election.aborted_exit is not None:
-                report.abort(election.aborted_exit, election.aborted_reason or "stopped")
-    except KeyboardInterrupt:
-        report.interrupted = True
-        _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
-    except LeaderElectionError as exc:
-        if not reorders:  # execution.elect raises only when nothing was elected: nothing changed
-            raise
-        report.abort(exc.exit_code, exc.message)
-        lost = set(sent) - set(answered) if isinstance(exc, UnreachableError) else set()  # else refused as a whole
-        _read_back(cluster, results, report.restore_file, answered, in_doubt=lost)
+            pending = wait_for_reassignments(cluster, accepted, wait_seconds, stop)
+            if stop.stopped:
+                raise KeyboardInterrupt
+            for tp in pending:
+                results[tp] = replace(results[tp], outcome=Outcome.FAILED,
+                                      error_code=kafka_errors.REASSIGNMENT_IN_PROGRESS,
+                                      error=f"the new replica order was still being applied after {wait_seconds:g} s, "
+                                            "so no election was run")
+            todo = [tp for tp, r in results.items() if r.outcome is Outcome.NOT_ATTEMPTED]
+            if todo:
+                cluster.restart_timeout()
+                # Judged against the new orders: an answer lost on the way is read back from the leaders.
+                election = execution.elect(cluster, ElectionType.PREFERRED, todo, _reordered(state, results, todo),
+                                           batch_size=batch_size)
+                for r in election.results:
+                    results[r.tp] = _verified(results[r.tp], r)
+                report.interrupted, report.stop_signal = election.interrupted, election.stop_signal
+                if election.aborted_exit is not None:
+                    report.abort(election.aborted_exit, election.aborted_reason or "stopped")
+        except KeyboardInterrupt:
+            report.interrupted, report.stop_signal = True, stop.signum
+            _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
+        except LeaderElectionError as exc:
+            if not reorders:  # execution.elect raises only when nothing was elected: nothing changed
+                raise
+            report.abort(exc.exit_code, exc.message)
+            lost = set(sent) - set(answered) if isinstance(exc, UnreachableError) else set()  # else refused as a whole
+            _read_back(cluster, results, report.restore_file, answered, in_doubt=lost)
     report.results = list(results.values())
     return report
 
@@ -280,7 +285,7 @@ def _read_back(cluster: ClusterConnection, results: dict[TopicPartition, MoveRes
 
 
 def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
-             stop: execution.StopFlag, sent: list[TopicPartition], answered: execution.Answers) -> None:
+             stop: StopFlag, sent: list[TopicPartition], answered: execution.Answers) -> None:
     """Send the new orders in batches until `stop`, noting each in `sent` first, and each answer, with
     the controller's (code, message), in `answered`."""
     for batch in batches(list(orders), batch_size):
@@ -295,13 +300,14 @@ def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int,
 
 
 def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[TopicPartition],
-                           seconds: float) -> set[TopicPartition]:
+                           seconds: float, stop: StopFlag | None = None) -> set[TopicPartition]:
     """Poll ListPartitionReassignments until none of `partitions` is listed, or `seconds` pass
     (keep `seconds` under the cluster's API timeout: the polls share it).
 
     Returns the partitions still listed (empty when all are done). A reorder moves no data, so it
     normally completes at once; the poll interval doubles from 50 ms to 1 s. A lost answer (it only
-    reads) is asked again once, after finding the controller again.
+    reads) is asked again once, after finding the controller again. A stop signal (`stop`) ends the
+    wait after the poll in flight.
     """
     if not partitions:
         return set()
@@ -319,9 +325,9 @@ def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[Topi
             continue
         pending = {tp for tp in partitions if tp in listed}
         remaining = deadline - time.monotonic()
-        if not pending or remaining <= 0:
+        if not pending or remaining <= 0 or (stop is not None and stop.stopped):
             return pending
-        time.sleep(min(delay, remaining))
+        _sleep_unless_stopped(min(delay, remaining), stop)
         delay = min(delay * 2, _POLL_MAX_S)
 
 
@@ -336,3 +342,9 @@ def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
         return replace(result, outcome=Outcome.FAILED, error_code=0, error=error)
     changed = planned.leader_before != planned.expected_leader
     return replace(result, outcome=Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, error_code=0, error=None)
+
+
+def _sleep_unless_stopped(seconds: float, stop: StopFlag | None) -> None:
+    deadline = time.monotonic() + seconds
+    while (stop is None or not stop.stopped) and (remaining := deadline - time.monotonic()) > 0:
+        time.sleep(min(0.05, remaining))

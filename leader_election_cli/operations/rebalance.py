@@ -7,12 +7,13 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import ExitCode, LeaderElectionError
+from leader_election_cli.errors import LeaderElectionError, interrupted_exit
 from leader_election_cli.model import ControllerMode, ElectionType, Outcome, PartitionResult
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
+from leader_election_cli.operations.signals import Stopped
 from leader_election_cli.planning import balance, predict, rebalance_candidates
 from leader_election_cli.reports.balance import RebalanceRun
 from leader_election_cli.reports.election import ElectionReport
@@ -39,8 +40,9 @@ def rebalance(connection: Connection, threshold: float, *, dry_run: bool = False
             _elect_unbalanced(cluster, run, batch_size=batch_size, batch_interval=batch_interval)
     except LeaderElectionError as exc:
         run.stop(exc)
-    except KeyboardInterrupt:
-        run.stop(LeaderElectionError("Interrupted.", exit_code=ExitCode.INTERRUPTED))
+    except KeyboardInterrupt as exc:  # a stop signal before anything was sent
+        signum = exc.signum if isinstance(exc, Stopped) else None
+        run.stop(LeaderElectionError("Interrupted before anything was sent.", exit_code=interrupted_exit(signum)))
     run.finish()
     return run
 

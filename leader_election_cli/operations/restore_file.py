@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.local_files import read_regular_file, write_atomically
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.reorders import Move
 
 RESTORE_SCHEMA_VERSION = 1
+MAX_RESTORE_FILE_BYTES = 256 * 2**20  # some two million partitions; a bigger file is not one of ours
 
 
 @dataclass(frozen=True)
@@ -67,13 +69,11 @@ def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
 
 
 def write_restore_file(path: Path, command: str, state: ClusterState, moves: Sequence[Move]) -> None:
-    """Write (never overwrite) the restore file and flush it to disk before anything changes."""
+    """Write the restore file whole and on disk before anything changes: never over an existing file (or
+    through a symlink), and never half of it (a temporary file linked into place; nothing is left on failure)."""
     text = json.dumps(restore_document(command, state, moves), indent=1) + "\n"
     try:
-        with open(path, "x", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
+        write_atomically(path, text.encode("utf-8"), replace=False)
     except FileExistsError:
         raise InputError(f"Restore file {shown(str(path))} already exists; nothing was changed",
                          hint="Give another --restore-file path: an existing restore file is never overwritten.") \
@@ -89,11 +89,9 @@ def load_restore_file(path: str) -> RestoreFile:
 
     where = shown(path)
     hint = "Give a file written by kafka-leaders prefer or demote (its name is in their output)."
+    data = read_regular_file(path, what="restore file", limit=MAX_RESTORE_FILE_BYTES, hint=hint)
     try:
-        with open(path, "rb") as file:
-            document = json.loads(file.read().decode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"Unable to read restore file {where}: {exc.strerror or exc}", hint=hint) from None
+        document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(f"Restore file {where} is not UTF-8 text", hint=hint) from None
     except json.JSONDecodeError as exc:
@@ -101,6 +99,7 @@ def load_restore_file(path: str) -> RestoreFile:
                          f"column {exc.colno}", hint=hint) from None
     except (ValueError, RecursionError):
         raise InputError(f"Restore file {where} cannot be read as JSON", hint=hint) from None
+    _check_replica_lists(document, where, hint)
     error = best_match(_restore_validator().iter_errors(document))
     if error is not None:
         raise InputError(f"Invalid restore file {where} at {error.json_path}: {shown(error.message)}", hint=hint)
@@ -111,6 +110,23 @@ def load_restore_file(path: str) -> RestoreFile:
             raise InputError(f"Restore file {where} lists {shown(str(tp))} twice", hint=hint)
         seen.add(tp)
     return RestoreFile(document.get("command"), document.get("cluster_id"), document.get("created_at"), orders)
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", float: "a number",
+               type(None): "null"}
+
+
+def _check_replica_lists(document: Any, where: str, hint: str) -> None:
+    """Every replica a broker id (an integer), checked before the schema: jsonschema's uniqueItems compares
+    values that cannot be sorted pair by pair (5,000 objects as replicas took 46 s); integers it sorts."""
+    partitions = document.get("partitions") if isinstance(document, dict) else None
+    for index, entry in enumerate(partitions if isinstance(partitions, list) else ()):
+        replicas = entry.get("replicas") if isinstance(entry, dict) else None
+        for position, replica in enumerate(replicas if isinstance(replicas, list) else ()):
+            if type(replica) is not int:
+                raise InputError(f"Invalid restore file {where} at $.partitions[{index}].replicas[{position}]: "
+                                 f"expected an integer (a broker id), got {_JSON_TYPES.get(type(replica), 'a value')}",
+                                 hint=hint)
 
 
 def _restore_validator() -> Any:

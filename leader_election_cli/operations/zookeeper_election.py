@@ -3,12 +3,12 @@ and report every partition, as the broker path does (`cluster.zookeeper` does th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.zookeeper import (
     DEFAULT_TIMEOUT,
+    HINT_READ_TIMEOUT,
     OUTCOME_READ_TIMEOUT,
     ZK_STRATEGY,
     Deadline,
@@ -20,8 +20,9 @@ from leader_election_cli.cluster.zookeeper import (
     topics_being_deleted,
     wait_for_controller,
 )
-from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError
+from leader_election_cli.errors import InputError, LeaderElectionError
 from leader_election_cli.model import ElectionType, Outcome, PartitionResult, PartitionState, TopicPartition
+from leader_election_cli.operations.signals import stop_on_signals
 from leader_election_cli.reports.election import ElectionReport
 from leader_election_cli.znodes import ELECTION_PATH, parse_connect_string, state_path
 
@@ -87,7 +88,9 @@ def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
                     ) -> ElectionReport:
     """Start a preferred election through ZooKeeper, wait for the controller, report every partition.
 
-    `requested=None` elects every partition (Kafka's --all-topic-partitions).
+    `requested=None` elects every partition (Kafka's --all-topic-partitions). Once the election znode may
+    have been written, every stop (a signal, a timeout, a lost or frozen ZooKeeper) still reports every
+    partition: what the states read back show, else in doubt.
     """
     with ZooKeeper.session(parse_connect_string(connect), Deadline(timeout)) as zk:
         assignments = select(zk, requested)
@@ -96,30 +99,60 @@ def elect_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
             return report
         before = read_states(zk, assignments)
         skipped = left_out(assignments, before, topics_being_deleted(zk))
-        electing = [tp for tp in assignments if tp not in skipped]
+        electing = {tp: assignments[tp] for tp in assignments if tp not in skipped}
         after: dict[TopicPartition, PartitionState] = {}
         live: frozenset[int] = frozenset()
+        finished = True
         if electing:
-            with _interrupt_after_writing():
-                start_election(zk, electing)
-                wait_for_controller(zk)
-                after, live = _read_outcome(zk, {tp: assignments[tp] for tp in electing})
+            with stop_on_signals() as stop:
+                zk.stopped = lambda: stop.stopped
+                try:
+                    start_election(zk, list(electing))
+                    finished = not stop.stopped and wait_for_controller(zk, zk.stopped)
+                    if finished:
+                        after, live = _read_outcome(zk, electing)
+                except LeaderElectionError as exc:
+                    if not zk.election_sent:
+                        raise  # nothing was written
+                    finished = False
+                    if not stop.stopped:
+                        report.abort(exc.exit_code, f"{exc.message}. {exc.hint}" if exc.hint else exc.message)
+                if not finished:  # a short read of what the controller did so far
+                    zk.stopped = lambda: False
+                    after = _states_if_readable(zk, electing)
+                report.interrupted, report.stop_signal = stop.stopped, stop.signum
         missing = [tp for tp in electing if tp not in after]
-        if missing:  # a state znode gone while the controller worked: the topic was deleted meanwhile
+        if missing and finished:  # a state znode gone while the controller worked: the topic was deleted meanwhile
             skipped.update(left_out({tp: assignments[tp] for tp in missing}, {}, frozenset(tp.topic for tp in missing)))
-    report.results = [skipped[tp] if tp in skipped else outcome(before[tp], after[tp], live) for tp in assignments]
+    report.results = [skipped[tp] if tp in skipped
+                      else outcome(before[tp], after[tp], live) if finished
+                      else _in_doubt(before[tp], after.get(tp)) for tp in assignments]
     return report
 
 
-@contextmanager
-def _interrupt_after_writing() -> Iterator[None]:
-    """Ctrl-C from the election znode's creation on: say that the election may be under way."""
+def _states_if_readable(zk: ZooKeeper, electing: dict[TopicPartition, tuple[int, ...]],
+                        ) -> dict[TopicPartition, PartitionState]:
+    """The states now, with a short allowance of their own; none when ZooKeeper cannot say."""
     try:
-        yield
-    except KeyboardInterrupt:
-        raise LeaderElectionError(f"Interrupted after starting the election ({ELECTION_PATH} sent to ZooKeeper)",
-                       "Check the partitions' leaders once the controller has deleted the znode.",
-                       exit_code=ExitCode.INTERRUPTED) from None
+        return read_states(zk, electing, HINT_READ_TIMEOUT)
+    except LeaderElectionError:
+        return {}
+
+
+def _in_doubt(before: PartitionState, now: PartitionState | None) -> PartitionResult:
+    """A partition of an election that was started but not seen to finish: what its state shows, else in doubt."""
+    preferred = before.preferred
+    leader_now = now.leader if now is not None else None
+    common = {"leader_before": before.leader, "leader_after": leader_now}
+    if before.leader == preferred:
+        return PartitionResult(before.tp, Outcome.ALREADY_ELECTED, kafka_errors.ELECTION_NOT_NEEDED,
+                               kafka_errors.lookup(kafka_errors.ELECTION_NOT_NEEDED).message, **common)
+    if preferred is not None and leader_now == preferred:
+        return PartitionResult(before.tp, Outcome.ELECTED, **common)
+    seen = "its state could not be read" if now is None else "its leader had not changed"
+    return PartitionResult(before.tp, Outcome.FAILED, kafka_errors.REQUEST_TIMED_OUT,
+                           f"The election was started ({ELECTION_PATH} written) but not seen to finish, and {seen}: "
+                           "the controller may still elect it; check this partition", **common)
 
 
 def _read_outcome(zk: ZooKeeper, assignments: dict[TopicPartition, tuple[int, ...]],
@@ -142,6 +175,6 @@ def start_preferred(connect: str, requested: Sequence[TopicPartition] | None, ti
         skipped = left_out(assignments, read_states(zk, assignments), topics_being_deleted(zk)) if assignments else {}
         partitions = [tp for tp in assignments if tp not in skipped]
         if partitions:
-            with _interrupt_after_writing():
+            with stop_on_signals():  # the write in flight completes; the lines after it are still printed
                 start_election(zk, partitions)
     return partitions, list(skipped.values())

@@ -11,8 +11,9 @@ from collections import Counter
 from typing import IO
 
 from leader_election_cli import kafka_errors
+from leader_election_cli.errors import one_line
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
-from leader_election_cli.render.tables import make_console, make_table, names, print_table
+from leader_election_cli.render.tables import inert, make_console, make_table, names, print_table
 from leader_election_cli.reports.election import ElectionReport, head, row_error
 
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
@@ -29,7 +30,7 @@ _OUTCOME_STYLE = {
 
 
 def _names(results: list[PartitionResult]) -> str:
-    return ", ".join(str(r.tp) for r in results)
+    return ", ".join(one_line(str(r.tp)) for r in results)
 
 
 def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
@@ -46,8 +47,8 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     if by_outcome[Outcome.ALREADY_ELECTED] and not report.all_partitions:
         out.write(f"Valid replica already elected for partitions {_names(by_outcome[Outcome.ALREADY_ELECTED])}\n")
     for r in by_outcome[Outcome.FAILED]:
-        out.write(f"Error completing leader election ({kind}) for partition: {r.tp}: "
-                  f"{kafka_errors.describe(r.error_code, r.error)}\n")
+        out.write(f"Error completing leader election ({kind}) for partition: {one_line(str(r.tp))}: "
+                  f"{one_line(kafka_errors.describe(r.error_code, r.error))}\n")
     _write_predictions(report, by_outcome[Outcome.PREDICTED], out)
     if by_outcome[Outcome.FAILED]:
         err.write(f"{len(by_outcome[Outcome.FAILED])} replica(s) could not be elected\n")
@@ -62,14 +63,14 @@ def _write_predictions(report: ElectionReport, predicted: list[PartitionResult],
     for r in predicted:
         if r.error_code == kafka_errors.NONE:
             risks = f" ({_risks(r)})" if r.unclean or r.below_min_isr else ""
-            out.write(f"Would elect leader ({kind}) for partition: {r.tp}: {_leaders(r)}{risks}\n")
+            out.write(f"Would elect leader ({kind}) for partition: {one_line(str(r.tp))}: {_leaders(r)}{risks}\n")
     not_needed = [r for r in predicted if r.error_code == kafka_errors.ELECTION_NOT_NEEDED]
     if not_needed and not report.all_partitions:
         out.write(f"Would find a valid replica already elected for partitions {_names(not_needed)}\n")
     for r in predicted:
         if r.error_code not in (kafka_errors.NONE, kafka_errors.ELECTION_NOT_NEEDED):
-            out.write(f"Would fail leader election ({kind}) for partition: {r.tp}: "
-                      f"{kafka_errors.describe(r.error_code, r.error)}\n")
+            out.write(f"Would fail leader election ({kind}) for partition: {one_line(str(r.tp))}: "
+                      f"{one_line(kafka_errors.describe(r.error_code, r.error))}\n")
 
 
 def _risks(r: PartitionResult) -> str:
@@ -186,8 +187,8 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
         error = r.error or "" if r.outcome is Outcome.UNCONFIRMED else \
             "" if r.error_code in (0, kafka_errors.ELECTION_NOT_NEEDED) else _short_error(r)
         style = _OUTCOME_STYLE[r.outcome]
-        table.add_row(r.tp.topic, str(r.tp.partition), f"[{style}]{_outcome_label(r)}[/]",
-                      _leaders(r), "; ".join(filter(None, (error, _risks(r)))))
+        table.add_row(inert(r.tp.topic), str(r.tp.partition), f"[{style}]{_outcome_label(r)}[/]",
+                      _leaders(r), inert("; ".join(filter(None, (error, _risks(r))))))
     print_table(console, table)
     if hidden:
         listed = ", ".join(f"{n} {label}" for label, n in hidden.items())

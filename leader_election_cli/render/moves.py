@@ -7,7 +7,7 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
-from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_table
+from leader_election_cli.render.tables import broker_text, ids, inert, make_console, make_table, print_table
 from leader_election_cli.reports.moves import MoveReport, MoveResult
 
 
@@ -26,7 +26,7 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str], color: bo
         error = r.error or ""
         if r.error_code and r.error:
             error = f"{kafka_errors.lookup(r.error_code).name}: {r.error}"
-        table.add_row(r.tp.topic, str(r.tp.partition), _move_label(r), replicas, leader, error)
+        table.add_row(inert(r.tp.topic), str(r.tp.partition), _move_label(r), replicas, leader, inert(error))
     print_table(console, table)
     counts = ", ".join(f"{n} {label}" for label, n in Counter(map(_move_label, report.results)).items())
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing to do'}")

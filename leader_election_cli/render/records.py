@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from leader_election_cli.local_files import append_line, write_atomically
 from leader_election_cli.model import Outcome
 from leader_election_cli.reports.balance import RebalanceRun
 
@@ -14,9 +15,9 @@ METRIC_PREFIX = "kafka_leaders_rebalance"
 
 
 def append_audit_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one line in a single write (O_APPEND), so concurrent runs never interleave within a line."""
-    with open(path, "a", encoding="utf-8") as file:
-        file.write(json.dumps(record, separators=(",", ":")) + "\n")
+    """Append one line in a single write (O_APPEND), so concurrent runs never interleave within a line; never
+    through a symlink, never to a FIFO or device."""
+    append_line(path, json.dumps(record, separators=(",", ":")) + "\n")
 
 
 def metrics_labels(run: RebalanceRun, cluster_name: str | None) -> dict[str, str]:
@@ -33,9 +34,10 @@ def metrics_file_name(run: RebalanceRun, cluster_name: str | None, bootstrap_ser
 
 
 def write_metrics(path: Path, run: RebalanceRun, labels: dict[str, str] | None = None) -> None:
-    """Prometheus text format (node_exporter's textfile collector), written atomically by prometheus_client;
-    every series with `labels` (`metrics_labels`)."""
-    from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+    """Prometheus text format (node_exporter's textfile collector), written atomically (a temporary file in
+    the same directory, renamed over `path`: a symlink there is replaced, never followed); every series with
+    `labels` (`metrics_labels`)."""
+    from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
     labels = labels or {}
     registry = CollectorRegistry()
@@ -62,4 +64,4 @@ def write_metrics(path: Path, run: RebalanceRun, labels: dict[str, str] | None =
     for name, (text, value) in gauges.items():
         gauge = Gauge(f"{METRIC_PREFIX}_{name}", text, list(labels), registry=registry)
         (gauge.labels(**labels) if labels else gauge).set(value)
-    write_to_textfile(str(path), registry)
+    write_atomically(path, generate_latest(registry))

@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
+from leader_election_cli.errors import one_line
 from leader_election_cli.model import NO_LEADER, TopicPartition
 from leader_election_cli.reports.balance import BrokerBalance
 
@@ -71,6 +72,14 @@ def print_table(console: Any, table: Any) -> None:
     console.print(table)
 
 
+def inert(text: object) -> str:
+    """What the cluster sent (a topic name, a broker's message), for a rich table or line: shown as it is,
+    with control characters escaped (no terminal escape sequence) and rich markup printed, not applied."""
+    from rich.markup import escape
+
+    return escape(one_line(str(text)))
+
+
 def broker_text(broker: int | None) -> str:
     return "none" if broker is None or broker == NO_LEADER else str(broker)
 
@@ -82,7 +91,7 @@ def ids(brokers: tuple[int, ...]) -> str:
 def names(items: Sequence[TopicPartition | str]) -> str:
     """Partitions (or topics) for one line of human output: the first few, how many more, and where the
     whole list is (the JSON document)."""
-    listed = ", ".join(map(str, items[:LISTED_PARTITIONS]))
+    listed = ", ".join(map(inert, items[:LISTED_PARTITIONS]))
     more = len(items) - LISTED_PARTITIONS
     return listed + (f", ... ({more} more; --output json lists them all)" if more > 0 else "")
 

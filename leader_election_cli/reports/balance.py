@@ -145,6 +145,10 @@ class RebalanceRun(Report):
         return bool(self.election and self.election.interrupted)
 
     @property
+    def stop_signal(self) -> int | None:  # type: ignore[override]
+        return self.election.stop_signal if self.election else None
+
+    @property
     def aborted_exit(self) -> ExitCode | None:
         """The failure that ended the run early, else the one that stopped its election."""
         return self.error_exit if self.error_exit is not None else self.election.aborted_exit if self.election else None

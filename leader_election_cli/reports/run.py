@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leader_election_cli.errors import ExitCode
+from leader_election_cli.errors import ExitCode, interrupted_exit
 
 
 class Report:
@@ -12,6 +12,7 @@ class Report:
     interrupted: bool
     aborted_exit: ExitCode | None
     aborted_reason: str | None
+    stop_signal: int | None = None  # the signal that interrupted the run (SIGINT when unknown)
 
     def abort(self, exit_code: ExitCode, reason: str) -> None:
         """The run was stopped by a failure after it had started changing the cluster."""
@@ -28,11 +29,11 @@ class Report:
 
     @property
     def exit_code(self) -> ExitCode:
-        """Interrupted (130) first, then the code of the failure that stopped the run (3, 4, 5), then 3 when
-        an outcome could not be confirmed (the state is not known: as after a timeout), then 1 when
-        anything in it failed, else 0."""
+        """Interrupted (130; 143 for SIGTERM, 129 for SIGHUP) first, then the code of the failure that stopped
+        the run (3, 4, 5), then 3 when an outcome could not be confirmed (the state is not known: as after a
+        timeout), then 1 when anything in it failed, else 0."""
         if self.interrupted:
-            return ExitCode.INTERRUPTED
+            return interrupted_exit(self.stop_signal)
         if self.aborted_exit is not None:
             return self.aborted_exit
         if self.has_unconfirmed:

@@ -58,7 +58,9 @@ class SaslExchange:
             raise AuthenticationFailed("Authentication failed: username not specified")
         if not password:
             raise AuthenticationFailed("Authentication failed: password not specified")
-        if self.users.get(user) is None or not hmac.compare_digest(self.users[user], password):
+        known = self.users.get(user)  # compared as UTF-8 bytes: compare_digest refuses non-ASCII str
+        if known is None or not hmac.compare_digest(known.encode("utf-8", "surrogatepass"),
+                                                    password.encode("utf-8", "surrogatepass")):
             raise AuthenticationFailed("Authentication failed: Invalid username or password")
         _check_authorization_id(authzid, user)
         self.user = user

@@ -237,6 +237,8 @@ class Server:
                 log.warning("broker %d: closing %s: connection ended mid-frame", broker, conn.id)
         except (ConnectionError, ssl.SSLError, OSError):
             pass
+        except asyncio.CancelledError:  # the sandbox stops (e.g. during a failed login's delay): end quietly
+            pass
         finally:
             self._connections[broker].discard(writer)
             writer.close()

@@ -63,7 +63,7 @@ def _pattern(option: str, text: str | None) -> re.Pattern[str] | None:
         return None
     try:
         return re.compile(text)
-    except re.error as exc:
+    except (re.error, OverflowError, RecursionError) as exc:  # a{4294967296}: "the repetition number is too large"
         raise InputError(f"Invalid {option} '{shown(text)}': {exc}",
                          hint="Use a Python regular expression matching whole topic names, "
                               "e.g. 'orders\\..*'.") from None
@@ -136,11 +136,7 @@ def _listed(names: list[str]) -> str:
 
 def topic_matcher(regex: str | None) -> Callable[[str], bool] | None:
     """A whole-name matcher for --topic-regex (as Kafka's tools match topic regexes), or None."""
-    if regex is None:
+    pattern = _pattern("--topic-regex", regex)
+    if pattern is None:
         return None
-    try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise InputError(f"Invalid --topic-regex '{shown(regex)}': {exc}",
-                         hint="Use a Python regular expression matching whole topic names, e.g. 'orders-.*'.") from None
     return lambda topic: pattern.fullmatch(topic) is not None

@@ -1,0 +1,125 @@
+"""The one signal policy of every command and phase: SIGINT, SIGTERM and SIGHUP.
+
+Before a run may have changed anything, a signal stops it at once (`Stopped`, a KeyboardInterrupt:
+nothing was sent, nothing is owed). From the first request that may change the cluster on
+(`stop_on_signals`), a signal only sets a flag: the step in flight (a request, a read-back, the printing
+of the report) completes, the operation checks the flag between steps and stops, and the report, the
+audit line and the metrics are still written. Under the command line (`policy`) that window never
+closes again until the process ends, so no later phase (the read-back, the balance read, the printing)
+can be cut. A second signal exits at once, with 128 + its number.
+
+The command line exits 130 for SIGINT, 143 for SIGTERM and 129 for SIGHUP (`errors.interrupted_exit`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal before anything was sent: the run ends at once."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class StopFlag:
+    """Set by the first stop signal; operations check it between steps."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.signum is not None
+
+
+class _Policy:
+    """The process's state: the flag, whether signals are deferred (a window is open), who installed it."""
+
+    def __init__(self) -> None:
+        self.flag = StopFlag()
+        self.deferring = False
+        self.whole_process = False  # installed by `policy` (the command line): windows never close
+
+
+_policy: _Policy | None = None
+
+
+def _handler(signum: int, frame: object) -> None:
+    policy = _policy
+    if policy is None:  # a stale handler (should not happen): behave as Python's default Ctrl-C
+        raise KeyboardInterrupt
+    if policy.flag.stopped:
+        os.write(2, f"Stopped at once by a second signal ({signal.Signals(signum).name}).\n".encode())
+        os._exit(128 + signum)
+    policy.flag.signum = signum
+    if not policy.deferring:
+        raise Stopped(signum)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def _installed(whole_process: bool) -> Iterator[_Policy]:
+    global _policy
+    installed = _Policy()
+    installed.whole_process = whole_process
+    previous_policy = _policy
+    _policy = installed
+    previous = {sig: signal.signal(sig, _handler) for sig in STOP_SIGNALS}
+    try:
+        yield installed
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        _policy = previous_policy
+
+
+@contextmanager
+def policy() -> Iterator[StopFlag]:
+    """The command line's policy for the whole run of one command (the main thread only)."""
+    if not _main_thread():
+        yield StopFlag()
+        return
+    with _installed(whole_process=True) as installed:
+        yield installed.flag
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[StopFlag]:
+    """From here on the run may change the cluster: a signal sets the returned flag, checked between steps.
+
+    Nested windows share one flag. Under `policy` the window stays open until the command ends; a Python
+    caller without it gets the handlers for this block only. Off the main thread: a flag never set.
+    """
+    if not _main_thread():
+        yield StopFlag()
+        return
+    if _policy is not None:
+        was = _policy.deferring
+        _policy.deferring = True
+        try:
+            yield _policy.flag
+        finally:
+            if not _policy.whole_process:
+                _policy.deferring = was
+        return
+    with _installed(whole_process=False) as installed:
+        installed.deferring = True
+        yield installed.flag
+
+
+def received() -> int | None:
+    """The stop signal this run received, if any."""
+    return _policy.flag.signum if _policy is not None else None
+

@@ -1,0 +1,99 @@
+"""The smaller ones of issue 18 (class 8): values that were internal errors or hangs, the sandbox's --run and
+non-ASCII SASL passwords, and what the cluster sends printed inert."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from leader_election_cli import kafka_errors
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
+from leader_election_cli.reports.election import ElectionReport
+from leader_election_cli.sandbox import Sandbox
+
+HUGE_REPEAT = "a{4294967296}"
+
+
+@pytest.mark.parametrize("args", [
+    ["elect", "--topic-regex", HUGE_REPEAT], ["elect", "--topic", "t", "--exclude-topic-regex", HUGE_REPEAT],
+    ["demote", "--broker", "1", "--topic-regex", HUGE_REPEAT],
+    ["rebalance", "--threshold", "nan"], ["status", "--fail-above", "nan"], ["rebalance", "--threshold", "inf"],
+])
+def test_values_that_were_internal_errors_are_refused_before_anything_is_sent(args: list[str]) -> None:
+    with Sandbox(brokers=1) as sb:
+        result = CliRunner().invoke(cli, [*args, "--bootstrap-server", sb.bootstrap_servers])
+        sent = sb.request_count()
+    assert result.exit_code == 2, result.output
+    assert "Internal error" not in result.stderr
+    assert sent == 0
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("run", "message"), [("", "--run needs a command"), ("   ", "--run needs a command"),
+                                              ("echo 'unbalanced", "cannot be split into words: No closing quotation")])
+def test_sandbox_run_is_checked_before_the_sandbox_starts(run: str, message: str) -> None:
+    """An empty --run served forever; an unbalanced quote was an internal error."""
+    result = CliRunner().invoke(cli, ["sandbox", "--brokers", "1", "--run", run])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+
+
+PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
+
+
+@pytest.mark.parametrize(("server_password", "expected"), [("päss€", 0), ("other", 4)])
+def test_a_non_ascii_sasl_plain_password(server_password: str, expected: int, tmp_path: Path,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    """The sandbox compared passwords with compare_digest on str, which refuses non-ASCII: a traceback per login."""
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                      f'sasl.jaas.config={PLAIN} required username="admin" password="p\\u00e4ss\\u20ac";\n')
+    with Sandbox(brokers=1, sasl_users={"admin": server_password}) as sb:
+        result = subprocess.run([sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()",
+                                 "status", "--bootstrap-server", sb.bootstrap_servers, "--command-config",
+                                 str(config), "--timeout", "5", "--output", "json"],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == expected, result.stderr
+    assert "Traceback" not in caplog.text
+
+
+EVIL_TOPIC = "t\x1b[2J\x1b]0;owned\x07[link=http://evil.example]click[/link][bold]x"
+EVIL_ERROR = "broker says \x1b[31mred\x1b[0m [blink]now[/blink]"
+
+
+def _report() -> ElectionReport:
+    return ElectionReport(ElectionType.PREFERRED, [
+        PartitionResult(TopicPartition(EVIL_TOPIC, 0), Outcome.FAILED, kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE,
+                        EVIL_ERROR, 1, 1),
+        PartitionResult(TopicPartition(EVIL_TOPIC, 1), Outcome.ELECTED, 0, None, 2, 1)])
+
+
+@pytest.mark.parametrize("mode", ["table", "text"])
+def test_what_the_cluster_sends_is_printed_inert(mode: str) -> None:
+    """Kafka never allows such names, but a broker that is not Kafka may send them: no escape sequence
+    reaches the terminal, and rich markup is printed as written, not applied."""
+    from leader_election_cli.render.output import render
+
+    out, err = io.StringIO(), io.StringIO()
+    render(_report(), mode, out, err)
+    text = out.getvalue() + err.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b[2J" in text and "\\x1b[31mred" in text
+    assert "[link=http://evil.example]click[/link][bold]x" in text and "[blink]now[/blink]" in text
+
+
+def test_moves_tables_print_topic_names_inert() -> None:
+    from leader_election_cli.render.moves import render_moves_table
+    from leader_election_cli.reports.moves import MoveReport, MoveResult
+
+    report = MoveReport("prefer", [MoveResult(TopicPartition(EVIL_TOPIC, 0), Outcome.FAILED, (1, 2), (1, 2), 1, 1, 2,
+                                              kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE, EVIL_ERROR)])
+    out, err = io.StringIO(), io.StringIO()
+    render_moves_table(report, out, err)
+    assert "\x1b" not in out.getvalue() + err.getvalue()
