@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,15 +128,28 @@ def parse_racks(value: str | None, brokers: int) -> dict[int, str]:
     return {b: names[(b - 1) % len(names)] for b in range(1, brokers + 1)}
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """The options checked before anything starts, in the form the sandbox takes them."""
+
+    users: dict[str, str]
+    replication_factor: int
+    racks: dict[int, str]
+    version: str | None
+    features: dict[str, int]
+    argv: list[str] | None  # --run's words
+
+
 def _sandbox(o: dict[str, Any]) -> int:
     import logging
 
-    from leader_election_cli.sandbox import Sandbox
-    from leader_election_cli.sandbox.scenarios import build
-
     logging.basicConfig(level=logging.WARNING if o["debug"] else logging.ERROR, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    users = parse_users(o["sasl_users"])
+    return _serve(o, _checked(o))
+
+
+def _checked(o: dict[str, Any]) -> _Checked:
+    """Every option checked (one line and exit 2 when bad) before a port is opened."""
     rf = o["replication_factor"] or min(3, o["brokers"])
     if rf > o["brokers"]:
         raise InputError(f"--replication-factor {rf} needs at least {rf} brokers, but --brokers is {o['brokers']}",
@@ -148,29 +162,36 @@ def _sandbox(o: dict[str, Any]) -> int:
         raise InputError("--tls-cert, --tls-key and --tls-client-ca need --tls", "Add --tls.")
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
-    racks = parse_racks(o["racks"], o["brokers"])
     too_big = size_problem(o["topics"] * o["partitions"], rf)
     if too_big:
         raise InputError(f"--topics {o['topics']} x --partitions {o['partitions']}: {too_big}",
                          "Lower --topics or --partitions.")
     version, features = parse_version_options(o)
-    argv = parse_run(o["command"]) if o["command"] is not None else None
-    stop = threading.Event()
-    ready = Path(o["ready_file"]) if o["ready_file"] else None
+    return _Checked(parse_users(o["sasl_users"]), rf, parse_racks(o["racks"], o["brokers"]), version, features,
+                    parse_run(o["command"]) if o["command"] is not None else None)
+
+
+def _serve(o: dict[str, Any], c: _Checked) -> int:
+    """Build, print, write the ready file, then serve (or run --run's command) until a signal.
+
+    Until it serves, Ctrl-C and SIGTERM stop the build at once (the handler raises in the main thread,
+    between two steps of the Python loops that build partitions); then they only end the serving."""
+    from leader_election_cli.sandbox import Sandbox
+    from leader_election_cli.sandbox.scenarios import build
 
     def interrupt(signum: int, _frame: object) -> None:
         raise BuildInterrupted(signal.Signals(signum).name)
 
-    # Until it serves, Ctrl-C and SIGTERM stop the build at once (the handler raises in the main thread,
-    # between two steps of the Python loops that build partitions); then they only end the serving.
+    stop = threading.Event()
+    ready = Path(o["ready_file"]) if o["ready_file"] else None
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     sb = None
     written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
-        sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=users or None, tls=o["tls"],
+        sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=c.users or None, tls=o["tls"],
                      tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
-                     tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=racks,
-                     kafka_version=version, features=features, broker_configs={
+                     tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=c.racks,
+                     kafka_version=c.version, features=c.features, broker_configs={
                          "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                          "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
         try:
@@ -180,15 +201,15 @@ def _sandbox(o: dict[str, Any]) -> int:
                              "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
         if o["topics"] * o["partitions"] >= 100_000:
             click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
-        build(sb, o["scenario"], o["topics"], o["partitions"], rf)
-        show(sb, o, users)  # before the ready file: what it prints is the state clients first meet
+        build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor)
+        show(sb, o, c.users)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
             written = write_ready_file(ready, sb)
         for sig in previous:
             signal.signal(sig, lambda *_: stop.set())
-        if argv is not None:
-            return run_against(sb, argv)
+        if c.argv is not None:
+            return run_against(sb, c.argv)
         click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
