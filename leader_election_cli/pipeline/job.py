@@ -9,6 +9,8 @@ Outputs under DIR:
   fixable/         each cluster's latest snapshot: partitions a preferred election would fix
   bad_rows/        rejected input rows with their reason and source file
   plans/<cluster>/batch-0001.json ...  election files for kafka-leader-election --path-to-json-file
+  balance/<cluster>.json  with --balance-plans: leadership-balance plan files for
+                   kafka-leaders balance --execute --plan-file (`balance_plans`)
   summary.json     the printed summary; imbalance.png with --plot
 """
 
@@ -33,7 +35,7 @@ from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
-from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, balance_plans, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
@@ -196,8 +198,10 @@ def _save(frame: DataFrame, path: str) -> DataFrame:
 
 
 def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_size: int = DEFAULT_BATCH_SIZE,
-            threshold_pct: float = DEFAULT_THRESHOLD_PCT, plot: bool = False) -> summary.Summary:
-    """Run the whole analysis on `spark` and return its summary (also written to OUT/summary.json)."""
+            threshold_pct: float = DEFAULT_THRESHOLD_PCT, plot: bool = False,
+            balance: bool = False) -> summary.Summary:
+    """Run the whole analysis on `spark` and return its summary (also written to OUT/summary.json);
+    `balance` writes leadership-balance plan files too."""
     if batch_size < 1:
         raise InputError(f"--batch-size must be at least 1, got {batch_size}")
     started = time.monotonic()
@@ -219,7 +223,7 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
         duplicates = inputs.duplicate_keys(rows).cache()
         try:
             result = _run(spark, inputs.mark_duplicates(rows, duplicates), out, len(json_files) + len(parquet_files),
-                          batch_size, threshold_pct, plot)
+                          batch_size, threshold_pct, plot, balance)
         finally:
             duplicates.unpersist()
             rows.unpersist()
@@ -229,7 +233,7 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
 
 
 def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch_size: int,
-         threshold_pct: float, plot: bool) -> summary.Summary:
+         threshold_pct: float, plot: bool, balance: bool) -> summary.Summary:
     counted = rows.groupBy(inputs.REASON, (F.col("format_version") == snapshot.LEGACY_FORMAT_VERSION).alias("legacy"))
     reasons: dict[str | None, int] = {}
     legacy_rows = 0
@@ -251,8 +255,15 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     fixable = _save(analysis.latest_fixable(valid, latest, brokers), tables["fixable"])
     plans_dir = f"{out}/plans"
     planned = plans.write_plans(spark, fixable.where(F.col("planned")), plans_dir, batch_size)
-    clusters = tuple(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
-                             planned=planned.get(c.cluster, (0, 0))[1], plan_dir=plans.cluster_dir(c.cluster))
+    balance_dir = f"{out}/balance"
+    balanced = (balance_plans.write_balance_plans(spark, _whole_latest(rows, valid, latest, set(reasons) != {None}),
+                                                  balance_dir)
+                if balance else {})
+    if not balance:
+        files.delete_tree(spark, balance_dir)
+    clusters = tuple(summary.with_balance(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
+                                                  planned=planned.get(c.cluster, (0, 0))[1],
+                                                  plan_dir=plans.cluster_dir(c.cluster)), balanced.get(c.cluster))
                      for c in summary.cluster_summaries(health, latest))
     unusable = summary.unusable_latest(health, latest)
     latest.unpersist()
@@ -269,4 +280,15 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
         snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
         clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable,
-        legacy_rows=legacy_rows)
+        legacy_rows=legacy_rows, balance_dir=balance_dir if balance else None)
+
+
+def _whole_latest(rows: DataFrame, valid: DataFrame, latest: DataFrame, any_bad: bool) -> DataFrame:
+    """The rows of each cluster's latest snapshot, unless a row of it is bad: a plan from part of a
+    snapshot would count only some of the leaders."""
+    whole = valid.join(F.broadcast(latest.select(*analysis.KEY)), analysis.KEY)
+    if not any_bad:
+        return whole
+    broken = (rows.where(F.col(inputs.REASON).isNotNull() & F.col("cluster").isNotNull()
+                         & F.col("taken_at").isNotNull()).select(*analysis.KEY).distinct())
+    return whole.join(broken, analysis.KEY, "left_anti")
