@@ -93,7 +93,8 @@ def _analyze(o: dict[str, Any]) -> int:
 
     job.preflight(o["snapshots"], o["out"], o["master"], conf)
     shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
-    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"])
+    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"],
+                              small_input=job.is_small_input(o["snapshots"], o["master"], conf))
     try:
         result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
                              threshold_pct=o["threshold"], plot=o["plot"], balance=o["balance_plans"])

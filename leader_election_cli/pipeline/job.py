@@ -42,10 +42,16 @@ from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 DEFAULT_MASTER = "local[*]"
 DEFAULT_BATCH_SIZE = 1000
 QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties")
+# Below this many input rows a local run is mostly the JVM's start and warm-up: its quick (C1) compiler
+# alone starts Spark and runs the small jobs in about two thirds of the time; larger runs keep the
+# optimising compiler (see docs/SPARK.md, "Performance").
+QUICK_START_MAX_ROWS = 100_000
+QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
-                  connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S) -> SparkSession:
+                  connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S,
+                  small_input: bool = False) -> SparkSession:
     """The session to run on: `master`; else spark-submit's own master; else local[*].
 
     A local master runs its Python workers with this very interpreter, so they import this package, and
@@ -53,6 +59,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     for reachability within `connect_timeout_s` first, and gets this package shipped to its executors
     (`cluster_mode`). `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
+    With `small_input` (`is_small_input`) a local driver JVM started here compiles with C1 only.
     """
     conf = dict(conf or {})
     master = _master(master, conf)
@@ -76,7 +83,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
             builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with spark_errors("cluster"), _quiet_jvm(not verbose):
+    quick = small_input and bool(master) and cluster_mode.is_local(master or "")
+    with spark_errors("cluster"), _driver_java_options(not verbose, quick):
         if not shipping:
             return builder.getOrCreate()
         SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
@@ -99,14 +107,26 @@ def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
     return conf.get("spark.master") or master or (None if "PYSPARK_GATEWAY_PORT" in os.environ else DEFAULT_MASTER)
 
 
+def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[str, str]) -> bool:
+    """Local snapshot files of fewer than QUICK_START_MAX_ROWS rows (about), for a local master."""
+    chosen = _master(master, conf) or ""
+    if not chosen.startswith("local") or SparkSession.getActiveSession() is not None or _hadoop_configured(conf):
+        return False
+    rows = files.local_rows(snapshots, plain_paths_are_local=True)
+    return rows is not None and rows < QUICK_START_MAX_ROWS
+
+
 @contextmanager
-def _quiet_jvm(quiet: bool) -> Iterator[None]:
-    """A driver JVM started meanwhile logs nothing (spark-submit's has started already). The setting goes
-    before the driver's own Java options (SPARK_SUBMIT_OPTS): a -D of a user's or spark-defaults.conf's
-    still wins, and neither is replaced."""
+def _driver_java_options(quiet: bool, quick: bool) -> Iterator[None]:
+    """A driver JVM started meanwhile logs nothing (spark-submit's has started already) and, when `quick`,
+    compiles with C1 only. The settings go before the driver's own Java options (SPARK_SUBMIT_OPTS): a
+    -D or -XX of a user's, spark-defaults.conf's or spark.driver.extraJavaOptions still wins, and
+    neither is replaced."""
     before = os.environ.get("SPARK_SUBMIT_OPTS")
-    if quiet:
-        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()} {before or ''}".strip()
+    ours = ([f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()}"] if quiet else []) + (
+        [QUICK_START_JAVA_OPTIONS] if quick else [])
+    if ours:
+        os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*ours, before or ""]).strip()
     try:
         yield
     finally:
@@ -192,9 +212,10 @@ def _what_went_wrong(exc: BaseException) -> str:
 
 
 def _save(frame: DataFrame, path: str) -> DataFrame:
-    """Write a table as Parquet and read it back, so later steps never recompute it."""
+    """Write a table as Parquet and read it back, so later steps never recompute it (with its schema
+    given: inferring it from the files would be one more Spark job)."""
     frame.write.mode("overwrite").parquet(path)
-    return frame.sparkSession.read.parquet(path)
+    return frame.sparkSession.read.schema(frame.schema).parquet(path)
 
 
 def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -261,11 +282,11 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
                 if balance else {})
     if not balance:
         files.delete_tree(spark, balance_dir)
+    latest_clusters, unusable = summary.cluster_summaries(health, latest)
     clusters = tuple(summary.with_balance(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
                                                   planned=planned.get(c.cluster, (0, 0))[1],
                                                   plan_dir=plans.cluster_dir(c.cluster)), balanced.get(c.cluster))
-                     for c in summary.cluster_summaries(health, latest))
-    unusable = summary.unusable_latest(health, latest)
+                     for c in latest_clusters)
     latest.unpersist()
     plot_path = None
     if plot:

@@ -87,24 +87,20 @@ def with_balance(cluster: ClusterSummary, plan: Any | None) -> ClusterSummary:
                    balance_changes=plan.changes)
 
 
-def unusable_latest(health: DataFrame, latest: DataFrame) -> dict[str, str]:
-    """The clusters whose newest snapshot has no usable row (one row each at most reaches the driver)."""
-    rows = latest.join(health, KEY, "left_anti").orderBy("cluster").collect()
-    return {r.cluster: utc(r.taken_at).isoformat() for r in rows}
-
-
 def utc(moment: datetime) -> datetime:
     """A timestamp Spark handed to Python (naive, in this machine's local time) as an aware UTC time."""
     return moment.astimezone(timezone.utc)
 
 
-def cluster_summaries(health: DataFrame, latest: DataFrame) -> list[ClusterSummary]:
-    """Each cluster's latest snapshot from the health table, sorted by cluster."""
-    rows = health.join(latest, KEY).orderBy("cluster").collect()
+def cluster_summaries(health: DataFrame, latest: DataFrame) -> tuple[list[ClusterSummary], dict[str, str]]:
+    """Each cluster's latest snapshot from the health table, sorted by cluster; and the clusters whose
+    newest snapshot has no usable row (cluster -> its time). One Spark job, one row per cluster."""
+    rows = latest.join(health, KEY, "left").orderBy("cluster").collect()
+    unusable = {r.cluster: utc(r.taken_at).isoformat() for r in rows if r.partitions is None}
     return [ClusterSummary(
         cluster=r.cluster, snapshots=r.snapshots, latest=utc(r.taken_at), partitions=r.partitions, brokers=r.brokers,
         live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
         under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
         worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold,
         down_brokers=tuple(r.down_brokers), **{name: tuple(f"{p.topic}-{p.partition}" for p in r[name])
-                                               for name in LISTS}) for r in rows]
+                                               for name in LISTS}) for r in rows if r.partitions is not None], unusable
