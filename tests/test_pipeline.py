@@ -7,6 +7,7 @@ must be valid election files that, fed to the drop-in, bring a sandbox back to p
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -377,6 +378,26 @@ def test_files_below_hidden_or_temporary_directories_are_skipped(spark, tmp_path
     (tmp_path / "in" / "out" / "plans" / "x.jsonl").write_text("")
     json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in")], exclude=str(tmp_path / "in" / "out"))
     assert [Path(f).name for f in json_files] == ["good.jsonl"]  # an --out inside the input is not read back
+
+
+def test_small_local_inputs_are_counted_and_start_a_quick_driver_jvm(tmp_path: Path, monkeypatch) -> None:
+    """Rows are estimated from Parquet footers and JSON lines' size, only for files on this machine; a
+    small input puts the C1-only option first in the driver's Java options (a user's own come after and
+    win), and the environment is left as it was."""
+    state = two_partitions_one_fixable()
+    (tmp_path / "d").mkdir()
+    snapshot.write(snapshot.rows(state, "c", T0), tmp_path / "d" / "a.parquet")
+    snapshot.write(snapshot.rows(state, "c", T0), tmp_path / "b.jsonl")
+    (tmp_path / "c.jsonl").write_text("x" * 200 * 1000)
+    by_size = (tmp_path / "b.jsonl").stat().st_size // files.JSON_BYTES_PER_ROW
+    assert files.local_rows([str(tmp_path / "d"), str(tmp_path / "b.jsonl")], True) == 2 + by_size
+    assert files.local_rows([str(tmp_path / "*.jsonl")], True) == 1000 + by_size
+    assert files.local_rows([str(tmp_path / "d")], plain_paths_are_local=False) is None
+    assert files.local_rows(["hdfs:///snapshots"], True) is None
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
+    with job._driver_java_options(quiet=False, quick=True):
+        assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.QUICK_START_JAVA_OPTIONS} -Dmine=1"
+    assert os.environ["SPARK_SUBMIT_OPTS"] == "-Dmine=1"
 
 
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
