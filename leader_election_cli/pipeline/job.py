@@ -277,11 +277,12 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     plans_dir = f"{out}/plans"
     planned = plans.write_plans(spark, fixable.where(F.col("planned")), plans_dir, batch_size)
     balance_dir = f"{out}/balance"
-    balanced = (balance_plans.write_balance_plans(spark, _whole_latest(rows, valid, latest, set(reasons) != {None}),
-                                                  balance_dir)
-                if balance else {})
-    if not balance:
-        files.delete_tree(spark, balance_dir)
+    balanced = {}
+    if balance:
+        whole = _whole_latest(rows, valid, latest, any_bad=set(reasons) != {None})
+        balanced = balance_plans.write_balance_plans(spark, whole, balance_dir)
+    else:
+        files.delete_tree(spark, balance_dir)  # no stale balance plan survives a run
     latest_clusters, unusable = summary.cluster_summaries(health, latest)
     clusters = tuple(summary.with_balance(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
                                                   planned=planned.get(c.cluster, (0, 0))[1],
