@@ -1,16 +1,19 @@
 """Metadata snapshots: one row per partition per point in time, the input of the Spark pipeline.
 
-A row holds what a leadership analysis needs and nothing else: its format version, the cluster, the
-time, the partition's replicas, ISR, ELR and leader, the replicas a pending reassignment is adding and
-removing (null when none is pending), the `min.insync.replicas` its leader applies (null when unknown)
-and the brokers alive at that moment. Rows are written as JSON lines (`.jsonl`) or Parquet (`.parquet`,
+A row holds what a leadership analysis needs and nothing else: its format version, the cluster (the
+name it was given, and the cluster id its brokers reported), the time, the partition's replicas, ISR,
+ELR and leader, the replicas a pending reassignment is adding and removing (null when none is
+pending), the `min.insync.replicas` its leader applies (null when unknown) and the brokers alive at
+that moment. Rows are written as JSON lines (`.jsonl`) or Parquet (`.parquet`,
 via pyarrow) and read back into the same rows, or into `ClusterState`s for the pure planner.
 
 Format versions (`format_version`; a row without one is version 1):
   1  no format_version, adding_replicas or removing_replicas column (partitions being reassigned cannot
      be told apart, so they may count as under-replicated); `min_insync_replicas` as the topic sets it,
      before the Kafka 3.7 cap; `elr` possibly missing (older snapshots)
-  2  every column above; `min_insync_replicas` as the leader applies it
+  2  every column above; `min_insync_replicas` as the leader applies it. `cluster_id` (the id the brokers
+     reported, which `balance --execute --plan-file` checks) is optional: rows written before it existed
+     have none, and read as an unknown id
 
 `row_problem` is the one validation of a raw row: `read` refuses a file at its first bad row with it,
 and the Spark pipeline's column expressions give the very same reasons (a test holds both to that).
@@ -68,6 +71,7 @@ def null_broker(column: str) -> str:
 class SnapshotRow(TypedDict):
     format_version: int
     cluster: str
+    cluster_id: str | None  # the id the brokers reported; None when unknown (older rows)
     taken_at: datetime  # timezone-aware, UTC
     topic: str
     partition: int
@@ -90,9 +94,9 @@ def rows(state: ClusterState, cluster: str, taken_at: datetime,
     each pending reassignment (`state.reassigning`) is removing, when read."""
     live = sorted(state.live_brokers)
     removing = removing or {}
-    return [SnapshotRow(format_version=FORMAT_VERSION, cluster=cluster, taken_at=taken_at, topic=p.topic,
-                        partition=p.partition, replicas=list(p.replicas), isr=list(p.isr), elr=list(p.elr),
-                        leader=p.leader,
+    return [SnapshotRow(format_version=FORMAT_VERSION, cluster=cluster, cluster_id=state.cluster_id,
+                        taken_at=taken_at, topic=p.topic, partition=p.partition, replicas=list(p.replicas),
+                        isr=list(p.isr), elr=list(p.elr), leader=p.leader,
                         adding_replicas=list(state.reassigning[tp]) if tp in state.reassigning else None,
                         removing_replicas=list(removing.get(tp, ())) if tp in state.reassigning else None,
                         min_insync_replicas=state.min_isr(tp), live_brokers=live)
@@ -102,8 +106,9 @@ def rows(state: ClusterState, cluster: str, taken_at: datetime,
 def states(snapshot_rows: Iterable[SnapshotRow]) -> dict[tuple[str, datetime], ClusterState]:
     """The rows back as one `ClusterState` per (cluster, taken_at): what the planner reads.
 
-    A snapshot keeps no broker addresses (each live broker gets an empty one), no controller and no mode;
-    a topic's min.insync.replicas is taken from one of its rows (as its leaders applied it).
+    A snapshot keeps no broker addresses (each live broker gets an empty one), no controller, no mode, no
+    racks and no offline log directories; a topic's min.insync.replicas is taken from one of its rows (as
+    its leaders applied it); the cluster id is the rows' `cluster_id` (None when unknown).
     """
     grouped: dict[tuple[str, datetime], list[SnapshotRow]] = defaultdict(list)
     for row in snapshot_rows:
@@ -118,7 +123,7 @@ def states(snapshot_rows: Iterable[SnapshotRow]) -> dict[tuple[str, datetime], C
                        for r in group if r["adding_replicas"] is not None}
         result[(cluster, taken_at)] = ClusterState(
             brokers={b: ("", 0) for b in group[0]["live_brokers"]}, controller_id=-1, partitions=partitions,
-            cluster_id=cluster, min_insync_replicas=min_isr, reassigning=reassigning)
+            cluster_id=group[0].get("cluster_id"), min_insync_replicas=min_isr, reassigning=reassigning)
     return result
 
 
@@ -298,6 +303,7 @@ def arrow_schema() -> Any:
     return pa.schema([
         pa.field("format_version", pa.int32()),  # null in a version 1 file
         pa.field("cluster", pa.string(), nullable=False),
+        pa.field("cluster_id", pa.string()),  # optional: older rows have none
         pa.field("taken_at", pa.timestamp("us", tz="UTC"), nullable=False),
         pa.field("topic", pa.string(), nullable=False),
         pa.field("partition", pa.int32(), nullable=False),
@@ -360,6 +366,7 @@ def _normalised(raw: Mapping[str, Any]) -> SnapshotRow:
 
     return SnapshotRow(
         format_version=raw.get("format_version") or LEGACY_FORMAT_VERSION, cluster=_text(raw["cluster"]),
+        cluster_id=None if raw.get("cluster_id") is None else _text(raw["cluster_id"]),
         taken_at=taken_at.astimezone(timezone.utc), topic=_text(raw["topic"]), partition=raw["partition"],
         replicas=list(raw["replicas"]), isr=list(raw["isr"]), elr=list(raw.get("elr") or ()), leader=raw["leader"],
         adding_replicas=optional("adding_replicas"), removing_replicas=optional("removing_replicas"),

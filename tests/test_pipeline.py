@@ -7,6 +7,7 @@ must be valid election files that, fed to the drop-in, bring a sandbox back to p
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -34,9 +35,13 @@ from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+from leader_election_cli.operations.balance import plan_report  # noqa: E402
+from leader_election_cli.operations.plan_file import load_plan_file  # noqa: E402
 from leader_election_cli.operations.status import status_report  # noqa: E402
 from leader_election_cli.pipeline import files, job  # noqa: E402
+from leader_election_cli.reports.balance_plan import document  # noqa: E402
 from leader_election_cli.sandbox import Sandbox  # noqa: E402
+from leader_election_cli.sandbox.scenarios import build  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -95,6 +100,12 @@ def names(partitions: list[TopicPartition]) -> tuple[str, ...]:
     return tuple(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))
 
 
+def as_recorded(state: ClusterState) -> ClusterState:
+    """What a snapshot keeps for the balance planner: no racks, no offline log directories."""
+    partitions = {tp: p._replace(offline_replicas=()) for tp, p in state.partitions.items()}
+    return replace(state, racks={}, partitions=partitions)
+
+
 @pytest.mark.timeout(300)  # six Spark jobs: about 65 s here, and CI machines may be slower
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 9.2, 10, 25, 50]),
@@ -103,14 +114,16 @@ def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.T
                                                snapshots: list[tuple[str, ClusterState]], batch_size: int,
                                                threshold: float, parquet: bool) -> None:
     """`analyze` over snapshots of clusters says what `status` says of the same clusters, and plans what
-    `rebalance` would elect: the expected side is computed from the ClusterStates, not from the rows."""
+    `rebalance` would elect, and writes the balance plans `solve_leadership` makes of each cluster's latest
+    state: the expected side is computed from the ClusterStates, not from the rows."""
     work = tmp_path_factory.mktemp("property")
     states = {(cluster, T0 + timedelta(minutes=i)): state for i, (cluster, state) in enumerate(snapshots)}
     rows = [row for (cluster, at), state in states.items() for row in snapshot.rows(state, cluster, at)]
     source = work / ("in.parquet" if parquet else "in.jsonl")
     snapshot.write(rows, source)
 
-    result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size, threshold_pct=threshold)
+    result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size, threshold_pct=threshold,
+                         balance=True)
 
     out = work / "out"
     assert (result.rows, result.bad_rows, result.snapshots, result.legacy_rows) == (len(rows), {}, len(states), 0)
@@ -149,6 +162,12 @@ def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.T
         fixable = planning.fixable_by_preferred(states[(cluster, latest)])
         assert (summary.latest, summary.fixable, summary.planned, summary.plan_files) == (
             latest, len(fixable), len(candidates), -(-len(candidates) // batch_size))
+        path = out / "balance" / f"{cluster}.json"
+        written = load_plan_file(str(path))  # what balance --execute --plan-file reads, checked as it checks it
+        expected = document(plan_report(as_recorded(states[(cluster, latest)]), plan_file=str(path)))
+        assert {**written, "created_at": None} == {**expected, "created_at": None}
+        assert (summary.balance_plan, summary.balance_max_after, summary.balance_changes) == (
+            str(path), expected["summary"]["max_leaders_after"], len(expected["partitions"]))
 
 
 def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
@@ -274,6 +293,45 @@ def test_a_plan_file_brings_the_sandbox_back_to_preferred_leaders(spark, tmp_pat
                 assert state.leader == state.replicas[0]
 
 
+def test_a_balance_plan_from_analyze_runs_on_the_sandbox_and_is_refused_once_it_changed(
+        spark, tmp_path: Path) -> None:
+    """A snapshot of a skewed sandbox (named, so only its cluster_id column says which cluster it is) ->
+    analyze --balance-plans -> balance --execute --plan-file: refused (exit 5, nothing sent) while a planned
+    partition's replicas differ, then run exactly, reaching the optimum."""
+    with Sandbox(brokers=4, mode="kraft") as sb:
+        build(sb, "skewed", 1, 8, 2)
+        runner = CliRunner()
+        snap = runner.invoke(cli, ["snapshot", "--bootstrap-server", sb.bootstrap_servers, "--cluster-name", "sb",
+                                   "--output", str(tmp_path / "s.parquet")], catch_exceptions=False)
+        assert snap.exit_code == 0, snap.output
+        analyzed = runner.invoke(cli, ["analyze", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "out"),
+                                       "--balance-plans"], catch_exceptions=False)
+        assert analyzed.exit_code == 0, analyzed.output
+        plan = tmp_path / "out" / "balance" / "sb.json"
+        assert "sb: most leaders on a broker 8 -> 2 (optimal)" in analyzed.stdout and str(plan) in analyzed.stdout
+        saved = json.loads(plan.read_text())
+        assert saved["cluster_id"] == sb.cluster.cluster_id and saved["dry_run"]
+        first = saved["partitions"][0]
+
+        def execute() -> tuple[int, dict, str]:
+            run = runner.invoke(cli, ["balance", "--bootstrap-server", sb.bootstrap_servers, "--execute",
+                                      "--plan-file", str(plan), "--restore-file", str(tmp_path / "restore.json"),
+                                      "--output", "json"], catch_exceptions=False)
+            return run.exit_code, json.loads(run.stdout), run.stderr
+
+        sb.set_replicas(first["topic"], first["partition"], list(reversed(first["replicas_before"])))
+        code, _, err = execute()
+        assert code == 5 and "The cluster changed since plan file" in err
+        assert sb.request_count(45) == sb.request_count(43) == 0  # no AlterPartitionReassignments, no election
+
+        sb.set_replicas(first["topic"], first["partition"], first["replicas_before"])
+        code, doc, err = execute()
+        assert (code, err) == (0, "")
+        assert [(p["topic"], p["partition"], p["outcome"], p["replicas_now"]) for p in doc["partitions"]] == [
+            (p["topic"], p["partition"], "elected", p["replicas_after"]) for p in saved["partitions"]]
+        assert doc["summary"]["max_leaders_now"] == 2
+
+
 def test_plans_never_come_from_a_snapshot_older_than_the_newest(spark, tmp_path: Path) -> None:
     """The newest snapshot's rows are all bad (the same file kept twice): plans came from the older one."""
     state = two_partitions_one_fixable()
@@ -320,6 +378,26 @@ def test_files_below_hidden_or_temporary_directories_are_skipped(spark, tmp_path
     (tmp_path / "in" / "out" / "plans" / "x.jsonl").write_text("")
     json_files, _ = files.find_snapshots(spark, [str(tmp_path / "in")], exclude=str(tmp_path / "in" / "out"))
     assert [Path(f).name for f in json_files] == ["good.jsonl"]  # an --out inside the input is not read back
+
+
+def test_small_local_inputs_are_counted_and_start_a_quick_driver_jvm(tmp_path: Path, monkeypatch) -> None:
+    """Rows are estimated from Parquet footers and JSON lines' size, only for files on this machine; a
+    small input puts the C1-only option first in the driver's Java options (a user's own come after and
+    win), and the environment is left as it was."""
+    state = two_partitions_one_fixable()
+    (tmp_path / "d").mkdir()
+    snapshot.write(snapshot.rows(state, "c", T0), tmp_path / "d" / "a.parquet")
+    snapshot.write(snapshot.rows(state, "c", T0), tmp_path / "b.jsonl")
+    (tmp_path / "c.jsonl").write_text("x" * 200 * 1000)
+    by_size = (tmp_path / "b.jsonl").stat().st_size // files.JSON_BYTES_PER_ROW
+    assert files.local_rows([str(tmp_path / "d"), str(tmp_path / "b.jsonl")], True) == 2 + by_size
+    assert files.local_rows([str(tmp_path / "*.jsonl")], True) == 1000 + by_size
+    assert files.local_rows([str(tmp_path / "d")], plain_paths_are_local=False) is None
+    assert files.local_rows(["hdfs:///snapshots"], True) is None
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
+    with job._driver_java_options(quiet=False, quick=True):
+        assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.QUICK_START_JAVA_OPTIONS} -Dmine=1"
+    assert os.environ["SPARK_SUBMIT_OPTS"] == "-Dmine=1"
 
 
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:

@@ -60,6 +60,9 @@ EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
               metavar="PCT", help="Imbalance ratio above which a broker is flagged (leader.imbalance.per.broker"
                                   ".percentage).")
 @click.option("--plot", is_flag=True, help="Also draw the imbalance over time as DIR/imbalance.png.")
+@click.option("--balance-plans", is_flag=True,
+              help="Also write a leadership-balance plan per cluster (its latest snapshot) as "
+                   "DIR/balance/<cluster>.json, for kafka-leaders balance --execute --plan-file.")
 @click.option("--conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting; repeat as needed.")
 @click.option("--debug", is_flag=True, help="Show Spark's warnings, progress and tracebacks.")
 def analyze(**options: Any) -> None:
@@ -67,7 +70,8 @@ def analyze(**options: Any) -> None:
 
     Writes per-broker balance and per-cluster health over time as Parquet tables under DIR, and, for each
     cluster's latest snapshot, election files DIR/plans/<cluster>/batch-0001.json ... for
-    `kafka-leader-election --path-to-json-file`.
+    `kafka-leader-election --path-to-json-file`; with --balance-plans, the plan `kafka-leaders balance` would
+    make from that snapshot (new preferred replicas, no data moved) as DIR/balance/<cluster>.json.
     """
     sys.exit(run(lambda: _analyze(options), options["debug"]))
 
@@ -75,7 +79,8 @@ def analyze(**options: Any) -> None:
 def _analyze(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     conf = _conf(o["conf"])
-    needed = {"pyspark": "PySpark", "pyarrow": "pyarrow", **({"matplotlib": "matplotlib"} if o["plot"] else {})}
+    needed = {"pyspark": "PySpark", "pyarrow": "pyarrow", **({"matplotlib": "matplotlib"} if o["plot"] else {}),
+              **({"pandas": "pandas"} if o["balance_plans"] else {})}
     missing = [name for module, name in needed.items() if importlib.util.find_spec(module) is None]
     if missing:
         raise InputError(f"kafka-leaders analyze needs {' and '.join(missing)}, which "
@@ -88,10 +93,11 @@ def _analyze(o: dict[str, Any]) -> int:
 
     job.preflight(o["snapshots"], o["out"], o["master"], conf)
     shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
-    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"])
+    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"],
+                              small_input=job.is_small_input(o["snapshots"], o["master"], conf))
     try:
         result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
-                             threshold_pct=o["threshold"], plot=o["plot"])
+                             threshold_pct=o["threshold"], plot=o["plot"], balance=o["balance_plans"])
     finally:
         if not shared:
             spark.stop()

@@ -37,6 +37,7 @@ from leader_election_cli.reports.balance_plan import (
 from leader_election_cli.selection.files import load_weights_file
 
 _LISTED = 5  # partitions named in a refusal
+DEFAULT_OPTIONS = BalanceOptions()
 
 
 def balance(connection: Connection, *, execute: bool = False, exclude_brokers: Collection[int] = (),
@@ -70,16 +71,8 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
                 weights = _log_size_weights(state, cluster.log_sizes(state.live_brokers))
             elif weights is not None:
                 _note_unknown(weights, state, hooks)
-            try:
-                plan = solve_leadership(state, exclude_brokers=options.exclude_brokers, exclude_topic=excluded_topic,
-                                        rack_of=state.racks if rack_aware else None, weights=weights,
-                                        max_moves=max_moves)
-            except BalanceInputError as exc:
-                raise InputError(f"Cannot balance leadership: {exc}",
-                                 hint="Change the options or the --weights file.") from None
-            elect_only = [_elect_only(state, tp) for tp in plan.elect_only]
-            if not rack_aware:  # shown beside each broker all the same
-                plan = replace(plan, brokers=[b._replace(rack=state.racks.get(b.broker)) for b in plan.brokers])
+            planned = plan_report(state, options, exclude_topic=excluded_topic, weights=weights)
+            plan, elect_only = planned.plan, planned.elect_only
         _check_same_replicas([*plan.changes, *elect_only])
         report = BalanceReport(plan, options, state.cluster_id, elect_only, dry_run=not execute, plan_file=plan_file)
         if not execute:
@@ -96,6 +89,25 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
             hooks.warn(f"No restore file written to {shown(str(restore_path))}: no replica order changes.")
         report.leaders_now = _leaders_now(cluster)
     return report
+
+
+def plan_report(state: ClusterState, options: BalanceOptions = DEFAULT_OPTIONS, *,
+                exclude_topic: Callable[[str], bool] | None = None,
+                weights: dict[TopicPartition, float] | None = None, plan_file: str | None = None) -> BalanceReport:
+    """The dry-run report of `state`'s plan, no I/O: what `balance` shows, and what `analyze
+    --balance-plans` writes per cluster from a snapshot (`exclude_topic` is `options.exclude_topic_regex`
+    compiled, `weights` the partitions' weights when `options.weight` is set)."""
+    try:
+        plan = solve_leadership(state, exclude_brokers=options.exclude_brokers, exclude_topic=exclude_topic,
+                                rack_of=state.racks if options.rack_aware else None, weights=weights,
+                                max_moves=options.max_moves)
+    except BalanceInputError as exc:
+        raise InputError(f"Cannot balance leadership: {exc}",
+                         hint="Change the options or the --weights file.") from None
+    if not options.rack_aware:  # shown beside each broker all the same
+        plan = replace(plan, brokers=[b._replace(rack=state.racks.get(b.broker)) for b in plan.brokers])
+    return BalanceReport(plan, options, state.cluster_id, [_elect_only(state, tp) for tp in plan.elect_only],
+                         plan_file=plan_file)
 
 
 def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | None, execute: bool,

@@ -97,6 +97,39 @@ def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:
     return not glob.glob(path)  # as Hadoop's, except dot files: a glob's are skipped there anyway
 
 
+JSON_BYTES_PER_ROW = 200  # a snapshot row as a JSON line is 150-300 bytes
+GZIP_RATIO = 10
+
+
+def local_rows(patterns: Iterable[str], plain_paths_are_local: bool) -> int | None:
+    """About how many rows the snapshot files `patterns` hold (Parquet: the footers' counts; JSON lines:
+    from their size), or None when any pattern may not be on this machine's file system."""
+    total = 0
+    for pattern in patterns:
+        path = local_path(pattern, plain_paths_are_local)
+        if path is None:
+            return None
+        for match in glob.glob(path):
+            found = (glob.glob(os.path.join(match, "**", "*"), recursive=True) if os.path.isdir(match) else [match])
+            for name in found:
+                total += _rows_in(name)
+    return total
+
+
+def _rows_in(name: str) -> int:
+    if name.endswith(PARQUET_SUFFIXES):
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(name).metadata.num_rows
+        except Exception:  # not Parquet after all: Spark names the problem later
+            return 0
+    if name.endswith(JSON_SUFFIXES):
+        size = os.path.getsize(name)
+        return size * (GZIP_RATIO if name.endswith(".gz") else 1) // JSON_BYTES_PER_ROW
+    return 0
+
+
 def local_file(uri: str, plain_paths_are_local: bool) -> bool:
     """`uri` names an existing local file (not a directory)."""
     path = local_path(uri, plain_paths_are_local)

@@ -9,6 +9,8 @@ Outputs under DIR:
   fixable/         each cluster's latest snapshot: partitions a preferred election would fix
   bad_rows/        rejected input rows with their reason and source file
   plans/<cluster>/batch-0001.json ...  election files for kafka-leader-election --path-to-json-file
+  balance/<cluster>.json  with --balance-plans: leadership-balance plan files for
+                   kafka-leaders balance --execute --plan-file (`balance_plans`)
   summary.json     the printed summary; imbalance.png with --plot
 """
 
@@ -33,17 +35,23 @@ from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
-from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, balance_plans, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_BATCH_SIZE = 1000
 QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties")
+# Below this many input rows a local run is mostly the JVM's start and warm-up: its quick (C1) compiler
+# alone starts Spark and runs the small jobs in about two thirds of the time; larger runs keep the
+# optimising compiler (see docs/SPARK.md, "Performance").
+QUICK_START_MAX_ROWS = 100_000
+QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
-                  connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S) -> SparkSession:
+                  connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S,
+                  small_input: bool = False) -> SparkSession:
     """The session to run on: `master`; else spark-submit's own master; else local[*].
 
     A local master runs its Python workers with this very interpreter, so they import this package, and
@@ -51,6 +59,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     for reachability within `connect_timeout_s` first, and gets this package shipped to its executors
     (`cluster_mode`). `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
+    With `small_input` (`is_small_input`) a local driver JVM started here compiles with C1 only.
     """
     conf = dict(conf or {})
     master = _master(master, conf)
@@ -74,7 +83,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
             builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with spark_errors("cluster"), _quiet_jvm(not verbose):
+    quick = small_input and bool(master) and cluster_mode.is_local(master or "")
+    with spark_errors("cluster"), _driver_java_options(not verbose, quick):
         if not shipping:
             return builder.getOrCreate()
         SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
@@ -97,14 +107,26 @@ def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
     return conf.get("spark.master") or master or (None if "PYSPARK_GATEWAY_PORT" in os.environ else DEFAULT_MASTER)
 
 
+def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[str, str]) -> bool:
+    """Local snapshot files of fewer than QUICK_START_MAX_ROWS rows (about), for a local master."""
+    chosen = _master(master, conf) or ""
+    if not chosen.startswith("local") or SparkSession.getActiveSession() is not None or _hadoop_configured(conf):
+        return False
+    rows = files.local_rows(snapshots, plain_paths_are_local=True)
+    return rows is not None and rows < QUICK_START_MAX_ROWS
+
+
 @contextmanager
-def _quiet_jvm(quiet: bool) -> Iterator[None]:
-    """A driver JVM started meanwhile logs nothing (spark-submit's has started already). The setting goes
-    before the driver's own Java options (SPARK_SUBMIT_OPTS): a -D of a user's or spark-defaults.conf's
-    still wins, and neither is replaced."""
+def _driver_java_options(quiet: bool, quick: bool) -> Iterator[None]:
+    """A driver JVM started meanwhile logs nothing (spark-submit's has started already) and, when `quick`,
+    compiles with C1 only. The settings go before the driver's own Java options (SPARK_SUBMIT_OPTS): a
+    -D or -XX of a user's, spark-defaults.conf's or spark.driver.extraJavaOptions still wins, and
+    neither is replaced."""
     before = os.environ.get("SPARK_SUBMIT_OPTS")
-    if quiet:
-        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()} {before or ''}".strip()
+    ours = ([f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()}"] if quiet else []) + (
+        [QUICK_START_JAVA_OPTIONS] if quick else [])
+    if ours:
+        os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*ours, before or ""]).strip()
     try:
         yield
     finally:
@@ -190,14 +212,17 @@ def _what_went_wrong(exc: BaseException) -> str:
 
 
 def _save(frame: DataFrame, path: str) -> DataFrame:
-    """Write a table as Parquet and read it back, so later steps never recompute it."""
+    """Write a table as Parquet and read it back, so later steps never recompute it (with its schema
+    given: inferring it from the files would be one more Spark job)."""
     frame.write.mode("overwrite").parquet(path)
-    return frame.sparkSession.read.parquet(path)
+    return frame.sparkSession.read.schema(frame.schema).parquet(path)
 
 
 def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_size: int = DEFAULT_BATCH_SIZE,
-            threshold_pct: float = DEFAULT_THRESHOLD_PCT, plot: bool = False) -> summary.Summary:
-    """Run the whole analysis on `spark` and return its summary (also written to OUT/summary.json)."""
+            threshold_pct: float = DEFAULT_THRESHOLD_PCT, plot: bool = False,
+            balance: bool = False) -> summary.Summary:
+    """Run the whole analysis on `spark` and return its summary (also written to OUT/summary.json);
+    `balance` writes leadership-balance plan files too."""
     if batch_size < 1:
         raise InputError(f"--batch-size must be at least 1, got {batch_size}")
     started = time.monotonic()
@@ -219,7 +244,7 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
         duplicates = inputs.duplicate_keys(rows).cache()
         try:
             result = _run(spark, inputs.mark_duplicates(rows, duplicates), out, len(json_files) + len(parquet_files),
-                          batch_size, threshold_pct, plot)
+                          batch_size, threshold_pct, plot, balance)
         finally:
             duplicates.unpersist()
             rows.unpersist()
@@ -229,7 +254,7 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
 
 
 def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch_size: int,
-         threshold_pct: float, plot: bool) -> summary.Summary:
+         threshold_pct: float, plot: bool, balance: bool) -> summary.Summary:
     counted = rows.groupBy(inputs.REASON, (F.col("format_version") == snapshot.LEGACY_FORMAT_VERSION).alias("legacy"))
     reasons: dict[str | None, int] = {}
     legacy_rows = 0
@@ -251,10 +276,18 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     fixable = _save(analysis.latest_fixable(valid, latest, brokers), tables["fixable"])
     plans_dir = f"{out}/plans"
     planned = plans.write_plans(spark, fixable.where(F.col("planned")), plans_dir, batch_size)
-    clusters = tuple(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
-                             planned=planned.get(c.cluster, (0, 0))[1], plan_dir=plans.cluster_dir(c.cluster))
-                     for c in summary.cluster_summaries(health, latest))
-    unusable = summary.unusable_latest(health, latest)
+    balance_dir = f"{out}/balance"
+    balanced = {}
+    if balance:
+        whole = _whole_latest(rows, valid, latest, any_bad=set(reasons) != {None})
+        balanced = balance_plans.write_balance_plans(spark, whole, balance_dir)
+    else:
+        files.delete_tree(spark, balance_dir)  # no stale balance plan survives a run
+    latest_clusters, unusable = summary.cluster_summaries(health, latest)
+    clusters = tuple(summary.with_balance(replace(c, plan_files=planned.get(c.cluster, (0, 0))[0],
+                                                  planned=planned.get(c.cluster, (0, 0))[1],
+                                                  plan_dir=plans.cluster_dir(c.cluster)), balanced.get(c.cluster))
+                     for c in latest_clusters)
     latest.unpersist()
     plot_path = None
     if plot:
@@ -269,4 +302,15 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         bad_rows={reason: count for reason, count in reasons.items() if reason is not None},
         snapshots=sum(c.snapshots for c in clusters), threshold_pct=threshold_pct, batch_size=batch_size,
         clusters=clusters, tables=tables, plans_dir=plans_dir, plot=plot_path, unusable_latest=unusable,
-        legacy_rows=legacy_rows)
+        legacy_rows=legacy_rows, balance_dir=balance_dir if balance else None)
+
+
+def _whole_latest(rows: DataFrame, valid: DataFrame, latest: DataFrame, any_bad: bool) -> DataFrame:
+    """The rows of each cluster's latest snapshot, unless a row of it is bad: a plan from part of a
+    snapshot would count only some of the leaders."""
+    whole = valid.join(F.broadcast(latest.select(*analysis.KEY)), analysis.KEY)
+    if not any_bad:
+        return whole
+    broken = (rows.where(F.col(inputs.REASON).isNotNull() & F.col("cluster").isNotNull()
+                         & F.col("taken_at").isNotNull()).select(*analysis.KEY).distinct())
+    return whole.join(broken, analysis.KEY, "left_anti")

@@ -48,6 +48,22 @@ def render(summary: Summary, console: Console) -> None:
                       f"no plan files written.")
     if summary.plot:
         console.print(f"Plot: {escape(summary.plot)}")
+    if summary.balance_dir is not None:
+        _balance_plans(summary, console)
+
+
+def _balance_plans(summary: Summary, console: Console) -> None:
+    """Each cluster's leadership-balance plan: most leaders on a broker before -> after, and the file."""
+    console.print(f"Leadership-balance plans in {escape(summary.balance_dir or '')}/<cluster>.json, run each with "
+                  f"kafka-leaders balance --bootstrap-server HOST:PORT --execute --plan-file FILE:", highlight=False)
+    for c in summary.clusters:
+        if c.balance_plan is None:
+            console.print(f"  {escape(c.cluster)}: no plan (its latest snapshot has bad rows)", highlight=False)
+            continue
+        optimal = " (optimal)" if c.balance_max_after == c.balance_lower_bound else ""
+        console.print(f"  {escape(c.cluster)}: most leaders on a broker {c.balance_max_before} -> "
+                      f"{c.balance_max_after}{optimal}, {c.balance_changes:,} partition(s) to change: "
+                      f"{escape(c.balance_plan)}", highlight=False, soft_wrap=True)
 
 
 SHOWN = 5  # partitions listed per condition on the terminal; the tables hold them all

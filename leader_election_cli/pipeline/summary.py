@@ -5,7 +5,7 @@ Only these few rows (one per cluster, one per bad-row reason) ever reach the dri
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -39,6 +39,11 @@ class ClusterSummary:
     planned: int = 0  # fixable partitions in the plan files (preferred broker above the threshold)
     plan_files: int = 0
     plan_dir: str = ""  # its directory under plans/ (`plans.cluster_dir`)
+    balance_plan: str | None = None  # with --balance-plans: its plan file (none when its latest snapshot has bad rows)
+    balance_max_before: int | None = None  # most leaders on a broker that may lead, in the latest snapshot
+    balance_max_after: int | None = None  # ... once the plan has run
+    balance_lower_bound: int | None = None  # the least maximum any plan reaches
+    balance_changes: int | None = None  # partitions the plan reorders or elects
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Summary:
     unusable_latest: dict[str, str] = field(default_factory=dict)  # cluster -> its newest snapshot's time,
     # when that snapshot has no usable row: no plan is written from an older one
     legacy_rows: int = 0  # usable rows of format version 1 (see leader_election_cli.snapshot)
+    balance_dir: str | None = None  # with --balance-plans: where the balance plan files are
     elapsed_seconds: float = field(default=0.0, compare=False)
 
     @property
@@ -72,10 +78,13 @@ class Summary:
         return {"schema_version": 1, **document, "bad_row_count": self.bad_row_count}
 
 
-def unusable_latest(health: DataFrame, latest: DataFrame) -> dict[str, str]:
-    """The clusters whose newest snapshot has no usable row (one row each at most reaches the driver)."""
-    rows = latest.join(health, KEY, "left_anti").orderBy("cluster").collect()
-    return {r.cluster: utc(r.taken_at).isoformat() for r in rows}
+def with_balance(cluster: ClusterSummary, plan: Any | None) -> ClusterSummary:
+    """`cluster` with its balance plan's headline figures (`balance_plans.write_balance_plans`'s row)."""
+    if plan is None:
+        return cluster
+    return replace(cluster, balance_plan=plan.plan_file, balance_max_before=plan.max_before,
+                   balance_max_after=plan.max_after, balance_lower_bound=plan.lower_bound,
+                   balance_changes=plan.changes)
 
 
 def utc(moment: datetime) -> datetime:
@@ -83,13 +92,15 @@ def utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
-def cluster_summaries(health: DataFrame, latest: DataFrame) -> list[ClusterSummary]:
-    """Each cluster's latest snapshot from the health table, sorted by cluster."""
-    rows = health.join(latest, KEY).orderBy("cluster").collect()
+def cluster_summaries(health: DataFrame, latest: DataFrame) -> tuple[list[ClusterSummary], dict[str, str]]:
+    """Each cluster's latest snapshot from the health table, sorted by cluster; and the clusters whose
+    newest snapshot has no usable row (cluster -> its time). One Spark job, one row per cluster."""
+    rows = latest.join(health, KEY, "left").orderBy("cluster").collect()
+    unusable = {r.cluster: utc(r.taken_at).isoformat() for r in rows if r.partitions is None}
     return [ClusterSummary(
         cluster=r.cluster, snapshots=r.snapshots, latest=utc(r.taken_at), partitions=r.partitions, brokers=r.brokers,
         live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
         under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
         worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold,
         down_brokers=tuple(r.down_brokers), **{name: tuple(f"{p.topic}-{p.partition}" for p in r[name])
-                                               for name in LISTS}) for r in rows]
+                                               for name in LISTS}) for r in rows if r.partitions is not None], unusable
