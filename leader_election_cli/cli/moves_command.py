@@ -1,6 +1,6 @@
 """`kafka-leaders prefer`, `demote` and `restore`: move leadership to a chosen replica, off a broker, and back.
 
-Also what `balance_command` shares with them: --output.
+Also what `status_command` and `balance_command` share with them: --output.
 """
 
 from __future__ import annotations
