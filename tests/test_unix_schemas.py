@@ -105,7 +105,7 @@ def test_elections_and_refusals(sb: Sandbox) -> None:
 def test_the_sandbox_ready_file(tmp_path: Path) -> None:
     for tls in (False, True):
         with Sandbox(brokers=2, tls=tls) as sandbox:
-            write_ready_file(tmp_path / "ready.json", sandbox)
-        document = json.loads((tmp_path / "ready.json").read_text())
+            write_ready_file(tmp_path / f"ready-{tls}.json", sandbox)  # never over an existing file
+        document = json.loads((tmp_path / f"ready-{tls}.json").read_text())
         check(document, "sandbox-ready.schema.json")
         assert (document["ca_file"] is not None) is tls
