@@ -1,19 +1,54 @@
-"""Settings for the whole suite.
+"""Settings and fixtures for the whole suite.
 
 Hypothesis: no per-example deadline and no "too slow" health check. A property is about what the code
 does, not how fast a loaded CI machine runs one example; speed has its own benchmarks (`benchmarks/`).
+
+Sandboxes: `sandbox_factory` (one test) and `module_sandbox_factory` (one test file) start sandboxes with
+their topics and stop every one they started; `mode` runs a test, or a file's sandbox, in both controller
+modes. Commands run through `commands.run_command` (beside this file).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+
+import pytest
 from hypothesis import HealthCheck, settings
+
+from leader_election_cli.sandbox import Sandbox
 
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 
-
-import pytest  # noqa: E402
+SandboxFactory = Callable[..., Sandbox]
 
 
 @pytest.fixture(autouse=True)
 def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Default restore files go under $XDG_STATE_HOME: a directory of the test's, never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(scope="module", params=["kraft", "zk"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """The controller mode: every test (or file's sandbox) that asks for it runs in KRaft and ZooKeeper mode."""
+    return request.param
+
+
+def _sandboxes() -> Iterator[SandboxFactory]:
+    """`make(brokers, mode, topics={name: {partition: replicas}}, **sandbox_kwargs)`: a started sandbox
+    with those topics; every sandbox made is stopped at teardown (each one, even if another's stop fails)."""
+    with ExitStack() as stack:
+        def make(brokers: int = 3, mode: str = "kraft", topics: dict[str, dict[int, list[int]]] | None = None,
+                 **sandbox_kwargs: object) -> Sandbox:
+            sandbox = stack.enter_context(Sandbox(brokers=brokers, mode=mode, **sandbox_kwargs))
+            for name, assignment in (topics or {}).items():
+                sandbox.create_topic(name, assignment=assignment)
+            return sandbox
+
+        yield make
+
+
+sandbox_factory = pytest.fixture(_sandboxes, name="sandbox_factory")
+module_sandbox_factory = pytest.fixture(_sandboxes, name="module_sandbox_factory", scope="module")

@@ -5,12 +5,13 @@ document and plan-file round trip, the weights file)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,9 +33,7 @@ SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/bal
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
 def run_balance(sb: Sandbox, *args: str) -> tuple[int, dict, str]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
@@ -15,17 +17,12 @@ ELECT_LEADERS, ALTER_REASSIGNMENTS = 43, 45
 ASSIGNMENT = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3], 5: [3, 2, 1]}
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("t", assignment=ASSIGNMENT)
-        sandbox.create_topic("u", assignment={0: [2, 1]})
-        yield sandbox
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    return sandbox_factory(mode=mode, topics={"t": ASSIGNMENT, "u": {0: [2, 1]}})
 
 
 def partitions(sb: Sandbox) -> dict[str, tuple[int, tuple[int, ...]]]:

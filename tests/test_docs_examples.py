@@ -4,14 +4,15 @@ A ```console block is a shell session: `$ ` starts a command (a trailing backsla
 next line) and the lines up to the next command are its output, stdout and stderr as a terminal shows
 them. A block whose first line is
 
-    # with a sandbox running: kafka-leaders sandbox --port-base 9092 --scenario imbalanced ...
+    # with a sandbox running: kafka-leaders sandbox --scenario imbalanced --ready-file sandbox.json ...
 
-runs against a fresh sandbox built with those options but on ports the OS chooses: the page's
-addresses 127.0.0.1:9092, :9093, ... stand for brokers 1, 2, ... in the commands and in the output. A
-command that starts its own sandbox with --port-base N also gets OS-chosen ports, and the addresses it
-prints are numbered from N in order of appearance. `...` in an output line matches any text (a cluster
-id, a time). A block is one bash session (`export` and `$?` carry over) in a fresh directory, with the
-project's commands first on PATH.
+runs against a fresh sandbox built with those options, on ports the OS chooses (as the command picks
+them: a page never names a port, so readers' sandboxes never collide): its ready file is written in the
+block's directory and $BOOTSTRAP holds its bootstrap servers, as a reader gets them from the ready file.
+In the output, 127.0.0.1:PORT1, PORT2, ... stand for brokers 1, 2, ...; the addresses printed by a
+command that starts its own sandbox are numbered PORT1, PORT2, ... in order of appearance. `...` in an
+output line matches any text (a cluster id, a time). A block is one bash session (`export` and `$?` carry
+over) in a fresh directory, with the project's commands first on PATH.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pytest
 from generated_docs import REGENERATE, generator
 
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
+from leader_election_cli.cli.sandbox_command import write_ready_file
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.scenarios import build
 
@@ -37,7 +39,7 @@ DOCS = ROOT / "docs" / "commands"
 BIN = Path(sys.executable).parent
 SANDBOX_LINE = "# with a sandbox running: kafka-leaders sandbox "
 ADDRESS = re.compile(r"(?<![\d.])127\.0\.0\.1:(\d+)(?!\d)")
-PORT_BASE = re.compile(r"\s--port-base[ =](\d+)")
+OWN_SANDBOX = re.compile(r"(^|[\s;&|(])kafka-leaders sandbox\s")
 STEP_END = "::end of docs example step::"
 
 
@@ -98,25 +100,28 @@ def _steps(body: list[str]) -> Iterator[Step]:
 ALL = [example for page in sorted(DOCS.glob("*.md")) for example in examples(page)]
 
 
-def _start(arguments: list[str]) -> tuple[Sandbox, dict[str, str]]:
-    """The sandbox the block names, on OS-chosen ports; {page address: real address}."""
+def _start(arguments: list[str], cwd: Path) -> tuple[Sandbox, dict[str, str]]:
+    """The sandbox the block names, on OS-chosen ports, its ready file (if named) in `cwd`;
+    {real address: page address}."""
     o = sandbox_command.make_context("sandbox", list(arguments)).params
-    assert o["port_base"], "give the block's sandbox --port-base, so the page shows the addresses it would get"
+    assert not o["port_base"], "a docs sandbox picks its own ports: no --port-base"
     assert not (o["sasl_users"] or o["tls"] or o["zookeeper"] or o["command"]), "docs sandboxes are plain"
     sb = Sandbox(o["brokers"], o["mode"]).start()
     build(sb, o["scenario"], o["topics"], o["partitions"], o["replication_factor"] or min(3, o["brokers"]))
-    return sb, {f"127.0.0.1:{o['port_base'] + b - 1}": f"{host}:{port}" for b, (host, port) in sb.brokers.items()}
+    if o["ready_file"]:
+        write_ready_file(cwd / o["ready_file"], sb)
+    return sb, {f"{host}:{port}": f"127.0.0.1:PORT{b}" for b, (host, port) in sb.brokers.items()}
 
 
-def _session(steps: list[Step], shown: dict[str, str], cwd: Path) -> list[list[str]]:
-    """Run the steps in one bash session (so `export`, `cd` and `$?` carry over); each step's output with
-    the page's addresses put back."""
-    script, bases = [], []
+def _session(steps: list[Step], sb: Sandbox | None, shown: dict[str, str], cwd: Path) -> list[list[str]]:
+    """Run the steps in one bash session (so `export`, `cd` and `$?` carry over), with $BOOTSTRAP set to
+    the block's sandbox; each step's output with the page's addresses put in."""
+    script = [f"export BOOTSTRAP={shlex.quote(sb.bootstrap_servers)}"] if sb is not None else []
+    own = []
     for step in steps:
-        command = ADDRESS.sub(lambda m: shown.get(m.group(), m.group()), step.command)
-        own_base = PORT_BASE.search(command)
-        bases.append(int(own_base.group(1)) if own_base else None)
-        script += [PORT_BASE.sub("", command), f"__status=$?; printf '\\n%s\\n' '{STEP_END}'; (exit $__status)"]
+        assert not ADDRESS.search(step.command), f"`{step.command}` names a port: use $BOOTSTRAP or {{bootstrap}}"
+        own.append(bool(OWN_SANDBOX.search(step.command)))
+        script += [step.command, f"__status=$?; printf '\\n%s\\n' '{STEP_END}'; (exit $__status)"]
     environment = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     environment.update(PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", COLUMNS="100", TERM="dumb",
                        NO_COLOR="1", PYTHONUNBUFFERED="1")
@@ -125,20 +130,20 @@ def _session(steps: list[Step], shown: dict[str, str], cwd: Path) -> list[list[s
                             timeout=600)
     segments = result.stdout.split(f"\n{STEP_END}\n")
     assert len(segments) == len(steps) + 1, f"the session ended early:\n{result.stdout}"
-    real = {value: key for key, value in shown.items()}
-    return [_page_addresses(segment, real, base) for segment, base in zip(segments, bases)]
+    return [_page_addresses(segment, shown, numbered) for segment, numbered in zip(segments, own)]
 
 
-def _page_addresses(output: str, real: dict[str, str], own_base: int | None) -> list[str]:
-    """Output lines with real addresses replaced by the page's; a command's own sandbox numbered from its base."""
+def _page_addresses(output: str, shown: dict[str, str], own_sandbox: bool) -> list[str]:
+    """Output lines with real addresses replaced by the page's: the block's sandbox's brokers by number, a
+    command's own sandbox's in order of appearance (both as 127.0.0.1:PORT1, PORT2, ...)."""
     numbered: dict[str, str] = {}
 
     def page_address(match: re.Match[str]) -> str:
-        if match.group() in real:
-            return real[match.group()]
-        if own_base is None:
+        if match.group() in shown:
+            return shown[match.group()]
+        if not own_sandbox:
             return match.group()
-        return numbered.setdefault(match.group(), f"127.0.0.1:{own_base + len(numbered)}")
+        return numbered.setdefault(match.group(), f"127.0.0.1:PORT{len(numbered) + 1}")
 
     lines = [ADDRESS.sub(page_address, line).rstrip() for line in output.splitlines()]
     while lines and not lines[-1]:
@@ -162,9 +167,9 @@ def _params() -> list[pytest.param]:
 
 @pytest.mark.parametrize("example", _params())
 def test_the_example_prints_what_the_page_shows(example: Example, tmp_path: Path) -> None:
-    sb, shown = _start(example.sandbox) if example.sandbox is not None else (None, {})
+    sb, shown = _start(example.sandbox, tmp_path) if example.sandbox is not None else (None, {})
     try:
-        outputs = _session(example.steps, shown, tmp_path)
+        outputs = _session(example.steps, sb, shown, tmp_path)
     finally:
         if sb is not None:
             sb.stop()
@@ -190,10 +195,10 @@ def test_the_reference_blocks_are_current() -> None:
 
 def test_the_parser_reads_sessions_as_a_terminal_shows_them(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("text\n```console\n# with a sandbox running: kafka-leaders sandbox --port-base 9092\n"
+    page.write_text("text\n```console\n# with a sandbox running: kafka-leaders sandbox --ready-file s.json\n"
                     "$ a \\\n    --b\nout 1\n\n$ c\n```\n```text\n$ not run\n```\n")
     (example,) = examples(page)
-    assert (example.line, example.sandbox) == (2, ["--port-base", "9092"])
+    assert (example.line, example.sandbox) == (2, ["--ready-file", "s.json"])
     assert example.steps == [Step("a \\\n    --b", ["out 1", ""]), Step("c", [])]
     assert _matches(["id ... taken at ..."], ["id abc taken at 12:00"])
     assert not _matches(["id ..."], ["id 1", "more"])

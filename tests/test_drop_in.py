@@ -6,12 +6,14 @@ import json
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 
 from leader_election_cli.cli.drop_in import command
 from leader_election_cli.sandbox import Sandbox
@@ -20,16 +22,12 @@ REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("sche
 ELECT_LEADERS, METADATA = 43, 3
 
 
-def elect(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(command, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+elect = partial(run_command, command)
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
-        yield sandbox
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    return sandbox_factory(mode=mode, topics={"t1": {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]}})
 
 
 def preferred(sb: Sandbox, *selection: str, output: str = "text") -> tuple[int, str, str]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import resources
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from commands import Run, run_command
 
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.cli.elect_command import elect, plan
@@ -20,19 +22,17 @@ FAILED_PREFERRED = ("org.apache.kafka.common.errors.PreferredLeaderNotAvailableE
                     "The preferred leader was not available.")
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
     """t-0 led off its preferred replica, t-1 fine, t-2 prefers broker 3 which is down."""
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("t", assignment={0: [1, 2], 1: [2, 1], 2: [3, 1]})
-        sandbox.set_leader("t", 0, 2)
-        sandbox.stop_broker(3)
-        yield sandbox
+    sandbox = sandbox_factory(mode=mode, topics={"t": {0: [1, 2], 1: [2, 1], 2: [3, 1]}})
+    sandbox.set_leader("t", 0, 2)
+    sandbox.stop_broker(3)
+    return sandbox
 
 
-def invoke(command, sb: Sandbox, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(command, ["--bootstrap-server", sb.bootstrap_servers, *args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+def invoke(command, sb: Sandbox, *args: str) -> Run:
+    return run_command(command, "--bootstrap-server", sb.bootstrap_servers, *args)
 
 
 def test_plan_predicts_each_partition_and_sends_nothing(sb: Sandbox) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cli.toolkit import cli
@@ -25,16 +27,12 @@ RESTORE_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("sch
                             .read_text())
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
-        yield sandbox
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    return sandbox_factory(mode=mode, topics={"t": {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]}})
 
 
 def prefer(sb: Sandbox, *args: str) -> tuple[int, str, str]:

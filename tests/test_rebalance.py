@@ -7,10 +7,12 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 from prometheus_client.parser import text_string_to_metric_families
 
 from leader_election_cli import kafka_errors
@@ -21,17 +23,15 @@ from leader_election_cli.sandbox.scenarios import build
 ELECT_LEADERS = 43
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
     """Three topics of six partitions, a third of them led off their preferred replica."""
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        build(sandbox, "imbalanced", topics=3, partitions=6, replication_factor=3)
-        yield sandbox
+    sandbox = sandbox_factory(mode=mode)
+    build(sandbox, "imbalanced", topics=3, partitions=6, replication_factor=3)
+    return sandbox
 
 
 def rebalance(sb: Sandbox, tmp_path: Path, *args: str) -> tuple[int, str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from kafka import TopicPartition
@@ -14,12 +15,12 @@ from leader_election_cli.sandbox import Sandbox
 PREFERRED = 0
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
-        sandbox.create_topic("t2", assignment={0: [3, 1]})
-        yield sandbox
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    sandbox = sandbox_factory(mode=mode)
+    sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+    sandbox.create_topic("t2", assignment={0: [3, 1]})
+    return sandbox
 
 
 @pytest.fixture

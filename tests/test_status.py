@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.model import NO_LEADER
@@ -20,21 +22,19 @@ MIN_ISR = {"orders": 2, "logs": 1, "solo": 1}
 DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 32, 29
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
-@pytest.fixture(scope="module", params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
+@pytest.fixture(scope="module")
+def sb(module_sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
     """Every kind of trouble at once; the tests only read."""
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        for name, assignment in TOPICS.items():
-            sandbox.create_topic(name, assignment=assignment, configs={"min.insync.replicas": str(MIN_ISR[name])})
-        sandbox.set_leader("orders", 0, 2)  # off its preferred replica, fixable
-        sandbox.set_isr("orders", 1, [2])  # under-replicated and under min.insync.replicas
-        sandbox.stop_broker(3)  # solo-0 is left without a leader
-        yield sandbox
+    sandbox = module_sandbox_factory(mode=mode)
+    for name, assignment in TOPICS.items():
+        sandbox.create_topic(name, assignment=assignment, configs={"min.insync.replicas": str(MIN_ISR[name])})
+    sandbox.set_leader("orders", 0, 2)  # off its preferred replica, fixable
+    sandbox.set_isr("orders", 1, [2])  # under-replicated and under min.insync.replicas
+    sandbox.stop_broker(3)  # solo-0 is left without a leader
+    return sandbox
 
 
 def states(sb: Sandbox) -> list:

@@ -3,10 +3,11 @@ are not offered by it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from functools import partial
 
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
@@ -14,16 +15,12 @@ from leader_election_cli.sandbox import Sandbox
 ALTER_REASSIGNMENTS, ELECT_LEADERS = 45, 43
 
 
-def kl(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+kl = partial(run_command, cli)
 
 
 @pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3) as sandbox:
-        sandbox.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1]})
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    return module_sandbox_factory(topics={"t": {0: [1, 2, 3], 1: [2, 3, 1]}})
 
 
 @pytest.mark.parametrize("command", [
