@@ -259,7 +259,7 @@ def _read_back(cluster: ClusterConnection, results: dict[TopicPartition, MoveRes
     accepted = f"reordered, but no election was run{undo}"
     try:
         cluster.restart_timeout()
-        now = cluster.describe().partitions
+        now = _read_again_once(cluster).partitions
     except (LeaderElectionError, KeyboardInterrupt):
         for tp in pending:  # the controller's answers still say what became of the reorders
             r = results[tp]
@@ -282,6 +282,16 @@ def _read_back(cluster: ClusterConnection, results: dict[TopicPartition, MoveRes
         elif tp in in_doubt:
             note = f"the answer to its reorder was lost: the controller may still apply it{undo}"
         results[tp] = replace(r, replicas_after=p.replicas, leader_after=p.leader, error=note)
+
+
+def _read_again_once(cluster: ClusterConnection) -> ClusterState:
+    """The partitions as the cluster shows them: a read changes nothing, so one whose connection was lost
+    (the one that lost a reorder's answer, say) is asked again once, after finding a broker again."""
+    try:
+        return cluster.describe()
+    except UnreachableError:
+        cluster.reconnect()
+        return cluster.describe()
 
 
 def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int, ...]], batch_size: int,
