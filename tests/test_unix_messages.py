@@ -58,3 +58,12 @@ def test_kafkas_line_first_then_detail_and_hint(tmp_path: Path, args: list[str],
         assert str(tmp_path) in lines[1]  # the detail says which file, and where in it
     if "duplicate" in kafka_line:
         assert lines[1].endswith("duplicates.json: $.partitions[1] repeats $.partitions[0]")
+
+
+def test_a_missing_election_file_is_kafkas_line_then_the_reason(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.json")
+    result = CliRunner().invoke(command, ["--bootstrap-server", NOWHERE, "--election-type", "preferred",
+                                          "--path-to-json-file", missing], catch_exceptions=False)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [f"Unable to read file {missing}", "No such file or directory",
+                                          "Hint: Check the --path-to-json-file path."]

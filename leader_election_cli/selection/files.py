@@ -51,6 +51,9 @@ def _read(path: str, option: str = "--path-to-json-file") -> bytes:
     except InputError as exc:
         if "larger than" in exc.message:
             exc.hint = "Split the partitions over several files and run once per file."
+        kafka_line = f"Unable to read file {shown(path)}"  # Kafka's line alone; the reason on a line of its own
+        if exc.message.startswith(kafka_line + ": "):
+            exc.message, exc.detail = kafka_line, exc.message[len(kafka_line) + 2:]
         raise
 
 
