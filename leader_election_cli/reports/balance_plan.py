@@ -16,7 +16,7 @@ from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import TopicPartition
 
 # What the report holds, per broker, per rack and per partition (planning's own values):
-from leader_election_cli.planning.leadership_balance import (
+from leader_election_cli.planning.leadership_plan import (
     BrokerLeadership,
     LeaderChange,
     LeadershipPlan,
