@@ -144,3 +144,15 @@ def test_the_drop_in_keeps_kafkas_required_bootstrap_server(tmp_path: Path) -> N
                             env={"PATH": str(BIN), BOOTSTRAP_ENV: "127.0.0.1:9"})
     assert result.returncode == 2
     assert result.stderr.splitlines()[0] == "Missing required option(s): bootstrap-server"
+
+
+def test_an_election_loads_no_solver() -> None:
+    """The election's own modules (operation, reports, renderers) leave OR-Tools, NumPy and Spark alone:
+    they are the balance solver's and analyze's, and cost an election a tenth of a second and its memory."""
+    probe = ("import json, sys\n"
+             "import leader_election_cli.cli.drop_in, leader_election_cli.cli.elect_command\n"
+             "import leader_election_cli.operations.elect, leader_election_cli.render.output\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    heavy = ("numpy", "ortools", "pandas", "pyspark", "pyarrow", "matplotlib")
+    assert [m for m in json.loads(done.stdout) if m.split(".")[0] in heavy] == []
