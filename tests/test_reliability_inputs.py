@@ -64,7 +64,7 @@ def test_a_special_file_as_input_is_refused_at_once(what: str, kind: str, tmp_pa
     assert result.exit_code == 2, result.output
     lines = result.stderr.splitlines()
     expected = "Is a directory" if kind == "directory" else "not a regular file"
-    # the election file: Kafka's line alone, the reason on its own line; others: one line
+    # the election file: Kafka's line alone, the reason on its own line; the others: one line
     assert lines[0].startswith("Unable to read ") and expected in "\n".join(lines[:2]), lines
 
 

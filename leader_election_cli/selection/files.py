@@ -26,7 +26,7 @@ _FILE_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "p
 def load_election_file(path: str) -> tuple[TopicPartition, ...]:
     """The partitions of a Kafka election file, in file order; an empty list is valid (nothing to do)."""
     with _gc_paused():
-        document = _parse(path, _read(path))
+        document = _parse(path, _read(path, kafka_line=True))
         _check_document(path, document)
         partitions = _entries(path, document["partitions"])
         _check_duplicates(path, partitions)
@@ -45,15 +45,17 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(path: str, option: str = "--path-to-json-file") -> bytes:
+def _read(path: str, option: str = "--path-to-json-file", *, kafka_line: bool = False) -> bytes:
+    """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is Kafka's line alone
+    ("Unable to read file PATH"), the reason on a line of its own."""
     try:
         return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.")
     except InputError as exc:
         if "larger than" in exc.message:
             exc.hint = "Split the partitions over several files and run once per file."
-        kafka_line = f"Unable to read file {shown(path)}"  # Kafka's line alone; the reason on a line of its own
-        if exc.message.startswith(kafka_line + ": "):
-            exc.message, exc.detail = kafka_line, exc.message[len(kafka_line) + 2:]
+        line = f"Unable to read file {shown(path)}"
+        if kafka_line and exc.message.startswith(line + ": "):
+            exc.message, exc.detail = line, exc.message[len(line) + 2:]
         raise
 
 
