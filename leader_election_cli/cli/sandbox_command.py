@@ -11,7 +11,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,12 +20,18 @@ from leader_election_cli.errors import ExitCode, InputError, exit_code_help, sho
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
+if TYPE_CHECKING:
+    from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+    from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
+
 EXAMPLES = """\
 Examples:
   kafka-leaders sandbox --scenario imbalanced
   kafka-leaders sandbox --mode zk --brokers 5 --topics 3 --partitions 12 --scenario broker-down
   kafka-leaders sandbox --kafka-version 4.0 --feature eligible.leader.replicas.version=1 --scenario leaderless
   kafka-leaders sandbox --sasl-user admin:admin-secret --tls --ready-file /tmp/sandbox.json
+  kafka-leaders sandbox --oauth-jwks-url https://idp.example.com/jwks --oauth-required-scope kafka
+  kafka-leaders sandbox --kerberos-keytab kafka.keytab --kerberos-principal kafka/127.0.0.1@EXAMPLE.COM
   kafka-leaders sandbox --scenario imbalanced --run 'kafka-leader-election --bootstrap-server {bootstrap}
       --election-type preferred --all-topic-partitions'
 Otherwise, in another terminal:
@@ -87,6 +93,26 @@ class BuildInterrupted(Exception):
               help="With --tls-cert: its private key (PEM, unencrypted).")
 @click.option("--tls-client-ca", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
               help="With --tls: require client certificates signed by this CA (Kafka's ssl.client.auth=required).")
+@click.option("--oauth-jwks-url", metavar="URL",
+              help="Accept SASL/OAUTHBEARER tokens signed by a key of this JWKS document, as Kafka's "
+                   "OAuthBearerValidatorCallbackHandler with sasl.oauthbearer.jwks.endpoint.url does (signature, "
+                   "expiry and subject checked).")
+@click.option("--oauth-unsecured", is_flag=True,
+              help="Accept Kafka's unsecured SASL/OAUTHBEARER development tokens (alg none; "
+                   "unsecuredLoginStringClaim_sub on the client).")
+@click.option("--oauth-required-scope", metavar="SCOPE",
+              help="With an OAUTHBEARER listener: refuse tokens without this scope.")
+@click.option("--oauth-scope-claim-name", metavar="NAME", default="scope", show_default=True,
+              help="Kafka's sasl.oauthbearer.scope.claim.name: the claim holding the token's scopes.")
+@click.option("--oauth-sub-claim-name", metavar="NAME", default="sub", show_default=True,
+              help="Kafka's sasl.oauthbearer.sub.claim.name: the claim holding the token's principal.")
+@click.option("--kerberos-keytab", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Accept SASL/GSSAPI (Kerberos) with the service keys of this keytab, as the broker's "
+                   "Krb5LoginModule keyTab; KRB5_CONFIG names the realm's KDC as for any Kerberos program.")
+@click.option("--kerberos-principal", metavar="SERVICE/HOST@REALM",
+              help="With --kerberos-keytab: the brokers' principal (the broker's JAAS principal), which must be "
+                   "in the keytab; clients set sasl.kerberos.service.name to SERVICE (default: any principal "
+                   "of the keytab).")
 @click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
 @click.option("--auto-leader-rebalance/--no-auto-leader-rebalance", default=True, show_default=True,
@@ -138,6 +164,8 @@ class _Checked:
     version: str | None
     features: dict[str, int]
     argv: list[str] | None  # --run's words
+    oauth: OAuthValidation | None = None
+    kerberos: KerberosAcceptor | None = None
 
 
 def _sandbox(o: dict[str, Any]) -> int:
@@ -168,7 +196,74 @@ def _checked(o: dict[str, Any]) -> _Checked:
                          "Lower --topics or --partitions.")
     version, features = parse_version_options(o)
     return _Checked(parse_users(o["sasl_users"]), rf, parse_racks(o["racks"], o["brokers"]), version, features,
-                    parse_run(o["command"]) if o["command"] is not None else None)
+                    parse_run(o["command"]) if o["command"] is not None else None, parse_oauth(o),
+                    parse_kerberos(o))
+
+
+def parse_oauth(o: dict[str, Any]) -> OAuthValidation | None:
+    """The OAUTHBEARER validator the --oauth-* options ask for (None: no OAUTHBEARER listener)."""
+    from urllib.parse import urlsplit
+
+    from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
+
+    url = o["oauth_jwks_url"]
+    if url is not None and o["oauth_unsecured"]:
+        raise InputError("--oauth-jwks-url and --oauth-unsecured exclude each other",
+                         "Give --oauth-jwks-url to check signed tokens, or --oauth-unsecured for development tokens.")
+    if url is None and not o["oauth_unsecured"]:
+        if o["oauth_required_scope"] is not None or (o["oauth_scope_claim_name"], o["oauth_sub_claim_name"]) != (
+                "scope", "sub"):
+            raise InputError("--oauth-required-scope, --oauth-scope-claim-name and --oauth-sub-claim-name need an "
+                             "OAUTHBEARER listener", "Add --oauth-jwks-url URL or --oauth-unsecured.")
+        return None
+    if url is not None:
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https", "file") and bool(parts.netloc or parts.scheme == "file")
+        except ValueError:
+            ok = False
+        if not ok:
+            raise InputError(f"--oauth-jwks-url {shown(url)} is not an http, https or file URL",
+                             "Give the JWKS document's URL, e.g. --oauth-jwks-url https://idp.example.com/jwks.")
+    for option in ("oauth_required_scope", "oauth_scope_claim_name", "oauth_sub_claim_name"):
+        value = o[option]
+        if value is not None and (not value.strip() or value != value.strip()):
+            raise InputError(f"--{option.replace('_', '-')} is empty or has spaces around the name",
+                             "Give the name alone.")
+    return OAuthValidation(jwks_url=url, required_scope=o["oauth_required_scope"],
+                           scope_claim=o["oauth_scope_claim_name"], sub_claim=o["oauth_sub_claim_name"])
+
+
+def parse_kerberos(o: dict[str, Any]) -> KerberosAcceptor | None:
+    """The GSSAPI acceptor of --kerberos-keytab/--kerberos-principal, its keytab read now (None: no GSSAPI)."""
+    from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
+
+    keytab, principal = o["kerberos_keytab"], o["kerberos_principal"]
+    if keytab is None:
+        if principal is not None:
+            raise InputError("--kerberos-principal needs --kerberos-keytab", "Add --kerberos-keytab FILE.")
+        return None
+    if principal is not None and (not principal or any(c.isspace() for c in principal) or
+                                  principal.startswith(("/", "@")) or principal.endswith(("/", "@"))):
+        raise InputError(f"--kerberos-principal {shown(principal)} is not a Kerberos principal",
+                         "Give SERVICE/HOST@REALM, e.g. --kerberos-principal kafka/127.0.0.1@EXAMPLE.COM.")
+    try:
+        with open(keytab, "rb"):
+            pass
+    except OSError as e:
+        raise InputError(f"--kerberos-keytab {keytab} cannot be read: {e.strerror or e}",
+                         "Give a readable keytab (kadmin's ktadd writes one).") from None
+    acceptor = KerberosAcceptor(str(Path(keytab).resolve()), principal)
+    try:
+        acceptor.check()
+    except ValueError as e:
+        raise InputError(f"--kerberos-keytab {keytab} cannot serve Kerberos: {e}",
+                         "Give a keytab holding the brokers' service keys (and --kerberos-principal one of them).") \
+            from None
+    except ImportError:
+        raise InputError("--kerberos-keytab needs the gssapi package",
+                         "Install it: pip install gssapi (it needs MIT Kerberos's libraries).") from None
+    return acceptor
 
 
 def _serve(o: dict[str, Any], c: _Checked) -> int:
@@ -190,7 +285,8 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     try:
         sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=c.users or None, tls=o["tls"],
                      tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
-                     tls_client_ca=o["tls_client_ca"], zookeeper=o["zookeeper"], racks=c.racks,
+                     tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
+                     zookeeper=o["zookeeper"], racks=c.racks,
                      kafka_version=c.version, features=c.features, broker_configs={
                          "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                          "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
@@ -202,7 +298,7 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
         if o["topics"] * o["partitions"] >= 100_000:
             click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
         build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor)
-        show(sb, o, c.users)  # before the ready file: what it prints is the state clients first meet
+        show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
             written = write_ready_file(ready, sb)
@@ -302,7 +398,7 @@ def remove_ready_file(path: Path, written: tuple[int, int]) -> None:
         pass
 
 
-def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
+def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -323,8 +419,14 @@ def show(sb: Any, o: dict[str, Any], users: dict[str, str]) -> None:
         console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)
     if sb.security_protocol != "PLAINTEXT":
         detail = [f"security.protocol={sb.security_protocol}"]
-        if users:
-            detail.append("SASL users: " + ", ".join(sorted(users)) + " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
+        if c.users:
+            detail.append("SASL users: " + ", ".join(sorted(c.users)) + " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
+        if c.oauth is not None:
+            detail.append("OAUTHBEARER: " + (f"tokens signed by a key of {c.oauth.jwks_url}" if c.oauth.jwks_url
+                                              else "unsecured development tokens")
+                          + (f", scope {c.oauth.required_scope} required" if c.oauth.required_scope else ""))
+        if c.kerberos is not None:
+            detail.append(f"GSSAPI: {c.kerberos.principal or 'any principal'} of {o['kerberos_keytab']}")
         if sb.ca_file:
             detail.append(f"CA file: {sb.ca_file}")
         console.print("; ".join(detail), soft_wrap=True)

@@ -21,12 +21,28 @@ _MAX_BUFFER = 0xFFFFFF
 
 @dataclass(frozen=True)
 class KerberosAcceptor:
-    """The brokers' Kerberos identity: a keytab with their `service/host@REALM` keys."""
+    """The brokers' Kerberos identity: a keytab with their `service/host@REALM` keys; with `principal`
+    (the JAAS `principal` of Kafka's broker), only that one is accepted, else any in the keytab."""
 
     keytab: str
+    principal: str | None = None
+
+    def check(self) -> None:
+        """Read the keytab as the brokers will (a ValueError saying why when it cannot serve)."""
+        import gssapi
+
+        try:
+            _credentials(gssapi, self.keytab, self.principal)
+        except gssapi.exceptions.GSSError as exc:
+            raise ValueError(exc.gen_message().rpartition("): ")[2]) from None  # MIT's own reason
 
     def exchange(self, raw: bool) -> GssapiExchange:
-        return GssapiExchange(self.keytab, raw)
+        return GssapiExchange(self.keytab, raw, self.principal)
+
+
+def _credentials(gssapi: Any, keytab: str, principal: str | None) -> Any:
+    name = None if principal is None else gssapi.Name(principal, gssapi.NameType.kerberos_principal)
+    return gssapi.Credentials(name=name, usage="accept", store={"keytab": keytab})
 
 
 class GssapiExchange:
@@ -34,14 +50,14 @@ class GssapiExchange:
 
     mechanism = "GSSAPI"
 
-    def __init__(self, keytab: str, raw: bool):
+    def __init__(self, keytab: str, raw: bool, principal: str | None = None):
         import gssapi
 
         self.raw = raw
         self.user: str | None = None
         self._gssapi = gssapi
         try:
-            credentials = gssapi.Credentials(usage="accept", store={"keytab": keytab})
+            credentials = _credentials(gssapi, keytab, principal)
         except gssapi.exceptions.GSSError as exc:
             raise AuthenticationFailed(f"The broker cannot read its keytab: {exc.gen_message()}") from None
         self._context: Any = gssapi.SecurityContext(creds=credentials, usage="accept")
