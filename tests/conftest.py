@@ -10,8 +10,10 @@ modes. Commands run through `commands.run_command` (beside this file).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -52,3 +54,17 @@ def _sandboxes() -> Iterator[SandboxFactory]:
 
 sandbox_factory = pytest.fixture(_sandboxes, name="sandbox_factory")
 module_sandbox_factory = pytest.fixture(_sandboxes, name="module_sandbox_factory", scope="module")
+
+
+@pytest.fixture(scope="module")
+def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real MIT Kerberos KDC on 127.0.0.1 with a realm of its own (tests/security_fixtures.py); it sets
+    KRB5_CONFIG, which the processes a test starts inherit, and the Kerberos variables are put back after."""
+    import security_fixtures
+
+    before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
+    server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))
+    yield server
+    server.close()
+    for name, value in before.items():
+        os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)

@@ -53,15 +53,6 @@ def idp() -> Iterator[security_fixtures.TokenEndpoint]:
 
 
 @pytest.fixture(scope="module")
-def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[security_fixtures.Kdc]:
-    before = os.environ.get("KRB5_CONFIG")
-    server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))  # sets KRB5_CONFIG: the processes inherit it
-    yield server
-    server.close()
-    os.environ.pop("KRB5_CONFIG") if before is None else os.environ.__setitem__("KRB5_CONFIG", before)
-
-
-@pytest.fixture(scope="module")
 def oauth_sb(pki: security_fixtures.Pki, idp: security_fixtures.TokenEndpoint) -> Iterator[Sandbox]:
     """SASL_SSL: a client certificate required, and OAUTHBEARER tokens with the scope kafka."""
     with Sandbox(brokers=2, tls=True, tls_certificate=(str(pki.server_cert), str(pki.server_key)),

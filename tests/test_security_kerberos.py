@@ -22,16 +22,6 @@ TOOLS = ("drop-in", "elect")
 
 
 @pytest.fixture(scope="module")
-def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[security_fixtures.Kdc]:
-    before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
-    server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))
-    yield server
-    server.close()
-    for name, value in before.items():
-        os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
-
-
-@pytest.fixture(scope="module")
 def sb(kdc: security_fixtures.Kdc) -> Iterator[Sandbox]:
     with Sandbox(brokers=2, kerberos=KerberosAcceptor(str(kdc.broker_keytab))) as sandbox:
         sandbox.create_topic("t1", assignment={0: [1, 2]})

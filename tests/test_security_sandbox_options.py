@@ -7,7 +7,6 @@ through `--run`. Bad option values are one line and exit 2 before anything liste
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -34,15 +33,6 @@ def idp() -> Iterator[security_fixtures.TokenEndpoint]:
     endpoint = security_fixtures.TokenEndpoint({"leader-tool": CLIENT_SECRET})
     yield endpoint
     endpoint.close()
-
-
-@pytest.fixture(scope="module")
-def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[security_fixtures.Kdc]:
-    before = os.environ.get("KRB5_CONFIG")
-    server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))  # sets KRB5_CONFIG: the processes inherit it
-    yield server
-    server.close()
-    os.environ.pop("KRB5_CONFIG") if before is None else os.environ.__setitem__("KRB5_CONFIG", before)
 
 
 def rehearse(tmp_path: Path, config: str, *options: str) -> tuple[int, str, str]:
