@@ -11,7 +11,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -153,12 +154,19 @@ def test_a_signal_while_prefer_waits_for_its_reorder_stops_before_electing_and_r
     assert row["error"].startswith("reordered, but no election was run: the restore file puts the order back")
 
 
-def test_sigterm_while_rebalance_reads_the_balance_after_electing_still_writes_the_audit_line(tmp_path: Path) -> None:
-    audit = tmp_path / "audit.jsonl"
+@contextmanager
+def led_by_broker_3() -> Iterator[Sandbox]:
+    """Every leader on broker 3, which prefers none of them: brokers 1 and 2 well above any threshold."""
     with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
         sb.create_topic("t", assignment={p: [1, 2, 3] if p % 2 else [2, 3, 1] for p in range(PARTITIONS)})
         for p in range(PARTITIONS):
             sb.set_leader("t", p, 3)
+        yield sb
+
+
+def test_sigterm_while_rebalance_reads_the_balance_after_electing_still_writes_the_audit_line(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    with led_by_broker_3() as sb:
         code, out, err = signalled([*TOOLKIT, "rebalance", "--bootstrap-server", sb.bootstrap_servers,
                                     "--threshold", "10", "--output", "json", "--audit-log", str(audit),
                                     "--lock-file", str(tmp_path / "lock")],
@@ -171,10 +179,7 @@ def test_sigterm_while_rebalance_reads_the_balance_after_electing_still_writes_t
 
 def test_sigterm_while_rebalance_elects_is_recorded_with_143(tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
-    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
-        sb.create_topic("t", assignment={p: [1, 2, 3] if p % 2 else [2, 3, 1] for p in range(PARTITIONS)})
-        for p in range(PARTITIONS):
-            sb.set_leader("t", p, 3)
+    with led_by_broker_3() as sb:
         code, out, err = signalled([*TOOLKIT, "rebalance", "--bootstrap-server", sb.bootstrap_servers,
                                     "--threshold", "10", "--output", "json", "--audit-log", str(audit),
                                     "--batch-size", "1", "--lock-file", str(tmp_path / "lock")],

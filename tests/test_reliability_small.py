@@ -24,6 +24,7 @@ HUGE_REPEAT = "a{4294967296}"
     ["elect", "--topic-regex", HUGE_REPEAT], ["elect", "--topic", "t", "--exclude-topic-regex", HUGE_REPEAT],
     ["demote", "--broker", "1", "--topic-regex", HUGE_REPEAT],
     ["rebalance", "--threshold", "nan"], ["status", "--fail-above", "nan"], ["rebalance", "--threshold", "inf"],
+    ["balance", "--exclude-topic-regex", HUGE_REPEAT],
 ])
 def test_values_that_were_internal_errors_are_refused_before_anything_is_sent(args: list[str]) -> None:
     with Sandbox(brokers=1) as sb:
@@ -42,6 +43,39 @@ def test_sandbox_run_is_checked_before_the_sandbox_starts(run: str, message: str
     result = CliRunner().invoke(cli, ["sandbox", "--brokers", "1", "--run", run])
     assert result.exit_code == 2, result.output
     assert message in result.stderr
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("options", [["--tls-cert", "{bad}", "--tls-key", "{bad}"], ["--tls-client-ca", "{bad}"]])
+def test_sandbox_tls_files_that_are_not_pem_are_input_errors(options: list[str], tmp_path: Path) -> None:
+    """They were internal errors (ssl.SSLError from the TLS context)."""
+    bad = tmp_path / "not.pem"
+    bad.write_text("not PEM\n")
+    result = CliRunner().invoke(cli, ["sandbox", "--brokers", "1", "--tls",
+                                      *[str(bad) if o == "{bad}" else o for o in options], "--run", "true"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Cannot start the sandbox: ") and "Internal error" not in result.stderr
+
+
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+
+
+@pytest.mark.parametrize("config", [
+    f'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.jaas.config={OAUTH} required '
+    'unsecuredLoginStringClaim_sub="a" unsecuredLoginLifetimeSeconds="\\u00b2";\n',
+    "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.connect.timeout.ms=\\u00b2\n"
+    f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a";\n',
+    "security.protocol=SSL\nssl.truststore.type=PEM\n"
+    "ssl.truststore.certificates=-----BEGIN CERTIFICATE-----\\u00e9AAAA-----END CERTIFICATE-----\n",
+])
+def test_config_values_that_were_internal_errors_are_input_errors(config: str, tmp_path: Path) -> None:
+    """A superscript digit passed str.isdigit and failed int(), echoing the value; a non-ASCII PEM body was
+    a TypeError from the ssl module."""
+    path = tmp_path / "client.properties"
+    path.write_text(config)
+    result = CliRunner().invoke(cli, ["status", "--bootstrap-server", "127.0.0.1:1", "--command-config", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Internal error" not in result.stderr and "\u00b2" not in result.stderr and "²" not in result.stderr
 
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"

@@ -117,5 +117,5 @@ def _balance(o: dict[str, Any]) -> int:
             weights_file=o["weights_file"], max_moves=o["max_moves"], plan_file=o["plan_file"],
             batch_size=o["batch_size"], restore_path=Path(o["restore_file"]) if o["restore_file"] else None,
             hooks=hooks(output))
-    show(report, output)
+    show(report, output, o["color"])
     return int(report.exit_code)

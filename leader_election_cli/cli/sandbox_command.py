@@ -271,7 +271,6 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
 
     Until it serves, Ctrl-C and SIGTERM stop the build at once (the handler raises in the main thread,
     between two steps of the Python loops that build partitions); then they only end the serving."""
-    from leader_election_cli.sandbox import Sandbox
     from leader_election_cli.sandbox.scenarios import build
 
     def interrupt(signum: int, _frame: object) -> None:
@@ -283,13 +282,7 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     sb = None
     written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
-        sb = Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=c.users or None, tls=o["tls"],
-                     tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
-                     tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
-                     zookeeper=o["zookeeper"], racks=c.racks,
-                     kafka_version=c.version, features=c.features, broker_configs={
-                         "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
-                         "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
+        sb = _new_sandbox(o, c)
         try:
             sb.start()
         except OSError as e:
@@ -322,6 +315,23 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
         if written is not None:
             remove_ready_file(ready, written)
     return 0
+
+
+def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:
+    """The sandbox the options describe; a bad --tls-cert, --tls-key or --tls-client-ca is an input error."""
+    from leader_election_cli.sandbox import Sandbox
+
+    try:
+        return Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=c.users or None, tls=o["tls"],
+                       tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
+                       tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
+                       zookeeper=o["zookeeper"], racks=c.racks,
+                       kafka_version=c.version, features=c.features, broker_configs={
+                           "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
+                           "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})
+    except ValueError as e:
+        raise InputError(f"Cannot start the sandbox: {e}", "Check --tls-cert, --tls-key and --tls-client-ca.") \
+            from None
 
 
 def parse_version_options(o: dict[str, Any]) -> tuple[str | None, dict[str, int]]:

@@ -4,6 +4,7 @@ config file as Kafka's login modules read them. Secrets stay out of every repr a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -17,6 +18,8 @@ OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
     "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
 )
+
+_DIGITS = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit also takes "\u00b2", which int() refuses
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def _unsecured(options: Mapping[str | None, str], source: str, factor: float,
                          hint=f'Write: {OAUTH_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="alice"; '
                               "(or set sasl.login.callback.handler.class for an identity provider's tokens).")
     lifetime = options.get("unsecuredLoginLifetimeSeconds", "3600")
-    if not lifetime.isdigit() or int(lifetime) < 1:
+    if not _DIGITS.fullmatch(lifetime) or int(lifetime) < 1:
         raise InputError(f"sasl.jaas.config in {source}: unsecuredLoginLifetimeSeconds is not a positive number",
                          hint="Give a number of seconds.")
     return OAuthSettings(None, sub_claim=principal_claim, refresh_window_factor=factor, unsecured_claims=claims,
@@ -132,7 +135,7 @@ def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str
         if not principal:
             raise InputError(f"sasl.jaas.config in {source}: useKeyTab=true needs principal",
                              hint="Add principal=\"client@REALM\" to the Krb5LoginModule entry.")
-        if not os.access(keytab, os.R_OK):
+        if "\0" in keytab or not os.access(keytab, os.R_OK):
             raise InputError(f"The keyTab in {named(props, 'sasl.jaas.config')} in {source} cannot be read",
                              hint="Check the keyTab path and its permissions.")
         return KerberosSettings(service, principal, keytab, None)
@@ -159,7 +162,7 @@ def _millis(props: Mapping[str, str], key: str, default: int, source: str) -> in
     if key not in props:
         return default
     text = java_trim(props[key])
-    if not text.isdigit() or not 0 < int(text) < 2**31:
+    if not _DIGITS.fullmatch(text) or not 0 < int(text) < 2**31:
         raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type INT",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
     return int(text)

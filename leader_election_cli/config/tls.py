@@ -98,7 +98,8 @@ def _load_trusted(context: ssl.SSLContext, text: str, where: str) -> None:
         raise InputError(f"{where} holds no certificate: At least one certificate expected, but none found",
                          hint="Give the CA certificates in PEM (-----BEGIN CERTIFICATE----- ...).")
     try:
-        context.load_verify_locations(cadata="".join(certificates))
+        # str: PEM (bytes would be DER); a character outside ASCII becomes "?", which OpenSSL refuses as PEM
+        context.load_verify_locations(cadata="".join(certificates).encode("ascii", "replace").decode("ascii"))
     except ssl.SSLError as exc:
         detail = f" ({exc.reason})" if exc.reason else ""
         raise InputError(f"{where} holds a certificate that cannot be read{detail}",

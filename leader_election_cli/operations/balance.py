@@ -12,7 +12,6 @@ from the plan's `replicas_before`. A plan that would change a replica set is alw
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
@@ -35,6 +34,7 @@ from leader_election_cli.reports.balance_plan import (
     plan_from_document,
 )
 from leader_election_cli.selection.files import load_weights_file
+from leader_election_cli.selection.topics import topic_matcher
 
 _LISTED = 5  # partitions named in a refusal
 DEFAULT_OPTIONS = BalanceOptions()
@@ -54,7 +54,7 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
     options = BalanceOptions(tuple(sorted(set(exclude_brokers))), exclude_topic_regex, rack_aware,
                              "file" if weights_file is not None else weight, max_moves)
     _check_options(options, weight, weights_file, execute, plan_file)
-    excluded_topic = _exclusion(exclude_topic_regex)
+    excluded_topic = topic_matcher(exclude_topic_regex, "--exclude-topic-regex")
     weights = load_weights_file(weights_file) if weights_file is not None else None
     saved = load_plan_file(plan_file) if execute and plan_file is not None else None
     if not execute and plan_file is not None:
@@ -130,17 +130,6 @@ def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | No
         if given:
             raise InputError(f"--execute --plan-file runs the plan as written: {', '.join(given)} cannot change it",
                              hint="Make a new plan with those options (without --execute), or drop them.")
-
-
-def _exclusion(regex: str | None) -> Callable[[str], bool] | None:
-    if regex is None:
-        return None
-    try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise InputError(f"Invalid --exclude-topic-regex '{shown(regex)}': {exc}",
-                         hint="Use a Python regular expression matching whole topic names, e.g. 'orders-.*'.") from None
-    return lambda topic: pattern.fullmatch(topic) is not None
 
 
 def _check_brokers(state: ClusterState, excluded: Iterable[int]) -> None:

@@ -67,7 +67,7 @@ def read_for_prediction(cluster: ClusterConnection, election_type: ElectionType,
 def dry_run_report(predictions: Sequence[Prediction], election_type: ElectionType, *,
                    all_partitions: bool = False) -> ElectionReport:
     """A plan as a report: every partition `predicted`, with the leader or the error it would get."""
-    results = [PartitionResult(p.tp, Outcome.PREDICTED, p.error_code, _error(p.error_code, p.message),
+    results = [PartitionResult(p.tp, Outcome.PREDICTED, p.error_code, error_text(p.error_code, p.message),
                                p.leader_before, p.leader_after, p.unclean, p.below_min_isr)
                for p in predictions]
     return ElectionReport(election_type, results, dry_run=True, all_partitions=all_partitions)
@@ -190,7 +190,7 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
         sender = _Sender(cluster, election_type, answers)
         for number, batch in enumerate(batches(todo, batch_size or max(1, len(todo)))):
             if number and batch_interval > 0:
-                _sleep_unless_stopped(batch_interval, stop)
+                stop.sleep(batch_interval)
             if stop.stopped:
                 interrupted = True
                 break
@@ -230,12 +230,6 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
     if aborted is not None:
         report.abort(aborted.exit_code, aborted.message)
     return report
-
-
-def _sleep_unless_stopped(seconds: float, stop: StopFlag) -> None:
-    deadline = time.monotonic() + seconds
-    while not stop.stopped and time.monotonic() < deadline:
-        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 def _read_back(cluster: ClusterConnection, election_type: ElectionType, before: ClusterState,
@@ -417,7 +411,7 @@ def _elected_meanwhile(tp: TopicPartition, election_type: ElectionType, before: 
             and (now == p.preferred or election_type is ElectionType.UNCLEAN))
 
 
-def _error(code: int, message: str | None) -> str | None:
+def error_text(code: int, message: str | None) -> str | None:
     """The broker's message, or the error's default text; None for a success."""
     return None if code == kafka_errors.NONE else (message or kafka_errors.lookup(code).message)
 
@@ -432,4 +426,4 @@ def _result(tp: TopicPartition, answer: tuple[int, str | None] | None, before: C
     code, message = answer
     if disagreement is not None:
         return PartitionResult(tp, Outcome.UNCONFIRMED, code, disagreement, leader_before, leader_after)
-    return PartitionResult(tp, outcome_of(code), code, _error(code, message), leader_before, leader_after)
+    return PartitionResult(tp, outcome_of(code), code, error_text(code, message), leader_before, leader_after)

@@ -154,7 +154,7 @@ def predict_moves(plan: MovePlan, state: ClusterState) -> MoveReport:
         r = results[p.tp]
         code, error = 0, None
         if p.outcome is Outcome.FAILED:
-            code, error = p.error_code, _error_text(p.error_code, p.message)
+            code, error = p.error_code, execution.error_text(p.error_code, p.message)
         elif p.leader_after != r.expected_leader:
             code, error = kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE, _not_led(p.tp, p.leader_after, r.expected_leader)
         results[p.tp] = replace(r, outcome=Outcome.PREDICTED, leader_after=p.leader_after, error_code=code,
@@ -173,10 +173,6 @@ def _not_led(tp: TopicPartition, leader: int | None, expected: int | None) -> st
     if leader is None or leader == NO_LEADER:
         return f"{tp} has no leader after the election, not broker {expected}"
     return f"broker {leader} leads {tp} after the election, not broker {expected}"
-
-
-def _error_text(code: int, message: str | None) -> str:
-    return message or kafka_errors.lookup(code).message
 
 
 # -- running a plan -----------------------------------------------------------------------------------
@@ -242,7 +238,7 @@ def _refused(results: dict[TopicPartition, MoveResult], answered: execution.Answ
     for tp, (code, message) in answered.items():
         if code != kafka_errors.NONE and results[tp].outcome is Outcome.NOT_ATTEMPTED:
             results[tp] = replace(results[tp], outcome=Outcome.FAILED, error_code=code,
-                                  error=f"the reorder was refused: {_error_text(code, message)}",
+                                  error=f"the reorder was refused: {execution.error_text(code, message)}",
                                   replicas_after=results[tp].replicas_before)
 
 
@@ -306,7 +302,7 @@ def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int,
         answers = cluster.alter_replica_order({tp: orders[tp] for tp in batch})
         for tp in batch:
             answered[tp] = answers.get(tp, (kafka_errors.UNKNOWN_SERVER_ERROR,
-                                            "The controller did not answer for this partition."))
+                                            execution.NOT_ANSWERED))
 
 
 def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[TopicPartition],
@@ -337,7 +333,7 @@ def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[Topi
         remaining = deadline - time.monotonic()
         if not pending or remaining <= 0 or (stop is not None and stop.stopped):
             return pending
-        _sleep_unless_stopped(min(delay, remaining), stop)
+        (stop or StopFlag()).sleep(min(delay, remaining))
         delay = min(delay * 2, _POLL_MAX_S)
 
 
@@ -352,9 +348,3 @@ def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
         return replace(result, outcome=Outcome.FAILED, error_code=0, error=error)
     changed = planned.leader_before != planned.expected_leader
     return replace(result, outcome=Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, error_code=0, error=None)
-
-
-def _sleep_unless_stopped(seconds: float, stop: StopFlag | None) -> None:
-    deadline = time.monotonic() + seconds
-    while (stop is None or not stop.stopped) and (remaining := deadline - time.monotonic()) > 0:
-        time.sleep(min(0.05, remaining))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.selection.files import shipped_schema, strict_validator
 
 _HINT = "Give a file written by kafka-leaders balance --plan-file PATH (without --execute)."
 
@@ -79,12 +80,6 @@ def _no_constant(name: str) -> Any:
 
 @functools.cache
 def _plan_validator() -> Any:
-    """The schema's `report` definition (a plan), with a strict integer type (1.0 and true are not ids)."""
-    from importlib.resources import files
-
-    import jsonschema
-
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/balance.schema.json").read_text("utf-8"))
-    plan = {"$schema": schema["$schema"], "$ref": "#/$defs/report", "$defs": schema["$defs"]}
-    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int)
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(plan)
+    """The schema's `report` definition (a plan)."""
+    schema = shipped_schema("balance")
+    return strict_validator({"$schema": schema["$schema"], "$ref": "#/$defs/report", "$defs": schema["$defs"]})

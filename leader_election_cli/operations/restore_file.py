@@ -16,6 +16,7 @@ from leader_election_cli.errors import InputError, shown
 from leader_election_cli.local_files import read_regular_file, write_atomically
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.reorders import Move
+from leader_election_cli.selection.files import shipped_schema, strict_validator
 
 RESTORE_SCHEMA_VERSION = 1
 MAX_RESTORE_FILE_BYTES = 256 * 2**20  # some two million partitions; a bigger file is not one of ours
@@ -130,10 +131,4 @@ def _check_replica_lists(document: Any, where: str, hint: str) -> None:
 
 
 def _restore_validator() -> Any:
-    from importlib.resources import files
-
-    import jsonschema
-
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/restore-file.schema.json").read_text("utf-8"))
-    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: type(value) is int)
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(schema)
+    return strict_validator(shipped_schema("restore-file"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -39,6 +40,12 @@ class StopFlag:
     @property
     def stopped(self) -> bool:
         return self.signum is not None
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep `seconds`, or less when a stop signal comes meanwhile (seen within 50 ms)."""
+        deadline = time.monotonic() + seconds
+        while not self.stopped and (remaining := deadline - time.monotonic()) > 0:
+            time.sleep(min(0.05, remaining))
 
 
 class _Policy:

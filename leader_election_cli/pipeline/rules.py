@@ -1,8 +1,9 @@
 """The planner's predicates as Spark built-in column expressions: no Python runs per row.
 
 The reference is `leader_election_cli.planning.balance` (what `status` and `rebalance` use); each
-expression here says the same thing over a snapshot row's columns, and `tests/test_pipeline_rules.py`
-proves them equal on generated snapshots. Valid rows only: every column a rule reads is non-null there
+expression here says the same thing over a snapshot row's columns, and
+`tests/test_pipeline.py::test_the_spark_expressions_are_the_planners_predicates` proves them equal on
+generated snapshots. Valid rows only: every column a rule reads is non-null there
 except `min_insync_replicas` (unknown) and `adding_replicas` (no reassignment pending, or a version 1
 row), which the rules read as the planner does.
 """

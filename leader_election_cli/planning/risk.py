@@ -41,25 +41,17 @@ def assess(predictions: Sequence[Prediction], min_isr_unknown: Collection[str] =
 
 def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
     """One line per kind of risk, naming the partitions (the first `LISTED` of them)."""
-    lines = []
-    if risk.outside_isr:
-        lines.append(
-            f"Warning: {len(risk.outside_isr)} partition(s) would elect a leader outside the ISR; messages not "
-            f"replicated to it are lost: "
-            + _listed(risk.outside_isr, lambda p: f"{p.tp} (leader {p.leader_after}, "
-                                                  f"ISR was {_ids(state.partitions[p.tp].isr)})"))
-    if risk.below_min_isr:
-        lines.append(
-            f"Warning: {len(risk.below_min_isr)} partition(s) would have fewer in-sync replicas than "
-            f"min.insync.replicas (acks=all writes fail until replicas catch up): "
-            + _listed(risk.below_min_isr, lambda p: f"{p.tp} (ISR {_ids(p.isr_after)}, "
-                                                    f"min {state.min_isr(p.tp)})"))
-    if risk.min_isr_unknown:
-        lines.append(
-            f"Warning: {len(risk.min_isr_unknown)} partition(s) could not be checked against min.insync.replicas "
-            "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): "
-            + _listed(risk.min_isr_unknown, lambda p: str(p.tp)))
-    return lines
+    kinds = (
+        (risk.outside_isr, "would elect a leader outside the ISR; messages not replicated to it are lost",
+         lambda p: f"{p.tp} (leader {p.leader_after}, ISR was {_ids(state.partitions[p.tp].isr)})"),
+        (risk.below_min_isr, "would have fewer in-sync replicas than min.insync.replicas (acks=all writes fail "
+                             "until replicas catch up)",
+         lambda p: f"{p.tp} (ISR {_ids(p.isr_after)}, min {state.min_isr(p.tp)})"),
+        (risk.min_isr_unknown, "could not be checked against min.insync.replicas (their topic configs could not "
+                               "be read; DESCRIBE_CONFIGS is needed)", lambda p: str(p.tp)),
+    )
+    return [f"Warning: {len(found)} partition(s) {what}: {_listed(found, describe)}"
+            for found, what, describe in kinds if found]
 
 
 def _listed(predictions: Sequence[Prediction], describe: Callable[[Prediction], str]) -> str:

@@ -145,12 +145,22 @@ def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
 
 
 def server_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A TLS server context presenting `cert` (a PEM chain) with `key`; ValueError when they are not that."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
+    try:
+        context.load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(f"{cert} and {key} are not a PEM certificate chain and its unencrypted key "
+                         f"({exc.reason if isinstance(exc, ssl.SSLError) else exc.strerror})") from None
     return context
 
 
 def require_client_certificates(context: ssl.SSLContext, ca_file: str) -> None:
-    """Kafka's ssl.client.auth=required: a client without a certificate signed by this CA is refused."""
+    """Kafka's ssl.client.auth=required: a client without a certificate signed by this CA is refused;
+    ValueError when `ca_file` holds no PEM certificate."""
     context.verify_mode = ssl.CERT_REQUIRED
-    context.load_verify_locations(ca_file)
+    try:
+        context.load_verify_locations(ca_file)
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(f"{ca_file} holds no PEM CA certificate "
+                         f"({exc.reason if isinstance(exc, ssl.SSLError) else exc.strerror})") from None

@@ -109,17 +109,26 @@ def _constant_offset(text: str) -> int:
     return 0
 
 
-@functools.cache
-def _validator() -> Any:
-    """The shipped schema's Draft 2020-12 validator, with a strict integer type (1.0 and true are not ids)."""
+def shipped_schema(name: str) -> dict[str, Any]:
+    """The JSON schema `schemas/NAME.schema.json` shipped in the package."""
     from importlib.resources import files
 
+    return json.loads(files("leader_election_cli").joinpath(f"schemas/{name}.schema.json").read_text("utf-8"))
+
+
+def strict_validator(schema: dict[str, Any]) -> Any:
+    """A Draft 2020-12 validator of `schema` whose integers are strict: 1.0 and true are not ids."""
     import jsonschema
 
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/election-file.schema.json").read_text("utf-8"))
     strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer",
                                                                      lambda _checker, value: type(value) is int)
     return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(schema)
+
+
+@functools.cache
+def _validator() -> Any:
+    """The election file's validator."""
+    return strict_validator(shipped_schema("election-file"))
 
 
 def _hollow(value: Any) -> Any:
@@ -306,11 +315,8 @@ def _plain_prefer_entry(entry: Any, legal_topics: set[str]) -> bool:
 
 @functools.cache
 def _prefer_validator() -> Any:
-    """The prefer file schema's validator, with the same strict integer type as the election file's."""
-    from importlib.resources import files
-
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/prefer-file.schema.json").read_text("utf-8"))
-    return type(_validator())(schema)
+    """The prefer file's validator."""
+    return strict_validator(shipped_schema("prefer-file"))
 
 
 # -- the weights file (kafka-leaders balance --weights) -----------------------------------------------
@@ -322,7 +328,7 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
     """The weight of each partition in a weights file (schemas/weights-file.schema.json), each partition once."""
     from jsonschema.exceptions import best_match
 
-    document = _parse(path, _read(path))
+    document = _parse(path, _read(path, "--weights"))
     error = best_match(_weights_validator().iter_errors(document))
     if error is not None:
         where = tuple(error.absolute_path)
@@ -355,8 +361,5 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
 
 @functools.cache
 def _weights_validator() -> Any:
-    """The weights file schema's validator, with the same strict integer type as the election file's."""
-    from importlib.resources import files
-
-    schema = json.loads(files("leader_election_cli").joinpath("schemas/weights-file.schema.json").read_text("utf-8"))
-    return type(_validator())(schema)
+    """The weights file's validator."""
+    return strict_validator(shipped_schema("weights-file"))

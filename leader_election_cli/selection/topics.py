@@ -134,9 +134,9 @@ def _listed(names: list[str]) -> str:
     return ", ".join(shown(n) for n in names[:_LISTED]) + (f" ... ({more} more)" if more > 0 else "")
 
 
-def topic_matcher(regex: str | None) -> Callable[[str], bool] | None:
-    """A whole-name matcher for --topic-regex (as Kafka's tools match topic regexes), or None."""
-    pattern = _pattern("--topic-regex", regex)
+def topic_matcher(regex: str | None, option: str = "--topic-regex") -> Callable[[str], bool] | None:
+    """A whole-name matcher for a topic regex option (as Kafka's tools match topic regexes), or None."""
+    pattern = _pattern(option, regex)
     if pattern is None:
         return None
     return lambda topic: pattern.fullmatch(topic) is not None
