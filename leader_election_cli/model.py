@@ -91,9 +91,13 @@ class ClusterState:
         """The min.insync.replicas the leader of `tp` applies (None when unknown): the topic's, and since
         Kafka 3.7 at most the partition's replica count (an RF=1 topic with min.insync.replicas=2 takes
         acks=all writes there, and is not under min ISR)."""
-        value = self.min_insync_replicas.get(tp.topic)
         partition = self.partitions.get(tp)
-        if value is None or not self.min_isr_capped or partition is None:
+        return self.min_insync_replicas.get(tp.topic) if partition is None else self.min_isr_of(partition)
+
+    def min_isr_of(self, partition: PartitionState) -> int | None:
+        """`min_isr` of a partition of this state."""
+        value = self.min_insync_replicas.get(partition.topic)
+        if value is None or not self.min_isr_capped:
             return value
         return min(value, len(partition.replicas))
 

@@ -30,6 +30,7 @@ from leader_election_cli.planning import (
     is_under_replicated,
     predict,
     rebalance_candidates,
+    tally,
 )
 
 
@@ -110,6 +111,28 @@ def test_counts_add_up(state):
     assert result.fixable == len(fixable_by_preferred(state)) <= result.not_preferred_leader
     assert {b.broker for b in result.brokers} >= state.live_brokers
     assert all(b.alive == (b.broker in state.live_brokers) for b in result.brokers)
+
+
+@given(cluster_states(), st.booleans(), st.data())
+def test_one_pass_lists_each_rule_per_partition(state, capped, data):
+    """`tally` (status's one pass) finds the partitions each predicate names, and counts them as `balance`."""
+    adding = {tp: tuple(data.draw(st.lists(st.sampled_from(p.replicas), max_size=2, unique=True)))
+              for tp, p in state.partitions.items() if p.replicas and tp in state.reassigning}
+    state = replace(state, min_isr_capped=capped, reassigning={**state.reassigning, **adding})
+    counts, health = tally(state)
+    live, parts = state.live_brokers, state.partitions.items()
+    assert health.not_preferred_leader == [tp for tp, p in parts if not is_preferred_leader(p.leader, p.replicas)]
+    assert health.under_replicated == [tp for tp, p in parts
+                                       if is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ()))]
+    assert health.under_min_isr == [tp for tp, p in parts if is_under_min_isr(p.isr, state.min_isr(tp))]
+    assert health.offline == [tp for tp, p in parts if is_offline(p.leader, live)]
+    assert counts == balance(state)
+    assert (counts.not_preferred_leader, counts.under_replicated, counts.under_min_isr, counts.offline) == (
+        len(health.not_preferred_leader), len(health.under_replicated), len(health.under_min_isr),
+        len(health.offline))
+    assert counts.fixable == sum(is_fixable(p.leader, p.replicas, p.isr, live) for _, p in parts)
+    if capped:
+        assert all(state.min_isr(tp) <= len(p.replicas) for tp, p in parts if state.min_isr(tp) is not None)
 
 
 @given(cluster_states(), st.integers(0, 100))

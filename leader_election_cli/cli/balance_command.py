@@ -20,6 +20,7 @@ from leader_election_cli.cli.common import (
     run,
     show,
     verbatim,
+    without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
 from leader_election_cli.errors import exit_code_help
@@ -100,7 +101,7 @@ def balance(**o: Any) -> None:
     preferred election, in batches; every partition is checked and reported, and the leaders are
     read back. `kafka-leaders restore FILE` puts the old orders back.
     """
-    sys.exit(run(lambda: _balance(o), o["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_balance, o), o["debug"]))
 
 
 def _balance(o: dict[str, Any]) -> int:

@@ -17,6 +17,7 @@ from leader_election_cli.cli.common import (
     hooks,
     run,
     verbatim,
+    without_cyclic_gc,
 )
 from leader_election_cli.errors import InputError, exit_code_help
 
@@ -47,7 +48,7 @@ def snapshot(**options: Any) -> None:
 
     Run it on a schedule for each cluster, then analyze the files with `kafka-leaders analyze`.
     """
-    sys.exit(run(lambda: _snapshot(options), options["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_snapshot, options), options["debug"]))
 
 
 def _snapshot(o: dict[str, Any]) -> int:

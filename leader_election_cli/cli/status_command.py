@@ -22,6 +22,7 @@ from leader_election_cli.cli.common import (
     run,
     show,
     verbatim,
+    without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
@@ -64,7 +65,7 @@ def status(**o: Any) -> None:
     under-replicated, under min.insync.replicas, leaderless or offline, and pending reassignments; and
     the most leaders on a broker beside the least maximum new replica orders reach (kafka-leaders
     balance: the optimum, and how many partitions it changes)."""
-    sys.exit(run(lambda: _status(o), o["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_status, o), o["debug"]))
 
 
 def _status(o: dict[str, Any]) -> int:
@@ -123,7 +124,7 @@ def rebalance(**o: Any) -> None:
     preferred broker is above the threshold, in batches, as Kafka's own automatic rebalance does.
     Silent when there is nothing to do, unless -v.
     """
-    sys.exit(run(lambda: _rebalance(o), o["debug"]))
+    sys.exit(run(lambda: without_cyclic_gc(_rebalance, o), o["debug"]))
 
 
 def _rebalance(o: dict[str, Any]) -> int:

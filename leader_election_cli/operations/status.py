@@ -9,13 +9,7 @@ from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning import (
-    balance,
-    is_offline,
-    is_preferred_leader,
-    is_under_min_isr,
-    is_under_replicated,
-)
+from leader_election_cli.planning import tally
 from leader_election_cli.planning.leadership_balance import solve_leadership
 from leader_election_cli.reports.balance import LeadershipOptimum, StatusReport
 
@@ -51,17 +45,12 @@ def status_report(state: ClusterState, fail_above: float | None = None,
                   auto_rebalance: dict[str, str] | None = None, asked: int | None = None) -> StatusReport:
     """Kafka's per-broker imbalance and the cluster's partition health, from one read; `auto_rebalance`
     are the AUTO_REBALANCE_CONFIGS broker `asked` reported."""
-    live = state.live_brokers
-    offline = sorted(tp for tp, p in state.partitions.items() if is_offline(p.leader, live))
-    under_min = sorted(tp for tp, p in state.partitions.items()
-                       if is_under_min_isr(p.isr, state.min_isr(tp)))
-    not_preferred = sorted(tp for tp, p in state.partitions.items() if not is_preferred_leader(p.leader, p.replicas))
-    under_replicated = sorted(tp for tp, p in state.partitions.items()
-                              if is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ())))
+    counts, health = tally(state)
     controller = None if state.mode is ControllerMode.KRAFT else state.controller_id
-    return StatusReport(balance(state), offline, under_min, sorted(state.min_isr_unknown), sorted(state.reassigning),
-                        state.cluster_id, controller, state.mode, fail_above, dict(auto_rebalance or {}), asked,
-                        not_preferred_leader=not_preferred, under_replicated=under_replicated,
+    return StatusReport(counts, sorted(health.offline), sorted(health.under_min_isr), sorted(state.min_isr_unknown),
+                        sorted(state.reassigning), state.cluster_id, controller, state.mode, fail_above,
+                        dict(auto_rebalance or {}), asked, not_preferred_leader=sorted(health.not_preferred_leader),
+                        under_replicated=sorted(health.under_replicated),
                         optimum=leadership_optimum(state))
 
 

@@ -21,6 +21,7 @@ from leader_election_cli.planning.balance import (
     is_under_min_isr,
     is_under_replicated,
     rebalance_candidates,
+    tally,
 )
 from leader_election_cli.planning.batches import batches, split_in_halves
 from leader_election_cli.planning.prediction import Prediction, apply, outcome_of, predict

@@ -99,34 +99,58 @@ class ClusterBalance:
         return [b for b in self.brokers if b.above(threshold_pct)]
 
 
+@dataclass(frozen=True)
+class PartitionHealth:
+    """The partitions behind `ClusterBalance`'s counts that need attention, in the order of the state."""
+
+    not_preferred_leader: list[TopicPartition]
+    under_replicated: list[TopicPartition]
+    under_min_isr: list[TopicPartition]
+    offline: list[TopicPartition]
+
+
 def balance(state: ClusterState) -> ClusterBalance:
     """Count leadership per broker and partition health for the whole cluster.
 
     Brokers listed: every live broker, and every broker that leads or is preferred for a partition.
     """
+    return tally(state)[0]
+
+
+def tally(state: ClusterState) -> tuple[ClusterBalance, PartitionHealth]:
+    """`balance(state)`, and the partitions behind its health counts: one pass over the partitions."""
     live = state.live_brokers
     leaders: Counter[int] = Counter()
     preferred: Counter[int] = Counter()
     not_led: Counter[int] = Counter()
-    not_preferred = under_replicated = under_min = offline = fixable = 0
+    not_preferred: list[TopicPartition] = []
+    under_replicated: list[TopicPartition] = []
+    under_min: list[TopicPartition] = []
+    offline: list[TopicPartition] = []
+    fixable = 0
+    reassigning, min_isr = state.reassigning, state.min_isr_of
     for tp, p in state.partitions.items():
         if p.leader != NO_LEADER:
             leaders[p.leader] += 1
         if p.replicas:
             preferred[p.replicas[0]] += 1
         if not is_preferred_leader(p.leader, p.replicas):
-            not_preferred += 1
+            not_preferred.append(tp)
             if p.replicas:
                 not_led[p.replicas[0]] += 1
-        under_replicated += is_under_replicated(p.replicas, p.isr, state.reassigning.get(tp, ()))
-        under_min += is_under_min_isr(p.isr, state.min_isr(tp))
-        offline += is_offline(p.leader, live)
-        fixable += is_fixable(p.leader, p.replicas, p.isr, live)
+            fixable += is_fixable(p.leader, p.replicas, p.isr, live)
+        if is_under_replicated(p.replicas, p.isr, reassigning.get(tp, ())):
+            under_replicated.append(tp)
+        if is_under_min_isr(p.isr, min_isr(p)):
+            under_min.append(tp)
+        if is_offline(p.leader, live):
+            offline.append(tp)
     brokers = tuple(
         BrokerBalance(b, b in live, leaders[b], preferred[b], not_led[b])
         for b in sorted(live | leaders.keys() | preferred.keys()))
-    return ClusterBalance(brokers, len(state.partitions), not_preferred, under_replicated, under_min,
-                          offline, fixable, len(state.reassigning))
+    counts = ClusterBalance(brokers, len(state.partitions), len(not_preferred), len(under_replicated),
+                            len(under_min), len(offline), fixable, len(reassigning))
+    return counts, PartitionHealth(not_preferred, under_replicated, under_min, offline)
 
 
 def fixable_by_preferred(state: ClusterState) -> list[TopicPartition]:
