@@ -31,22 +31,32 @@ def _size_text(limit: int) -> str:
     return f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
 
 
-def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str) -> bytes:
+def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str,
+                      shown_as: str | None = None, reason_on_detail: bool = False,
+                      too_large_hint: str | None = None) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes; anything else one clear InputError
-    (exit 2) naming `what` ("the restore file") and the fix (`hint`)."""
-    where = f"{what} {shown(str(path))}"
+    (exit 2): "Unable to read {what} {path}: {reason}" with the fix (`hint`, or `too_large_hint` for a
+    file over the limit). `shown_as` is the path as the message shows it (default: `path`, made inert);
+    `reason_on_detail` puts the reason on the detail line, leaving the first line alone."""
+
+    def unreadable(reason: str, fix: str = hint) -> InputError:
+        line = f"Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
+        if reason_on_detail:
+            return InputError(line, hint=fix, detail=reason)
+        return InputError(f"{line}: {reason}", hint=fix)
+
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
-        raise InputError(f"Unable to read {where}: {exc.strerror or exc}", hint=hint) from None
+        raise unreadable(exc.strerror or str(exc)) from None
     except ValueError as exc:  # a NUL character in the path
-        raise InputError(f"Unable to read {where}: {exc}", hint=hint) from None
+        raise unreadable(str(exc)) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise InputError(f"Unable to read {where}: {os.strerror(errno.EISDIR)}", hint=hint)
+            raise unreadable(os.strerror(errno.EISDIR))
         if not stat.S_ISREG(mode):
-            raise InputError(f"Unable to read {where}: it is {kind_of(mode)}, not a regular file", hint=hint)
+            raise unreadable(f"it is {kind_of(mode)}, not a regular file")
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -55,11 +65,11 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise InputError(f"Unable to read {where}: {exc.strerror or exc}", hint=hint) from None
+        raise unreadable(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
     if size > limit:
-        raise InputError(f"Unable to read {where}: larger than {_size_text(limit)}", hint=hint)
+        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint)
     return b"".join(chunks)
 
 

@@ -281,7 +281,7 @@ def test_a_weights_file_naming_a_partition_twice_is_refused(tmp_path: Path) -> N
     path = tmp_path / "w.json"
     path.write_text('{"partitions": [{"topic": "a", "partition": 0, "weight": 1}, '
                     '{"topic": "a", "partition": 0, "weight": 2}]}')
-    with pytest.raises(InputError, match=r"names a-0 twice \(again at \$.partitions\[1\]\)"):
+    with pytest.raises(InputError, match=r"names a-0 twice: \$.partitions\[1\] repeats \$.partitions\[0\]"):
         load_weights_file(str(path))
 
 

@@ -198,33 +198,58 @@ json_values = st.recursive(
     max_leaves=8)
 topics = st.one_of(st.text(alphabet=LEGAL_CHARS, min_size=1, max_size=12), st.sampled_from([".", "..", ""]),
                    st.text(max_size=6), st.text(alphabet=LEGAL_CHARS, min_size=249, max_size=251), json_values)
-partition_values = st.one_of(st.integers(min_value=-3, max_value=2**31 + 3), st.sampled_from([2**31 - 1, 0]),
+partition_values = st.one_of(st.integers(min_value=-3, max_value=2**31 + 3), st.sampled_from([2**31 - 1, 2**31, 0, -1]),
                              st.floats(allow_nan=False, allow_infinity=False), st.booleans(), json_values)
-entries_strategy = st.one_of(
-    st.fixed_dictionaries({"topic": topics, "partition": partition_values},
-                          optional={"replicas": json_values}),
-    st.fixed_dictionaries({}, optional={"topic": topics, "partition": partition_values}),
-    json_values)
+numbers = st.one_of(st.integers(min_value=-3, max_value=2**31 + 3), st.sampled_from([-1, -0.5, 0, 2**31 - 1, 2**31]),
+                    st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.just(10**400), json_values)
 
 
+def entries_of(third: str | None) -> st.SearchStrategy:
+    """Entries of a file with fields topic, partition and `third` (the prefer file's leader, the weights
+    file's weight): most of them right but for one field (a value out of range, of another type, a
+    field missing or unknown), the others anything."""
+    fields = {"topic": topics, "partition": partition_values, **({third: numbers} if third else {})}
+    good = {"topic": st.text(alphabet=LEGAL_CHARS, min_size=1, max_size=3),
+            "partition": st.integers(min_value=0, max_value=3),
+            **({third: st.integers(min_value=0, max_value=3)} if third else {})}
+    near = st.sampled_from(sorted(fields)).flatmap(lambda wrong: st.fixed_dictionaries(
+        {**good, wrong: fields[wrong]}, optional={"replicas": json_values}))
+    return st.one_of(near, near, st.fixed_dictionaries(fields, optional={"replicas": json_values}),
+                     st.fixed_dictionaries({}, optional=fields), json_values)
+
+
+FILE_KINDS = {"election": ("election-file", None, selection.load_election_file),
+              "prefer": ("prefer-file", "leader", selection.load_prefer_file),
+              "weights": ("weights-file", "weight", selection.load_weights_file)}
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(entries_strategy, max_size=4))
-def test_the_fast_entry_check_agrees_with_jsonschema(tmp_path: Path, items: list[object]) -> None:
-    """Entries are checked without jsonschema for speed: the verdict must be the schema's, exactly."""
+@given(data=st.data())
+def test_the_fast_entry_check_agrees_with_jsonschema(tmp_path: Path, kind: str, data: st.DataObject) -> None:
+    """Entries are checked without jsonschema for speed: the verdict must be the schema's, exactly, and
+    a refusal must name the first entry the schema refuses."""
+    schema, third, load = FILE_KINDS[kind]
+    items = data.draw(st.lists(entries_of(third), max_size=4))
     document = {"partitions": items}
-    schema_valid = selection._validator().is_valid(document)
+    validator = selection._validator(schema)
+    schema_valid = validator.is_valid(document)
     path = write(tmp_path, json.dumps(document))
     try:
-        partitions = load_election_file(path)
+        loaded = load(path)
     except InputError as error:
-        duplicates = error.message.startswith("Replica election data contains duplicate partitions")
-        assert not schema_valid or duplicates
+        repeated = "duplicate partitions" in error.message or " twice: " in error.message
+        too_large = error.message.endswith(".weight: too large")  # a number the schema takes, no float holds
+        assert not schema_valid or repeated or too_large, error.message
         if not schema_valid:
-            bad = next(i for i, item in enumerate(items) if not selection._validator().is_valid({"partitions": [item]}))
+            bad = next(i for i, item in enumerate(items) if not validator.is_valid({"partitions": [item]}))
             assert f" at $.partitions[{bad}]" in error.message
     else:
         assert schema_valid
-        assert partitions == tuple(TopicPartition(item["topic"], item["partition"]) for item in items)
+        tps = [TopicPartition(item["topic"], item["partition"]) for item in items]
+        expected = {"election": tuple(tps), "prefer": tuple(zip(tps, (i.get("leader") for i in items))),
+                    "weights": {tp: float(i.get("weight", 0)) for tp, i in zip(tps, items)}}[kind]
+        assert loaded == expected
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

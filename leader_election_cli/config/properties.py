@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from leader_election_cli.errors import InputError
-from leader_election_cli.errors import shown as _shown
 from leader_election_cli.local_files import read_regular_file
 
 MAX_FILE_BYTES = 16 * 2**20
@@ -122,10 +121,8 @@ def named(props: Mapping[str, str], key: str) -> str:
 
 def read_text(path: str, what: str, option: str, shown_path: str) -> str:
     """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
-    try:
-        data = read_regular_file(path, what=what, limit=MAX_FILE_BYTES, hint=f"Check the {option} path.")
-    except InputError as exc:  # the path as it may be shown, not as read_regular_file would show it
-        raise InputError(exc.message.replace(f"{what} {_shown(path)}", f"{what} {shown_path}", 1), exc.hint) from None
+    data = read_regular_file(path, what=what, limit=MAX_FILE_BYTES, hint=f"Check the {option} path.",
+                             shown_as=shown_path)
     return data.decode("latin-1")
 
 

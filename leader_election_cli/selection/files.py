@@ -1,6 +1,9 @@
-"""JSON input files: Kafka's election file (`{"partitions": [{"topic": "foo", "partition": 1}]}`) and
-the prefer file (`... "leader": 2 ...`), each checked against its shipped schema; an error says exactly
-where a file is wrong. Every failure is an `InputError`.
+"""JSON input files, each checked against its shipped schema: Kafka's election file
+(`{"partitions": [{"topic": "foo", "partition": 1}]}`), the prefer file (`... "leader": 2 ...`) and the
+weights file (`... "weight": 2.5 ...`). An error says exactly where a file is wrong; every failure is an
+`InputError`. The checks are linear: the document's shape first, then each entry checked fast as the
+schema does; only the first bad entry is handed to jsonschema, which says what is wrong with it
+(validating 300,000 entries with jsonschema took over a minute).
 """
 
 from __future__ import annotations
@@ -9,10 +12,10 @@ import functools
 import gc
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.local_files import read_regular_file
@@ -20,17 +23,61 @@ from leader_election_cli.model import TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 MAX_ELECTION_FILE_BYTES = 256 * 2**20  # about five million entries; a bigger file is a mistake
-_FILE_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1}]}.'
+
+
+class _Kind(NamedTuple):
+    """One kind of file: its schema, the option naming it, how its messages name it, and its format."""
+
+    schema: str
+    option: str
+    invalid: str  # "Invalid ... {path}"
+    named: str  # "... {path} names t-0 twice"
+    hint: str
+
+
+_ELECTION = _Kind("election-file", "--path-to-json-file", "Invalid replica election data in", "",
+                  'The file must look like {"partitions": [{"topic": "foo", "partition": 1}]}.')
+_PREFER = _Kind("prefer-file", "--path-to-json-file", "Invalid prefer file", "Prefer file",
+                'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "leader": 2}]}.')
+_WEIGHTS = _Kind("weights-file", "--weights", "Invalid weights file", "Weights file",
+                 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "weight": 2.5}]}.')
 
 
 def load_election_file(path: str) -> tuple[TopicPartition, ...]:
     """The partitions of a Kafka election file, in file order; an empty list is valid (nothing to do)."""
     with _gc_paused():
-        document = _parse(path, _read(path, kafka_line=True))
-        _check_document(path, document)
-        partitions = _entries(path, document["partitions"])
-        _check_duplicates(path, partitions)
+        document = _parse(path, _read(path, _ELECTION.option, kafka_line=True))
+        partitions = tuple(_entries(path, _ELECTION, document, _election_entry))
+        repeats = _repeats(partitions)
+        if repeats:  # Kafka's message (`[t-1, t-2]`), plus where the first repeat is
+            listed = ", ".join(shown(str(tp)) for tp in islice(repeats, 20))
+            if len(repeats) > 20:
+                listed += f", ... ({len(repeats)} in all)"
+            first, again = next(iter(repeats.values()))
+            raise InputError(f"Replica election data contains duplicate partitions: [{listed}]",
+                             detail=f"{shown(path)}: $.partitions[{again}] repeats $.partitions[{first}]",
+                             hint="List each partition once.")
         return partitions
+
+
+def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
+    """(partition, broker that should lead it) pairs of a prefer file, in file order, each partition once."""
+    document = _parse(path, _read(path, _PREFER.option))
+    pairs = tuple(_entries(path, _PREFER, document, _prefer_entry))
+    _check_once(path, _PREFER, [tp for tp, _ in pairs], "List each partition once, with its leader.")
+    return pairs
+
+
+def load_weights_file(path: str) -> dict[TopicPartition, float]:
+    """The weight of each partition in a weights file (schemas/weights-file.schema.json), each partition once."""
+    document = _parse(path, _read(path, _WEIGHTS.option))
+    pairs = _entries(path, _WEIGHTS, document, _weights_entry)
+    _check_once(path, _WEIGHTS, [tp for tp, _ in pairs], "Give each partition one weight.")
+    for index, (_, weight) in enumerate(pairs):
+        if weight == float("inf"):  # 1e400 reads as infinity; an integer too large for a float
+            raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: too large",
+                             hint=_WEIGHTS.hint)
+    return dict(pairs)
 
 
 @contextmanager
@@ -45,18 +92,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(path: str, option: str = "--path-to-json-file", *, kafka_line: bool = False) -> bytes:
+def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
     """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is Kafka's line alone
     ("Unable to read file PATH"), the reason on a line of its own."""
-    try:
-        return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.")
-    except InputError as exc:
-        if "larger than" in exc.message:
-            exc.hint = "Split the partitions over several files and run once per file."
-        line = f"Unable to read file {shown(path)}"
-        if kafka_line and exc.message.startswith(line + ": "):
-            exc.message, exc.detail = line, exc.message[len(line) + 2:]
-        raise
+    return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
+                             reason_on_detail=kafka_line,
+                             too_large_hint="Split the partitions over several files and run once per file.")
 
 
 class _NonStandardConstant(ValueError):
@@ -78,22 +119,22 @@ def _parse(path: str, data: bytes) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
         raise InputError("Replica election data is empty", detail=f"{where} holds no JSON document",
-                         hint=_FILE_FORMAT_HINT)
+                         hint=_ELECTION.hint)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"Replica election data in {where} is not valid JSON: {exc.msg.removesuffix(' at')} "
-                         f"at line {exc.lineno}, column {exc.colno}", hint=_FILE_FORMAT_HINT) from None
+                         f"at line {exc.lineno}, column {exc.colno}", hint=_ELECTION.hint) from None
     except _NonStandardConstant as exc:
         line, column = _position(text, _constant_offset(text), "\n")
         raise InputError(f"Replica election data in {where} is not valid JSON: {exc} is not a JSON value "
-                         f"at line {line}, column {column}", hint=_FILE_FORMAT_HINT) from None
+                         f"at line {line}, column {column}", hint=_ELECTION.hint) from None
     except RecursionError:
         raise InputError(f"Replica election data in {where} is nested too deeply to read",
-                         hint=_FILE_FORMAT_HINT) from None
+                         hint=_ELECTION.hint) from None
     except ValueError:  # an integer literal longer than Python's 4300-digit conversion limit
         raise InputError(f"Replica election data in {where} holds a number too long to read",
-                         hint=_FILE_FORMAT_HINT) from None
+                         hint=_ELECTION.hint) from None
 
 
 def _position(text: Any, offset: int, newline: Any) -> tuple[int, int]:
@@ -126,9 +167,9 @@ def strict_validator(schema: dict[str, Any]) -> Any:
 
 
 @functools.cache
-def _validator() -> Any:
-    """The election file's validator."""
-    return strict_validator(shipped_schema("election-file"))
+def _validator(schema: str) -> Any:
+    """The validator of a shipped schema."""
+    return strict_validator(shipped_schema(schema))
 
 
 def _hollow(value: Any) -> Any:
@@ -138,66 +179,107 @@ def _hollow(value: Any) -> Any:
     return type(value)() if isinstance(value, (list, dict)) else value
 
 
-def _check_document(path: str, document: Any) -> None:
-    """The document's shape (entries are checked one by one in `_entries`)."""
+def _entries(path: str, kind: _Kind, document: Any, plain: Callable[[Any, set[str]], Any]) -> list[Any]:
+    """Each entry of the document as `plain` makes it from an entry the schema accepts (None for any
+    other: it may be wrong); the first problem raised as one line, as jsonschema finds it."""
     from jsonschema.exceptions import best_match
 
+    validator = _validator(kind.schema)
     if isinstance(document, dict) and "partitions" in document:
         skeleton = {**document, "partitions": _hollow(document["partitions"])}
     else:
         skeleton = _hollow(document)
-    error = best_match(_validator().iter_errors(skeleton))
-    if error is None:
-        return
-    if error.validator == "required" and not error.path:
-        raise InputError('Replica election data is missing "partitions" field', detail=f"{shown(path)} at $",
-                         hint=_FILE_FORMAT_HINT)
-    raise _schema_error(path, error, ())
-
-
-def _entries(path: str, entries: Sequence[Any]) -> tuple[TopicPartition, ...]:
-    """Every entry checked exactly as the schema does, fast; the first bad one is described by jsonschema."""
-    legal_topics: set[str] = set()
-    partitions: list[TopicPartition] = []
-    append = partitions.append
+    error = best_match(validator.iter_errors(skeleton))
+    if error is not None:
+        if kind is _ELECTION and error.validator == "required" and not error.path:
+            raise InputError('Replica election data is missing "partitions" field', detail=f"{shown(path)} at $",
+                             hint=kind.hint)
+        raise _invalid(path, kind, tuple(error.absolute_path), error)
+    entries, values, legal_topics = document["partitions"], [], set()
+    append = values.append
     for entry in entries:
-        try:
-            topic, partition = entry["topic"], entry["partition"]
-        except (TypeError, KeyError):  # not an object, or a field missing
+        value = plain(entry, legal_topics)
+        if value is None:
             break
-        if type(partition) is not int or not 0 <= partition <= MAX_PARTITION or type(topic) is not str:
-            break
-        if topic not in legal_topics:
-            if topic_problem(topic):
-                break
-            legal_topics.add(topic)
-        append(TopicPartition(topic, partition))
+        append(value)
     else:
-        return tuple(partitions)
-    index = len(partitions)
-    from jsonschema.exceptions import best_match
+        return values
+    index = len(values)
+    error = best_match(validator.iter_errors({"partitions": [entries[index]]}))
+    assert error is not None, f"{kind.schema}: an entry the fast check refused, the schema accepts"
+    raise _invalid(path, kind, ("partitions", index, *tuple(error.absolute_path)[2:]), error)
 
-    error = best_match(_validator().iter_errors({"partitions": [entries[index]]}))
-    raise _schema_error(path, error, ("partitions", index))
+
+def _legal_topic(topic: Any, legal_topics: set[str]) -> bool:
+    """A topic name by Kafka's rules (each distinct name checked once)."""
+    if type(topic) is not str:
+        return False
+    if topic in legal_topics:
+        return True
+    if topic_problem(topic):
+        return False
+    legal_topics.add(topic)
+    return True
 
 
-def _schema_error(path: str, error: Any, prefix: tuple[Any, ...]) -> InputError:
+def _election_entry(entry: Any, legal_topics: set[str]) -> TopicPartition | None:
+    """An election file's entry, as its schema accepts it (other fields are ignored, as Kafka does)."""
+    try:
+        topic, partition = entry["topic"], entry["partition"]
+    except (TypeError, KeyError):  # not an object, or a field missing
+        return None
+    if type(partition) is not int or not 0 <= partition <= MAX_PARTITION or not _legal_topic(topic, legal_topics):
+        return None
+    return TopicPartition(topic, partition)
+
+
+def _prefer_entry(entry: Any, legal_topics: set[str]) -> tuple[TopicPartition, int] | None:
+    """A prefer file's entry: an object with exactly topic, partition and leader, each valid."""
+    if type(entry) is not dict or len(entry) != 3:
+        return None
+    topic, partition, leader = entry.get("topic"), entry.get("partition"), entry.get("leader")
+    if type(partition) is not int or type(leader) is not int:
+        return None
+    if not (0 <= partition <= MAX_PARTITION and 0 <= leader <= MAX_PARTITION) or not _legal_topic(topic, legal_topics):
+        return None
+    return TopicPartition(topic, partition), leader
+
+
+def _weights_entry(entry: Any, legal_topics: set[str]) -> tuple[TopicPartition, float] | None:
+    """A weights file's entry: an object with exactly topic, partition and weight (a number >= 0)."""
+    if type(entry) is not dict or len(entry) != 3:
+        return None
+    topic, partition, weight = entry.get("topic"), entry.get("partition"), entry.get("weight")
+    if type(partition) is not int or not 0 <= partition <= MAX_PARTITION or type(weight) not in (int, float):
+        return None
+    try:
+        weight = float(weight)
+    except OverflowError:  # an integer too large for a float: refused by load_weights_file as too large
+        weight = float("inf")
+    if not weight >= 0 or not _legal_topic(topic, legal_topics):  # NaN is no weight either
+        return None
+    return TopicPartition(topic, partition), weight
+
+
+def _invalid(path: str, kind: _Kind, where: tuple[Any, ...], error: Any) -> InputError:
     """An InputError naming the file, the JSON path and the problem of a jsonschema error."""
-    where = tuple(error.absolute_path)
-    where = prefix + where[2:] if prefix else where
-    if where and where[-1] == "topic" and isinstance(error.instance, str):
-        problem = topic_problem(error.instance)
-    else:
-        problem = _problem(error)
-    return InputError(f"Invalid replica election data in {shown(path)} at {_json_path(where)}: {problem}",
-                      hint=_FILE_FORMAT_HINT)
+    return InputError(f"{kind.invalid} {shown(path)} at {_json_path(where)}: {_problem(where, error)}",
+                      hint=kind.hint)
 
 
-_TYPE_NAMES = {"object": "an object", "array": "an array", "string": "a string", "integer": "an integer"}
+_TYPE_NAMES = {"object": "an object", "array": "an array", "string": "a string", "integer": "an integer",
+               "number": "a number"}
 
 
-def _problem(error: Any) -> str:
-    value = error.instance
+def _problem(where: tuple[Any, ...], error: Any) -> str:
+    """What is wrong with the value at `where`, in words."""
+    value, field = error.instance, where[-1] if where else None
+    if field == "topic" and isinstance(value, str):
+        return topic_problem(value) or shown(error.message)
+    if field == "leader" and error.validator in ("minimum", "maximum"):
+        return f"{shown(str(value), 64)} is not a broker id (0 to {MAX_PARTITION})"
+    if field == "weight" and error.validator == "minimum":
+        return f"{shown(str(value), 64)} is negative: weights are numbers >= 0"
     if error.validator == "type":
         return f"expected {_TYPE_NAMES.get(error.validator_value, error.validator_value)}, got {_described(value)}"
     if error.validator == "required":
@@ -226,140 +308,23 @@ def _json_path(parts: Iterable[Any]) -> str:
                          f"[{shown(json.dumps(part))}]" for part in parts)
 
 
-def _check_duplicates(path: str, partitions: tuple[TopicPartition, ...]) -> None:
-    """Kafka's duplicate message (`[t-1, t-2]`), plus where the first repeat is."""
+def _repeats(partitions: Sequence[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
+    """Each partition listed more than once: (where first, where again), in the order of the repeats."""
     if len(set(partitions)) == len(partitions):
-        return
+        return {}
     first_seen: dict[TopicPartition, int] = {}
     repeats: dict[TopicPartition, tuple[int, int]] = {}
     for index, tp in enumerate(partitions):
         first = first_seen.setdefault(tp, index)
         if first != index and tp not in repeats:
             repeats[tp] = (first, index)
-    listed = ", ".join(shown(str(tp)) for tp in islice(repeats, 20))
-    if len(repeats) > 20:
-        listed += f", ... ({len(repeats)} in all)"
-    first, again = next(iter(repeats.values()))
-    raise InputError(f"Replica election data contains duplicate partitions: [{listed}]",
-                     detail=f"{shown(path)}: $.partitions[{again}] repeats $.partitions[{first}]",
-                     hint="List each partition once.")
+    return repeats
 
 
-# -- the prefer file (kafka-leaders prefer --path-to-json-file) ---------------------------------------
-
-_PREFER_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "leader": 2}]}.'
-
-
-def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
-    """(partition, broker that should lead it) pairs of a prefer file, in file order, each partition once."""
-    document = _parse(path, _read(path))
-    where, error = _prefer_error(document)
-    if error is not None:
-        if where and where[-1] == "topic" and isinstance(error.instance, str):
-            problem = topic_problem(error.instance)
-        elif where and where[-1] == "leader" and error.validator in ("minimum", "maximum"):
-            problem = f"{shown(str(error.instance), 64)} is not a broker id (0 to {MAX_PARTITION})"
-        else:
-            problem = _problem(error)
-        raise InputError(f"Invalid prefer file {shown(path)} at {_json_path(where)}: {problem}",
-                         hint=_PREFER_FORMAT_HINT)
-    pairs = tuple((TopicPartition(e["topic"], e["partition"]), e["leader"]) for e in document["partitions"])
-    first_seen: dict[TopicPartition, int] = {}
-    for index, (tp, _) in enumerate(pairs):
-        first = first_seen.setdefault(tp, index)
-        if first != index:
-            raise InputError(f"Prefer file {shown(path)} names {shown(str(tp))} twice: $.partitions[{index}] "
-                             f"repeats $.partitions[{first}]", hint="List each partition once, with its leader.")
-    return pairs
-
-
-def _prefer_error(document: Any) -> tuple[tuple[Any, ...], Any]:
-    """The first problem of a prefer document as (its JSON path, the jsonschema error), else ((), None).
-    Linear: the shape first, then each entry checked fast as the schema does; only a bad entry is
-    handed to jsonschema (validating 300,000 entries with it took over a minute)."""
-    from jsonschema.exceptions import best_match
-
-    validator = _prefer_validator()
-    if isinstance(document, dict) and "partitions" in document:
-        skeleton = {**document, "partitions": _hollow(document["partitions"])}
-    else:
-        skeleton = _hollow(document)
-    error = best_match(validator.iter_errors(skeleton))
-    if error is not None:
-        return tuple(error.absolute_path), error
-    legal_topics: set[str] = set()
-    for index, entry in enumerate(document["partitions"]):
-        if _plain_prefer_entry(entry, legal_topics):
-            continue
-        error = best_match(validator.iter_errors({"partitions": [entry]}))
-        if error is not None:
-            return ("partitions", index, *tuple(error.absolute_path)[2:]), error
-    return (), None
-
-
-def _plain_prefer_entry(entry: Any, legal_topics: set[str]) -> bool:
-    """The schema's entry rules, fast: an object with exactly topic, partition and leader, each valid."""
-    if type(entry) is not dict or len(entry) != 3:
-        return False
-    topic, partition, leader = entry.get("topic"), entry.get("partition"), entry.get("leader")
-    if type(partition) is not int or type(leader) is not int or type(topic) is not str:
-        return False
-    if not (0 <= partition <= MAX_PARTITION and 0 <= leader <= MAX_PARTITION):
-        return False
-    if topic not in legal_topics:
-        if topic_problem(topic):
-            return False
-        legal_topics.add(topic)
-    return True
-
-
-@functools.cache
-def _prefer_validator() -> Any:
-    """The prefer file's validator."""
-    return strict_validator(shipped_schema("prefer-file"))
-
-
-# -- the weights file (kafka-leaders balance --weights) -----------------------------------------------
-
-_WEIGHTS_FORMAT_HINT = 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "weight": 2.5}]}.'
-
-
-def load_weights_file(path: str) -> dict[TopicPartition, float]:
-    """The weight of each partition in a weights file (schemas/weights-file.schema.json), each partition once."""
-    from jsonschema.exceptions import best_match
-
-    document = _parse(path, _read(path, "--weights"))
-    error = best_match(_weights_validator().iter_errors(document))
-    if error is not None:
-        where = tuple(error.absolute_path)
-        if where and where[-1] == "topic" and isinstance(error.instance, str):
-            problem = topic_problem(error.instance)
-        elif where and where[-1] == "weight" and error.validator == "minimum":
-            problem = f"{shown(str(error.instance), 64)} is negative: weights are numbers >= 0"
-        elif where and where[-1] == "weight" and error.validator == "type":
-            problem = f"expected a number, got {_described(error.instance)}"
-        else:
-            problem = _problem(error)
-        raise InputError(f"Invalid weights file {shown(path)} at {_json_path(where)}: {problem}",
-                         hint=_WEIGHTS_FORMAT_HINT)
-    weights: dict[TopicPartition, float] = {}
-    for index, entry in enumerate(document["partitions"]):
-        tp = TopicPartition(entry["topic"], entry["partition"])
-        if tp in weights:
-            raise InputError(f"Weights file {shown(path)} names {shown(str(tp))} twice (again at "
-                             f"$.partitions[{index}])", hint="Give each partition one weight.")
-        try:
-            weight = float(entry["weight"])
-        except OverflowError:  # an integer too large for a float
-            weight = float("inf")
-        if weight == float("inf"):  # 1e400 reads as infinity
-            raise InputError(f"Invalid weights file {shown(path)} at $.partitions[{index}].weight: too large",
-                             hint=_WEIGHTS_FORMAT_HINT)
-        weights[tp] = weight
-    return weights
-
-
-@functools.cache
-def _weights_validator() -> Any:
-    """The weights file's validator."""
-    return strict_validator(shipped_schema("weights-file"))
+def _check_once(path: str, kind: _Kind, partitions: Sequence[TopicPartition], hint: str) -> None:
+    """Each partition listed once; else the first repeat, where it is."""
+    repeats = _repeats(partitions)
+    if repeats:
+        tp, (first, again) = next(iter(repeats.items()))
+        raise InputError(f"{kind.named} {shown(path)} names {shown(str(tp))} twice: $.partitions[{again}] "
+                         f"repeats $.partitions[{first}]", hint=hint)
