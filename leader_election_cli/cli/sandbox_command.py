@@ -151,6 +151,10 @@ def parse_racks(value: str | None, brokers: int) -> dict[int, str]:
     names = [name.strip() for name in value.split(",")]
     if not all(names):
         raise InputError(f"--racks {value!r} has an empty rack name", "Give comma-separated names, e.g. --racks a,b,c.")
+    if len(names) > brokers:  # a rack with no broker would be named nowhere: refuse, not ignore
+        raise InputError(f"--racks names {len(names)} racks for {brokers} broker(s): "
+                         f"{', '.join(repr(n) for n in names[brokers:])} would hold no broker",
+                         f"Give at most {brokers} names, or more --brokers.")
     return {b: names[(b - 1) % len(names)] for b in range(1, brokers + 1)}
 
 

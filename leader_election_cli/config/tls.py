@@ -127,7 +127,7 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
         if store_password is not None:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
                              "specified.", source)
-        _load_inline_key(context, key, chain, key_password)
+        _load_pem_key(context, key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain", key_password)
     elif chain is not None:
         raise _ssl_error("SSL certificate chain is specified, but private key is not specified", source)
     elif location is not None:
@@ -137,11 +137,10 @@ def _load_client_certificate(context: ssl.SSLContext, props: Mapping[str, str], 
         if isinstance(store, Store):
             _load_key_material(context, key_material(store, store_password, key_password), where)
             return
-        _key_and_chain(store, where, store, where)
         if store_password is not None:
             raise _ssl_error("SSL key store password cannot be specified with PEM format, only key password may be "
                              "specified", source)
-        _load_key_and_chain(context, location, key_password, where)
+        _load_pem_key(context, store, where, store, where, key_password)
     elif store_password is not None:
         raise _ssl_error("SSL key store is not specified, but key store password is specified.", source)
 
@@ -220,28 +219,36 @@ def _pem_blocks(text: str, labels: set[str] | frozenset[str]) -> list[str]:
     return blocks
 
 
-def _load_inline_key(context: ssl.SSLContext, key: str, chain: str, key_password: str | None) -> None:
-    """ssl.keystore.key + ssl.keystore.certificate.chain, decrypted in memory."""
-    _key_and_chain(key, "ssl.keystore.key", chain, "ssl.keystore.certificate.chain")
-    key_pem = _pem_blocks(key, _PRIVATE_KEY_LABELS)[0].encode("ascii", "replace")
+def _load_pem_key(context: ssl.SSLContext, key_text: str, key_where: str, chain_text: str, chain_where: str,
+                  key_password: str | None) -> None:
+    """A PEM private key and its certificate chain (ssl.keystore.key and ssl.keystore.certificate.chain, or
+    one PEM key store file, read once), decrypted in memory."""
+    keys = _pem_blocks(key_text, _PRIVATE_KEY_LABELS)
+    chain = _pem_blocks(chain_text, {"CERTIFICATE"})
+    if not keys:
+        raise InputError(f"{key_where} holds no PEM private key", hint="Give the key in PEM "
+                         "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----).")
+    if not chain:
+        raise InputError(f"{chain_where} holds no certificate: At least one certificate expected, but none found",
+                         hint="Give the certificate chain in PEM, the key's own certificate first.")
+    key_pem = keys[0].encode("ascii", "replace")
     try:
         private_key = serialization.load_pem_private_key(
             key_pem, password=key_password.encode("utf-8") if key_password is not None else None)
     except TypeError:
         if key_password is None:
-            raise InputError("The private key in ssl.keystore.key is encrypted, but ssl.key.password is not set",
+            raise InputError(f"The private key in {key_where} is encrypted, but ssl.key.password is not set",
                              hint="Set ssl.key.password to the key's passphrase.") from None
         private_key = serialization.load_pem_private_key(key_pem, password=None)  # Kafka ignores it then
     except (ValueError, UnsupportedAlgorithm):
-        raise InputError("Could not load the private key in ssl.keystore.key",
+        raise InputError(f"Could not load the private key in {key_where}",
                          hint="Check ssl.key.password (the key's passphrase) and that the key is PEM.") from None
     try:
-        certificates = x509.load_pem_x509_certificates(
-            "".join(_pem_blocks(chain, {"CERTIFICATE"})).encode("ascii", "replace"))
+        certificates = x509.load_pem_x509_certificates("".join(chain).encode("ascii", "replace"))
     except ValueError:
-        raise InputError("ssl.keystore.certificate.chain holds a certificate that cannot be read",
+        raise InputError(f"{chain_where} holds a certificate that cannot be read",
                          hint="Give the certificate chain in PEM, the key's own certificate first.") from None
-    _load_key_material(context, KeyMaterial(private_key, certificates), "ssl.keystore.key")
+    _load_key_material(context, KeyMaterial(private_key, certificates), key_where)
 
 
 def _load_key_material(context: ssl.SSLContext, material: KeyMaterial, where: str) -> None:
@@ -259,19 +266,6 @@ def _load_key_material(context: ssl.SSLContext, material: KeyMaterial, where: st
         _load_key_and_chain(context, name, password, where)
     finally:
         os.unlink(name)
-
-
-def _key_and_chain(key_text: str, key_where: str, chain_text: str, chain_where: str) -> str:
-    """One private key and its certificate chain as clean PEM, or an InputError saying which is missing."""
-    keys = _pem_blocks(key_text, _PRIVATE_KEY_LABELS)
-    certificates = _pem_blocks(chain_text, {"CERTIFICATE"})
-    if not keys:
-        raise InputError(f"{key_where} holds no PEM private key", hint="Give the key in PEM "
-                         "(-----BEGIN PRIVATE KEY----- or -----BEGIN ENCRYPTED PRIVATE KEY-----).")
-    if not certificates:
-        raise InputError(f"{chain_where} holds no certificate: At least one certificate expected, but none found",
-                         hint="Give the certificate chain in PEM, the key's own certificate first.")
-    return "".join(certificates + keys[:1])
 
 
 def _load_key_and_chain(context: ssl.SSLContext, certfile: str, key_password: str | None, where: str) -> None:
