@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import re
+import shutil
+import subprocess
 from importlib.resources import files
 from pathlib import Path
 
@@ -84,11 +88,47 @@ def test_duplicates_in_kafkas_format_with_the_first_repeat(tmp_path: Path) -> No
     assert error.detail == f"{path}: $.partitions[2] repeats $.partitions[0]"
 
 
+def duplicate_cases() -> list[list[TopicPartition]]:
+    """Election files with duplicates: random ones, many (the table grows), and names whose hashes collide
+    ("Aa" and "BB" hash alike in Java), so that a crowded bucket grows a small table."""
+    rng = random.Random(1)
+    cases = []
+    for _ in range(300):
+        names = ["".join(rng.choices(LEGAL_CHARS, k=rng.randint(1, 6))) for _ in range(rng.randint(1, 4))]
+        chosen = [TopicPartition(rng.choice(names), rng.choice([0, 1, 2, 7, 31, 1000, 2**31 - 1]))
+                  for _ in range(rng.randint(2, 40))]
+        cases.append(chosen + rng.sample(chosen, rng.randint(1, len(chosen))))
+    # 10 names of one hash: a bucket of 8 then 9 grows the table twice (a 9th in a bucket of a table of
+    # 64 would make it a tree, which java_hash_set_order does not model); two crowded buckets of 8
+    colliding = ["".join(p) for p in itertools.product(["Aa", "BB"], repeat=4)]
+    for others in (["a", "b"], ["x1", "y2"], ["topic", "q"], ["m", "zz"]):  # 12 entries: only crowding grows it
+        cases.append([*(TopicPartition(name, 0) for name in colliding[:10]), *(TopicPartition(o, 3) for o in others)] * 2)
+    cases.append([TopicPartition(name, p) for name in colliding[:8] for p in (0, 31)] * 2)
+    cases.append([TopicPartition(f"t{i}", i % 5) for i in range(200)] * 2)
+    return cases
+
+
+def test_duplicates_are_listed_in_the_order_of_kafkas_hash_set(tmp_path: Path) -> None:
+    """Kafka's own code (tests/java/DuplicateOrder.java, run by the JDK) gives the order to match."""
+    if shutil.which("javac") is None:
+        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+    cases = duplicate_cases()
+    source = Path(__file__).parent / "java" / "DuplicateOrder.java"
+    lines = "".join("\t".join(f"{tp.topic} {tp.partition}" for tp in case) + "\n" for case in cases)
+    java = subprocess.run(["java", str(source)], input=lines, capture_output=True, text=True, timeout=120, check=True)
+    expected = java.stdout.splitlines()
+    assert len(expected) == len(cases)
+    for case, kafkas in zip(cases, expected, strict=True):
+        repeats = {tp for tp in case if case.count(tp) > 1}
+        assert "[" + ", ".join(map(str, selection.java_hash_set_order(case, repeats))) + "]" == kafkas
+
+
 def test_many_duplicates_are_abbreviated(tmp_path: Path) -> None:
     path = write(tmp_path, entries(*[("t", i) for i in range(30)] * 2))
     # only the list: the file's path (pytest-208/...) once contained "t-20"
     listed = load_error(path).message.split("duplicate partitions: ", 1)[1].split("]", 1)[0]
-    assert listed.startswith("[t-0, t-1, ") and listed.endswith("t-19, ... (30 in all)") and "t-20" not in listed
+    assert listed.startswith("[t-21, t-19, t-17, ") and listed.endswith("t-12, ... (30 in all)")
+    assert listed.count(", t-") == 19
 
 
 @pytest.mark.parametrize("make_path, reason", [
