@@ -257,6 +257,10 @@ def test_inputs_it_cannot_honour_are_refused_with_the_fix():
         solve_leadership(state, weights={p.tp: float("nan")})
     with pytest.raises(BalanceInputError, match="1 partition\\(s\\) must change"):
         solve_leadership(state, exclude_brokers={1}, max_moves=0)
+    with pytest.raises(BalanceInputError, match="moves limit must be 0 or more, not -1"):
+        solve_leadership(state, max_moves=-1)
+    with pytest.raises(BalanceInputError, match="rack-aware balancing of weighted load is not supported"):
+        solve_leadership(state, rack_of={1: "x", 2: "y"}, weights={p.tp: 1.0})
 
 
 def test_among_the_fewest_changes_the_spread_is_the_smallest():

@@ -25,7 +25,12 @@ from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
 from leader_election_cli.operations.plan_file import check_writable, load_plan_file, write_plan_file
 from leader_election_cli.operations.restore_file import default_restore_path
-from leader_election_cli.planning.leadership_balance import BalanceInputError, LeaderChange, solve_leadership
+from leader_election_cli.planning.leadership_balance import (
+    BalanceInputError,
+    LeaderChange,
+    check_options,
+    solve_leadership,
+)
 from leader_election_cli.planning.reorders import Move, MovePlan
 from leader_election_cli.reports.balance_plan import (
     BalanceOptions,
@@ -102,8 +107,7 @@ def plan_report(state: ClusterState, options: BalanceOptions = DEFAULT_OPTIONS, 
                                 rack_of=state.racks if options.rack_aware else None, weights=weights,
                                 max_moves=options.max_moves)
     except BalanceInputError as exc:
-        raise InputError(f"Cannot balance leadership: {exc}",
-                         hint="Change the options or the --weights file.") from None
+        raise _refused(exc) from None
     if not options.rack_aware:  # shown beside each broker all the same
         plan = replace(plan, brokers=[b._replace(rack=state.racks.get(b.broker)) for b in plan.brokers])
     return BalanceReport(plan, options, state.cluster_id, [_elect_only(state, tp) for tp in plan.elect_only],
@@ -116,11 +120,10 @@ def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | No
         raise InputError(f"Unknown weight {shown(weight)}", hint="Use --weight size, or --weights FILE.")
     if weight is not None and weights_file is not None:
         raise InputError("--weight size and --weights FILE both give weights", hint="Choose one of them.")
-    if o.max_moves is not None and o.max_moves < 0:
-        raise InputError(f"--max-moves must be 0 or more, not {o.max_moves}", hint="Give --max-moves N, N >= 0.")
-    if o.rack_aware and o.weight is not None:
-        raise InputError("--rack-aware with weights is not supported: load is balanced per broker only",
-                         hint="Drop --rack-aware, or the weights.")
+    try:
+        check_options(rack_aware=o.rack_aware, weighted=o.weight is not None, max_moves=o.max_moves)
+    except BalanceInputError as exc:
+        raise _refused(exc) from None
     if execute and plan_file is not None:
         given = [name for name, value in (("--exclude-broker", o.exclude_brokers),
                                           ("--exclude-topic-regex", o.exclude_topic_regex),
@@ -130,6 +133,11 @@ def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | No
         if given:
             raise InputError(f"--execute --plan-file runs the plan as written: {', '.join(given)} cannot change it",
                              hint="Make a new plan with those options (without --execute), or drop them.")
+
+
+def _refused(exc: BalanceInputError) -> InputError:
+    return InputError(f"Cannot balance leadership: {exc}",
+                      hint="Change the options (--rack-aware, --weight/--weights, --max-moves) or the --weights file.")
 
 
 def _check_brokers(state: ClusterState, excluded: Iterable[int]) -> None:

@@ -87,10 +87,7 @@ def solve_leadership(state: ClusterState, *, exclude_brokers: Collection[int] = 
     that may move needs one. `max_moves` caps the partitions changed (the best ones are taken).
     Raises `BalanceInputError` for inputs that cannot be honoured.
     """
-    if max_moves is not None and max_moves < 0:
-        raise BalanceInputError(f"max_moves must be 0 or more, not {max_moves}")
-    if rack_of is not None and weights is not None:
-        raise BalanceInputError("rack-aware balancing of weighted load is not supported: drop one of them")
+    check_options(rack_aware=rack_of is not None, weighted=weights is not None, max_moves=max_moves)
     problem = _Problem.build(state, frozenset(exclude_brokers), exclude_topic, rack_of)
     counts = _solve_counts(problem, max_moves)
     assign = problem.assign(counts.flows)
@@ -99,6 +96,15 @@ def solve_leadership(state: ClusterState, *, exclude_brokers: Collection[int] = 
         w, fixed_w = problem.weights(weights)
         assign, load = _balance_load(problem, assign, w, fixed_w, max_moves)
     return problem.plan(assign, counts, max_moves, load)
+
+
+def check_options(*, rack_aware: bool, weighted: bool, max_moves: int | None) -> None:
+    """The options `solve_leadership` cannot honour whatever the cluster: a `BalanceInputError`."""
+    if max_moves is not None and max_moves < 0:
+        raise BalanceInputError(f"the moves limit must be 0 or more, not {max_moves}")
+    if rack_aware and weighted:
+        raise BalanceInputError("rack-aware balancing of weighted load is not supported: load is balanced per "
+                                "broker only")
 
 
 # -- the problem -------------------------------------------------------------------------------------
