@@ -275,8 +275,6 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
 
     Until it serves, Ctrl-C and SIGTERM stop the build at once (the handler raises in the main thread,
     between two steps of the Python loops that build partitions); then they only end the serving."""
-    from leader_election_cli.sandbox.scenarios import build
-
     def interrupt(signum: int, _frame: object) -> None:
         raise BuildInterrupted(signal.Signals(signum).name)
 
@@ -287,14 +285,7 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
         sb = _new_sandbox(o, c)
-        try:
-            sb.start()
-        except OSError as e:
-            raise InputError(f"cannot listen on the sandbox ports: {e.strerror or e}",
-                             "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
-        if o["topics"] * o["partitions"] >= 100_000:
-            click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
-        build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor)
+        _start_and_build(sb, o, c)
         show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
         if ready is not None:
@@ -319,6 +310,20 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
         if written is not None:
             remove_ready_file(ready, written)
     return 0
+
+
+def _start_and_build(sb: Any, o: dict[str, Any], c: _Checked) -> None:
+    """Open the listeners (a port taken is an input error), then create the scenario's topics."""
+    from leader_election_cli.sandbox.scenarios import build
+
+    try:
+        sb.start()
+    except OSError as e:
+        raise InputError(f"cannot listen on the sandbox ports: {e.strerror or e}",
+                         "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
+    if o["topics"] * o["partitions"] >= 100_000:
+        click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
+    build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor)
 
 
 def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:
