@@ -417,9 +417,39 @@ def remove_ready_file(path: Path, written: tuple[int, int]) -> None:
         pass
 
 
-def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
-    from rich.console import Console
+def _security(sb: Any, o: dict[str, Any], c: _Checked) -> list[str]:
+    """What a client needs to know to log in: the protocol, the users and mechanisms, the CA file."""
+    detail = [f"security.protocol={sb.security_protocol}"]
+    if c.users:
+        detail.append("SASL users: " + ", ".join(sorted(c.users)) + " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
+    if c.oauth is not None:
+        detail.append("OAUTHBEARER: " + (f"tokens signed by a key of {c.oauth.jwks_url}" if c.oauth.jwks_url
+                                          else "unsecured development tokens")
+                      + (f", scope {c.oauth.required_scope} required" if c.oauth.required_scope else ""))
+    if c.kerberos is not None:
+        detail.append(f"GSSAPI: {c.kerberos.principal or 'any principal'} of {o['kerberos_keytab']}")
+    if sb.ca_file:
+        detail.append(f"CA file: {sb.ca_file}")
+    return detail
+
+
+def _broker_table(summary: Any) -> Any:
+    """One row per broker: address, rack (when any has one), state, leaders, preferred replicas."""
     from rich.table import Table
+
+    table = Table(title=f"{summary.partitions} partitions", title_justify="left")
+    racks = any(b.rack for b in summary.brokers)
+    for column in ("broker", "address", *(("rack",) if racks else ()), "state", "leads", "preferred for"):
+        table.add_column(column, justify="right" if column in ("leads", "preferred for") else "left")
+    for b in summary.brokers:
+        table.add_row(str(b.broker), b.address, *((b.rack or "",) if racks else ()),
+                      "up" if b.live else "[red]down[/red]", str(b.leaders), str(b.preferred))
+    return table
+
+
+def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
+    """The sandbox's summary on stdout: release, features, addresses, security, brokers, the scenario."""
+    from rich.console import Console
 
     from leader_election_cli.sandbox.scenarios import summarize
 
@@ -437,26 +467,8 @@ def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
     if o["zookeeper"]:
         console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)
     if sb.security_protocol != "PLAINTEXT":
-        detail = [f"security.protocol={sb.security_protocol}"]
-        if c.users:
-            detail.append("SASL users: " + ", ".join(sorted(c.users)) + " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)")
-        if c.oauth is not None:
-            detail.append("OAUTHBEARER: " + (f"tokens signed by a key of {c.oauth.jwks_url}" if c.oauth.jwks_url
-                                              else "unsecured development tokens")
-                          + (f", scope {c.oauth.required_scope} required" if c.oauth.required_scope else ""))
-        if c.kerberos is not None:
-            detail.append(f"GSSAPI: {c.kerberos.principal or 'any principal'} of {o['kerberos_keytab']}")
-        if sb.ca_file:
-            detail.append(f"CA file: {sb.ca_file}")
-        console.print("; ".join(detail), soft_wrap=True)
-    table = Table(title=f"{summary.partitions} partitions", title_justify="left")
-    racks = any(b.rack for b in summary.brokers)
-    for column in ("broker", "address", *(("rack",) if racks else ()), "state", "leads", "preferred for"):
-        table.add_column(column, justify="right" if column in ("leads", "preferred for") else "left")
-    for b in summary.brokers:
-        table.add_row(str(b.broker), b.address, *((b.rack or "",) if racks else ()),
-                      "up" if b.live else "[red]down[/red]", str(b.leaders), str(b.preferred))
-    console.print(table)
+        console.print("; ".join(_security(sb, o, c)), soft_wrap=True)
+    console.print(_broker_table(summary))
     if o["auto_leader_rebalance"]:
         console.print(f"auto.leader.rebalance.enable=true: the controller elects preferred leaders every "
                       f"{o['leader_imbalance_check_interval']:g} s, as Kafka does (--no-auto-leader-rebalance "
