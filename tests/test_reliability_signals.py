@@ -79,6 +79,24 @@ def test_sigterm_during_the_read_back_after_an_election_still_prints_the_whole_r
     assert [p["outcome"] for p in document["partitions"]] == ["elected"] * PARTITIONS
 
 
+def test_sigterm_that_cuts_the_read_back_short_is_a_run_cut_short() -> None:
+    """The metadata lags the election: the read-back would read again, but SIGTERM stops it. The partitions
+    it could not confirm are `unconfirmed`, and the run exits 143 (cut short), not 3 or 0."""
+    with Sandbox(brokers=3) as sb:
+        off_preferred(sb)
+        sb.lag_metadata_after_next_election(reads=100)  # the election's fault: the signal is armed otherwise,
+        # once the first read (before the election) is answered: it strikes while the next read is held
+        code, out, err = signalled([*TOOLKIT, "elect", "--topic", "t", "--bootstrap-server", sb.bootstrap_servers,
+                                    "--output", "json"],
+                                   lambda send: sb.after_next(METADATA, lambda: sb.hold_next(METADATA, send)),
+                                   signal.SIGTERM)
+        assert [r.api_key for r in sb.request_log][-2:] == [ELECT_LEADERS, METADATA]  # one read-back, cut short
+    assert code == 143, err
+    document = json.loads(out)
+    assert [p["outcome"] for p in document["partitions"]] == ["unconfirmed"] * PARTITIONS
+    assert document["summary"]["exit_code"] == 143 and document["summary"]["interrupted"]
+
+
 def test_a_signal_while_the_report_prints_cannot_cut_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The JSON document is printed whole (a cut one was printed before, with exit 130)."""
     from click.testing import CliRunner

@@ -215,6 +215,7 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
         watched = claimed + sender.unanswered  # read back until they show the election, or the wait ends
         checked = [*watched, *in_doubt, *sender.lost, *presumed]
         after, lagging = _read_back(cluster, election_type, before, watched, checked, stop)
+        interrupted = interrupted or bool(lagging and stop.stopped)  # the read-back was cut short
     for tp in sender.lost:  # "not needed" the second time may be this run's own first request at work
         if answers.get(tp, (None,))[0] == kafka_errors.ELECTION_NOT_NEEDED and \
                 _elected_meanwhile(tp, election_type, before, after):
