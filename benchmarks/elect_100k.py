@@ -26,7 +26,8 @@ from typing import NamedTuple
 import leader_election_cli
 
 TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
-IMPORTS = "import leader_election_cli.cli.elect_command, leader_election_cli.operations.execution, leader_election_cli.render.election"
+IMPORTS = ("import leader_election_cli.cli.elect_command, leader_election_cli.operations.execution, "
+           "leader_election_cli.render.election")
 TARGET_SECONDS = 3.0
 TARGET_MIB = 300
 TOPICS = 10

@@ -26,6 +26,7 @@ JSON object benchmarks/run reads: cases tried and failures found per target (tar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import random
@@ -134,10 +135,8 @@ def secret_values(text: str) -> set[str]:
     except InputError:
         return set()
     secrets = {props[key] for key in SECRET_KEYS if key in props and key != "sasl.jaas.config"}
-    try:  # the JAAS config's secret is its password, not the login module's (public) name
+    with contextlib.suppress(ValueError):  # the JAAS config's secret is its password, not the login module's name
         secrets |= {m.options.get("password", "") for m in parse_jaas_config(props.get("sasl.jaas.config", ""))}
-    except ValueError:
-        pass
     public = [*props, *(value for key, value in props.items() if key not in SECRET_KEYS)]
     return {s for s in secrets if len(s) >= 8 and not any(s in p for p in public)}
 

@@ -189,7 +189,8 @@ def test_an_excluded_broker_never_leads_and_excluded_topics_stay(tmp_path: Path)
         assert (code, err) == (0, "")
         now = orders(sb)
         assert all(now[k] == v for k, v in kept.items() if k.startswith("topic-2-"))
-        led_by_1 = [k for k in now if k.startswith("topic-1-") and sb.partition_state("topic-1", int(k[8:])).leader == 1]
+        led_by_1 = [k for k in now
+                    if k.startswith("topic-1-") and sb.partition_state("topic-1", int(k[8:])).leader == 1]
         assert led_by_1 == [] and all(v[0] != 1 for k, v in now.items() if k.startswith("topic-1-"))
         broker_1 = next(b for b in doc["brokers"] if b["broker"] == 1)
         topic_2_led_by_1 = sum(sb.partition_state("topic-2", pid).leader == 1 for pid in range(9))
@@ -267,8 +268,9 @@ def test_the_document_follows_the_schema_and_reads_back_as_the_same_plan(state: 
     assert (again, again_elect_only, again_options) == (plan, elect_only, options)
 
 
-@given(weights=st.dictionaries(st.tuples(st.from_regex(r"[a-z][a-z0-9._-]{0,20}", fullmatch=True), st.integers(0, 2**31 - 1)),
-                       st.floats(0, 1e18) | st.integers(0, 10**15), max_size=8))
+@given(weights=st.dictionaries(st.tuples(st.from_regex(r"[a-z][a-z0-9._-]{0,20}", fullmatch=True),
+                                         st.integers(0, 2**31 - 1)),
+                               st.floats(0, 1e18) | st.integers(0, 10**15), max_size=8))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_weights_file_reads_back_its_numbers(weights: dict, tmp_path: Path) -> None:
     path = tmp_path / "w.json"

@@ -130,7 +130,8 @@ def _session(steps: list[Step], sb: Sandbox | None, shown: dict[str, str], cwd: 
                             timeout=600)
     segments = result.stdout.split(f"\n{STEP_END}\n")
     assert len(segments) == len(steps) + 1, f"the session ended early:\n{result.stdout}"
-    return [_page_addresses(segment, shown, numbered) for segment, numbered in zip(segments, own)]
+    # the last segment is what follows the last step
+    return [_page_addresses(segment, shown, numbered) for segment, numbered in zip(segments, own, strict=False)]
 
 
 def _page_addresses(output: str, shown: dict[str, str], own_sandbox: bool) -> list[str]:
@@ -155,7 +156,7 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     if len(expected) != len(actual):
         return False
     return all(re.fullmatch(".*?".join(map(re.escape, want.rstrip().split("..."))), got)
-               for want, got in zip(expected, actual))
+               for want, got in zip(expected, actual, strict=True))
 
 
 def _params() -> list[pytest.param]:
@@ -173,7 +174,7 @@ def test_the_example_prints_what_the_page_shows(example: Example, tmp_path: Path
     finally:
         if sb is not None:
             sb.stop()
-    for step, actual in zip(example.steps, outputs):
+    for step, actual in zip(example.steps, outputs, strict=True):
         expected = [line.rstrip() for line in step.output]
         while expected and not expected[-1]:
             expected.pop()

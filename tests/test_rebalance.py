@@ -114,7 +114,8 @@ def test_table_output(sb: Sandbox, tmp_path: Path) -> None:
     code, out, _ = rebalance(sb, tmp_path, "--output", "table")
     assert code == 0
     assert "Leader imbalance (threshold 10%)" in out and "% -> 0.0%" in out  # each broker's ratio before -> after
-    assert f"elected the preferred leader of {expected} partition(s), 0 failed. Every broker is now at or under 10%." in out
+    assert (f"elected the preferred leader of {expected} partition(s), 0 failed. "
+            "Every broker is now at or under 10%.") in out
 
 
 def test_dry_run_sends_no_election_and_takes_no_lock(sb: Sandbox, tmp_path: Path) -> None:
@@ -201,7 +202,8 @@ def test_failed_elections_exit_1_and_are_counted(sb: Sandbox, tmp_path: Path) ->
     assert metrics(file)[("kafka_leaders_rebalance_failures", ())] == expected
     assert metrics(file)[("kafka_leaders_rebalance_exit_code", ())] == 1
     record = json.loads(audit.read_text())
-    assert (record["exit_code"], record["done"]["failed"], len(record["done"]["failed_partitions"])) == (1, expected, expected)
+    done = record["done"]
+    assert (record["exit_code"], done["failed"], len(done["failed_partitions"])) == (1, expected, expected)
 
 
 @pytest.mark.parametrize("output", ["table", "json"])
@@ -292,7 +294,8 @@ def test_the_default_lock_is_the_clusters_whichever_broker_is_asked(sb: Sandbox,
 
 def test_an_audit_log_that_cannot_be_written_exits_1_and_says_so(sb: Sandbox, tmp_path: Path) -> None:
     metrics = tmp_path / "m.prom"
-    code, _, err = rebalance(sb, tmp_path, "--audit-log", "/dev/full", "--metrics-file", str(metrics), "--output", "table")
+    code, _, err = rebalance(sb, tmp_path, "--audit-log", "/dev/full", "--metrics-file", str(metrics),
+                             "--output", "table")
     assert code == 1
     assert err.splitlines()[:2] == ["Could not write the --audit-log file /dev/full: No space left on device",
                                     "Hint: Check the --audit-log path."]

@@ -102,7 +102,8 @@ def duplicate_cases() -> list[list[TopicPartition]]:
     # 64 would make it a tree, which java_hash_set_order does not model); two crowded buckets of 8
     colliding = ["".join(p) for p in itertools.product(["Aa", "BB"], repeat=4)]
     for others in (["a", "b"], ["x1", "y2"], ["topic", "q"], ["m", "zz"]):  # 12 entries: only crowding grows it
-        cases.append([*(TopicPartition(name, 0) for name in colliding[:10]), *(TopicPartition(o, 3) for o in others)] * 2)
+        cases.append([*(TopicPartition(name, 0) for name in colliding[:10]),
+                      *(TopicPartition(o, 3) for o in others)] * 2)
     cases.append([TopicPartition(name, p) for name in colliding[:8] for p in (0, 31)] * 2)
     cases.append([TopicPartition(f"t{i}", i % 5) for i in range(200)] * 2)
     return cases
@@ -287,8 +288,8 @@ def test_the_fast_entry_check_agrees_with_jsonschema(tmp_path: Path, kind: str, 
     else:
         assert schema_valid
         tps = [TopicPartition(item["topic"], item["partition"]) for item in items]
-        expected = {"election": tuple(tps), "prefer": tuple(zip(tps, (i.get("leader") for i in items))),
-                    "weights": {tp: float(i.get("weight", 0)) for tp, i in zip(tps, items)}}[kind]
+        expected = {"election": tuple(tps), "prefer": tuple(zip(tps, (i.get("leader") for i in items), strict=True)),
+                    "weights": {tp: float(i.get("weight", 0)) for tp, i in zip(tps, items, strict=True)}}[kind]
         assert loaded == expected
 
 

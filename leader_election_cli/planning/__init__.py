@@ -37,7 +37,7 @@ from leader_election_cli.planning.reorders import (
 __all__ = [
     "DEFAULT_THRESHOLD_PCT", "BrokerBalance", "ClusterBalance", "Move", "Prediction", "Refusal", "apply",
     "balance", "batches", "check_prefer", "demotion_plan", "fixable_by_preferred", "imbalance_ratio",
-    "is_above_threshold", "is_fixable", "is_offline", "is_preferred_leader", "is_under_min_isr",
+    "is_above_threshold", "is_fixable", "tally", "is_offline", "is_preferred_leader", "is_under_min_isr",
     "is_under_replicated", "outcome_of", "predict", "rebalance_candidates", "reorder_for_demotion",
     "reorder_for_leader", "split_in_halves",
 ]

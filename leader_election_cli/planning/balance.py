@@ -4,7 +4,8 @@ The per-partition predicates take plain values (ints and sequences of ints) so t
 hold the Spark pipeline's column expressions to these very functions. The imbalance ratio and
 threshold follow the ZooKeeper-mode controller's automatic rebalance
 (`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B, (partitions whose preferred
-replica is B but whose leader is not B) / (partitions whose preferred replica is B), above `leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
+replica is B but whose leader is not B) / (partitions whose preferred replica is B), above
+`leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
 """
 
 from __future__ import annotations

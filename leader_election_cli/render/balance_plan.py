@@ -41,7 +41,8 @@ def render_balance_table(report: BalanceReport, out: IO[str], err: IO[str], colo
     largest = max((max(b.leaders_before, b.leaders_after) for b in plan.brokers), default=0)
     for b in plan.brokers:
         name = str(b.broker) if b.may_lead else f"{b.broker} [dim](may not lead)[/]"
-        row = [name, *([b.rack or ""] if racks else []), str(b.leaders_before), f"[red]{bar(b.leaders_before, largest)}[/]",
+        row = [name, *([b.rack or ""] if racks else []), str(b.leaders_before),
+               f"[red]{bar(b.leaders_before, largest)}[/]",
                str(b.leaders_after), f"[green]{bar(b.leaders_after, largest)}[/]"]
         if now is not None:
             row.append(str(now.get(b.broker, 0)))

@@ -61,10 +61,10 @@ def print_table(console: Any, table: Any) -> None:
     available = console.width - (len(columns) + 1) - 2 * len(columns)  # borders, one space each side
     headers = [Text.from_markup(str(c.header)).cell_len for c in columns]
     wanted = [max([h, *(max(map(len, Text.from_markup(str(cell)).plain.splitlines() or [""]))
-                        for cell in c._cells)]) for c, h in zip(columns, headers)]
+                        for cell in c._cells)]) for c, h in zip(columns, headers, strict=True)]
     if sum(wanted) > available >= sum(headers):
-        extra, more = available - sum(headers), [w - h for w, h in zip(wanted, headers)]
-        for column, header, want in zip(columns, headers, more):
+        extra, more = available - sum(headers), [w - h for w, h in zip(wanted, headers, strict=True)]
+        for column, header, want in zip(columns, headers, more, strict=True):
             column.width = header + extra * want // sum(more)
     title, table.title = table.title, None  # on its own line: a narrow table would wrap a long title
     if title:

@@ -58,7 +58,8 @@ class Sandbox:
         SSL, with certificates made now (`ca_file`), or the (certificate chain, key) PEM files of
         `tls_certificate`; `tls_client_ca` (a PEM file) makes the listeners require client certificates
         signed by it (Kafka's ssl.client.auth=required). `oauth` adds SASL/OAUTHBEARER with Kafka's
-        token validation, `kerberos` SASL/GSSAPI with the brokers' keytab. `zookeeper` ("host:port[/chroot]", zk mode only)
+        token validation, `kerberos` SASL/GSSAPI with the brokers' keytab. `zookeeper` ("host:port[/chroot]",
+        zk mode only)
         mirrors the cluster into a real ZooKeeper.
 
         `broker_configs` override Kafka's broker defaults of the automatic leader rebalance, as in

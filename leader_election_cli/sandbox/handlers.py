@@ -610,7 +610,8 @@ def describe_topic_partitions_error(ctx: Context, req: Any, code: int, message: 
     R = DescribeTopicPartitionsResponse
     return R(version=ctx.version, throttle_time_ms=0, next_cursor=None, topics=[
         R.DescribeTopicPartitionsResponseTopic(error_code=code, name=t.name, topic_id=None, is_internal=False,
-                                               partitions=[], topic_authorized_operations=UNSET_OPERATIONS) for t in req.topics])
+                                               partitions=[], topic_authorized_operations=UNSET_OPERATIONS)
+        for t in req.topics])
 
 
 # -- DescribeLogDirs ------------------------------------------------------------------------------

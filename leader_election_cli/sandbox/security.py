@@ -102,7 +102,7 @@ class SaslExchange:
             proof = base64.b64decode(proof_attr)
         except ValueError:
             raise self._scram_failure() from None
-        client_key = bytes(a ^ b for a, b in zip(proof, signature))
+        client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=False))  # the lengths are checked next
         if len(proof) != len(signature) or not hmac.compare_digest(digest(client_key).digest(), client_key_hash):
             raise self._scram_failure()
         server_key = hmac.new(salted, b"Server Key", digest).digest()

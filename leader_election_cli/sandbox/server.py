@@ -284,7 +284,8 @@ class Server:
             response, keep = self._sasl_step(conn, ctx, api, request)
             if response is not None:
                 await self._send(conn, api.response, response, version, correlation_id)
-                if not keep:  # Kafka delays the close so the client reads why (connection.failed.authentication.delay.ms)
+                # Kafka delays the close so the client reads why (connection.failed.authentication.delay.ms)
+                if not keep:
                     await asyncio.sleep(FAILED_AUTHENTICATION_DELAY_S)
             return keep
         fault = self.faults.take(api_key)

@@ -201,9 +201,8 @@ def kraft_partition_change(
         return (r in t_isr or (not t_isr and r in t_elr)) and acceptable(r)
 
     def last_known_leader() -> int | None:
-        if elr_enabled and not t_elr and not t_isr and len(p.last_known_elr) == 1:
-            if acceptable(p.last_known_elr[0]):
-                return p.last_known_elr[0]
+        if elr_enabled and not t_elr and not t_isr and len(p.last_known_elr) == 1 and acceptable(p.last_known_elr[0]):
+            return p.last_known_elr[0]
         return None
 
     node, unclean = NO_LEADER, False

@@ -322,7 +322,8 @@ def _repeats(partitions: Sequence[TopicPartition]) -> dict[TopicPartition, tuple
     return repeats
 
 
-def java_hash_set_order(inserted: Iterable[TopicPartition], members: Collection[TopicPartition]) -> list[TopicPartition]:
+def java_hash_set_order(inserted: Iterable[TopicPartition],
+                        members: Collection[TopicPartition]) -> list[TopicPartition]:
     """`members` in the order Java's HashSet iterates them after `inserted` was added in turn (the ones
     not in `members` skipped), as Kafka's tool lists its duplicates: by bucket (TopicPartition.hashCode,
     spread as HashMap.hash does, masked by the table's size), then in order of insertion. The table starts

@@ -17,7 +17,8 @@ def prefer_targets(topic: str | None, partition: int | None, leader: int | None,
             raise InputError("Give either --path-to-json-file or --topic/--partition/--leader, not both",
                              hint="Put every partition in the file, or name one with the three options.")
         return load_prefer_file(path)
-    missing = [name for name, value in zip(("--topic", "--partition", "--leader"), single) if value is None]
+    missing = [name for name, value in zip(("--topic", "--partition", "--leader"), single, strict=True)
+               if value is None]
     if missing:
         raise InputError(f"Missing required option(s): {', '.join(missing)}",
                          hint="Name the partition and its new leader with --topic, --partition and --leader, "
