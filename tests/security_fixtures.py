@@ -111,7 +111,8 @@ def continued(text: str) -> str:
 # -- an OIDC token endpoint (client-credentials grant, RS256 JWTs, a JWKS document) ----------------------
 
 class TokenEndpoint:
-    """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks."""
+    """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks. Its
+    tokens' issuer is "test-idp", their audience "kafka-brokers"."""
 
     def __init__(self, clients: dict[str, str], lifetime_s: int = 3600) -> None:
         import http.server
@@ -156,7 +157,7 @@ class TokenEndpoint:
                     return
                 now = int(time.time())
                 claims = {"sub": client_id, "iat": now, "exp": now + endpoint.lifetime_s, "iss": "test-idp",
-                          "scope": form.get("scope", [""])[0]}
+                          "aud": ["kafka-brokers"], "scope": form.get("scope", [""])[0]}
                 token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
                 self._send(200, json.dumps({"access_token": token, "token_type": "Bearer",
                                             "expires_in": endpoint.lifetime_s}).encode())

@@ -66,6 +66,7 @@ def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
     (["--scenario", "chaos"], "Invalid value for '--scenario'"),
     (["--leader-imbalance-check-interval", "nan"], "is not a finite number of seconds"),  # was an internal error
     (["--racks", "a,,b"], "--racks 'a,,b' has an empty rack name"),
+    (["--oauth-unsecured", "--oauth-expected-issuer", "idp"], "--oauth-expected-issuer need --oauth-jwks-url"),
     (["--brokers", "2", "--racks", "a,b,c"], "--racks names 3 racks for 2 broker(s): 'c' would hold no broker"),
 ])
 def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:

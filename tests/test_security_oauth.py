@@ -117,6 +117,22 @@ def test_failures(sb: Sandbox, idp: security_fixtures.TokenEndpoint, tmp_path: P
     assert sb.partition_state("t1", 0).leader == 2
 
 
+@pytest.mark.parametrize("audience, issuer, expected", [
+    (("kafka-brokers",), "test-idp", 0), (("other", "kafka-brokers"), None, 0),
+    (("other",), None, 4), ((), "another-idp", 4),
+])
+def test_the_brokers_expected_audience_and_issuer(idp: security_fixtures.TokenEndpoint, tmp_path: Path,
+                                                  audience: tuple[str, ...], issuer: str | None, expected: int) -> None:
+    """The broker's sasl.oauthbearer.expected.audience (any one of them) and expected.issuer (the IdP's
+    tokens name aud kafka-brokers and iss test-idp)."""
+    validation = OAuthValidation(jwks_url=idp.jwks_url, expected_audience=audience, expected_issuer=issuer)
+    with Sandbox(brokers=2, oauth=validation) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2]})
+        code, output, _ = elect(sandbox, "elect", client_credentials(idp.token_url), tmp_path)
+        assert code == expected, output
+        assert sandbox.partition_state("t1", 0).leader == (1 if expected == 0 else 2)
+
+
 def test_the_token_is_fetched_again_before_it_expires(idp: security_fixtures.TokenEndpoint) -> None:
     now = [1000.0]
     hidden: list[str] = []

@@ -102,6 +102,12 @@ class BuildInterrupted(Exception):
                    "unsecuredLoginStringClaim_sub on the client).")
 @click.option("--oauth-required-scope", metavar="SCOPE",
               help="With an OAUTHBEARER listener: refuse tokens without this scope.")
+@click.option("--oauth-expected-audience", metavar="AUD[,AUD...]",
+              help="With --oauth-jwks-url: refuse tokens whose aud claim names none of these (Kafka's "
+                   "sasl.oauthbearer.expected.audience).")
+@click.option("--oauth-expected-issuer", metavar="ISSUER",
+              help="With --oauth-jwks-url: refuse tokens whose iss claim is not this (Kafka's "
+                   "sasl.oauthbearer.expected.issuer).")
 @click.option("--oauth-scope-claim-name", metavar="NAME", default="scope", show_default=True,
               help="Kafka's sasl.oauthbearer.scope.claim.name: the claim holding the token's scopes.")
 @click.option("--oauth-sub-claim-name", metavar="NAME", default="sub", show_default=True,
@@ -211,6 +217,10 @@ def parse_oauth(o: dict[str, Any]) -> OAuthValidation | None:
     from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
 
     url = o["oauth_jwks_url"]
+    audience = tuple(name.strip() for name in (o["oauth_expected_audience"] or "").split(",") if name.strip())
+    if url is None and (audience or o["oauth_expected_issuer"] is not None):
+        raise InputError("--oauth-expected-audience and --oauth-expected-issuer need --oauth-jwks-url",
+                         "Kafka checks them only for signed tokens: add --oauth-jwks-url URL.")
     if url is not None and o["oauth_unsecured"]:
         raise InputError("--oauth-jwks-url and --oauth-unsecured exclude each other",
                          "Give --oauth-jwks-url to check signed tokens, or --oauth-unsecured for development tokens.")
@@ -235,7 +245,8 @@ def parse_oauth(o: dict[str, Any]) -> OAuthValidation | None:
             raise InputError(f"--{option.replace('_', '-')} is empty or has spaces around the name",
                              "Give the name alone.")
     return OAuthValidation(jwks_url=url, required_scope=o["oauth_required_scope"],
-                           scope_claim=o["oauth_scope_claim_name"], sub_claim=o["oauth_sub_claim_name"])
+                           scope_claim=o["oauth_scope_claim_name"], sub_claim=o["oauth_sub_claim_name"],
+                           expected_audience=audience, expected_issuer=o["oauth_expected_issuer"])
 
 
 def parse_kerberos(o: dict[str, Any]) -> KerberosAcceptor | None:

@@ -2,7 +2,8 @@
 
 Secured (KIP-768, `OAuthBearerValidatorCallbackHandler`): the JWT's signature is checked against the
 keys of a JWKS document (PyJWT), then its expiry, its subject claim and, when asked, a scope in its
-scope claim. Unsecured (`OAuthBearerUnsecuredValidatorCallbackHandler`, development only): an
+scope claim, its audience (sasl.oauthbearer.expected.audience: one of them) and its issuer
+(sasl.oauthbearer.expected.issuer). Unsecured (`OAuthBearerUnsecuredValidatorCallbackHandler`, development only): an
 `alg: none` token is accepted with the same claim checks. A refused token is answered with Kafka's
 JSON error challenge; the client's `%x01` reply then ends in SASL_AUTHENTICATION_FAILED.
 """
@@ -29,6 +30,8 @@ class OAuthValidation:
     scope_claim: str = "scope"
     sub_claim: str = "sub"
     clock_skew_s: int = 30  # sasl.oauthbearer.clock.skew.seconds
+    expected_audience: tuple[str, ...] = ()  # secured only: the token's aud must name one of them
+    expected_issuer: str | None = None  # secured only: the token's iss must be this
 
     def subject(self, token: str) -> str:
         """The token's principal, or a ValueError naming what is wrong with it."""
@@ -41,6 +44,7 @@ class OAuthValidation:
             key = _jwks_client(self.jwks_url).get_signing_key_from_jwt(token)
             claims = jwt.decode(token, key.key, algorithms=["RS256", "RS384", "RS512", "ES256", "ES384"],
                                 options={"verify_exp": False, "verify_aud": False})
+            self._check_audience_and_issuer(claims)
         if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] + self.clock_skew_s < time.time():
             raise ValueError("the token has expired")
         subject = claims.get(self.sub_claim)
@@ -52,6 +56,16 @@ class OAuthValidation:
             if self.required_scope not in scopes:
                 raise PermissionError(f"the token lacks the scope {self.required_scope}")
         return subject
+
+    def _check_audience_and_issuer(self, claims: dict[str, object]) -> None:
+        """As Kafka's BrokerJwtValidator (jose4j) checks them when the broker sets them."""
+        if self.expected_audience:
+            audience = claims.get("aud")
+            named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+            if not set(self.expected_audience) & set(named):
+                raise ValueError("the token's audience (aud) names none of the expected audiences")
+        if self.expected_issuer is not None and claims.get("iss") != self.expected_issuer:
+            raise ValueError("the token's issuer (iss) is not the expected issuer")
 
 
 _JWKS_CLIENTS: dict[str, jwt.PyJWKClient] = {}
