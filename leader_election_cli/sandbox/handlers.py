@@ -246,7 +246,7 @@ def _metadata(ctx: Context, req: Any) -> Any:
                                                   authorized_operations=topic_ops))
         cluster_ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
         return R(version=v, throttle_time_ms=0, brokers=brokers, cluster_id=c.cluster_id,
-                 controller_id=c.controller_id if c.live else NO_LEADER, topics=topics,
+                 controller_id=c.reported_controller(), topics=topics,
                  authorized_operations=cluster_ops, error_code=0)
 
 
@@ -301,7 +301,7 @@ def describe_cluster(ctx: Context, req: Any) -> Any:
                    for b, (host, port) in sorted(c.addresses.items()) if fenced_too or b in c.live]
         ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
         return R(version=ctx.version, throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1,
-                 cluster_id=c.cluster_id, controller_id=c.controller_id, brokers=brokers,
+                 cluster_id=c.cluster_id, controller_id=c.reported_controller(), brokers=brokers,
                  authorized_operations=ops)
 
 

@@ -57,14 +57,16 @@ replicas of a broker whose share of partitions led elsewhere is above
 threshold and takes every partition led off its preferred replica.
 
 The controller: in zk mode one live broker (the lowest id when a new one is needed) and the only one
-that accepts ElectLeaders. Kraft's controller quorum is not a broker; `controller_id` there is the
-live broker that Metadata and DescribeCluster report. A real KRaft broker reports a random live broker
-at each request (`getRandomAliveBrokerId`); the sandbox keeps one, so that tests can aim faults at it,
-and clients must not read it as the active controller (`kafka-leaders status` does not show it).
+that accepts ElectLeaders. Kraft's controller quorum is not a broker: Metadata and DescribeCluster
+report a random live broker as the controller, as a real KRaft broker does at each request
+(`getRandomAliveBrokerId`; an answer about every topic is encoded once per change of the cluster, so it
+keeps its pick until then), and clients must not read it as the active controller (`kafka-leaders
+status` does not show it). `controller_id` stays one broker there, for tests to aim faults at.
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import uuid
 import zlib
@@ -294,6 +296,13 @@ class Cluster:
     @property
     def version(self) -> int:
         return self._version
+
+    def reported_controller(self) -> int:
+        """The controller id Metadata and DescribeCluster answer: in zk mode the controller; in kraft mode,
+        as KRaftMetadataCache.getRandomAliveBrokerId, a random live broker (none: -1)."""
+        if not self.live:
+            return NO_LEADER
+        return random.choice(sorted(self.live)) if self.mode is Mode.KRAFT else self.controller_id
 
     @version.setter
     def version(self, value: int) -> None:
