@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from commands import BIN
 from generated_docs import REGENERATE, generator
 
 from leader_election_cli.cli.common import rejoin_colon_words
@@ -20,16 +21,15 @@ from leader_election_cli.cli.completion import CACHE_SECONDS, cache_file
 from leader_election_cli.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 METADATA = 3
 
 
 @pytest.fixture(scope="module")
-def sb():
-    with Sandbox(brokers=3) as sandbox:
-        for name in ("orders", "orders.eu", "payments"):
-            sandbox.create_topic(name, partitions=2, replication_factor=3)
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = module_sandbox_factory(3)
+    for name in ("orders", "orders.eu", "payments"):
+        sandbox.create_topic(name, partitions=2, replication_factor=3)
+    return sandbox
 
 
 @pytest.fixture

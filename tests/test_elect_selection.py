@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from commands import invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,16 +23,11 @@ TOPICS = {"orders": 3, "orders.eu": 2, "orders-dlq": 1, "payments": 2, "__consum
 
 
 @pytest.fixture(scope="module")
-def sb():
-    with Sandbox(brokers=3) as sandbox:
-        for name, count in TOPICS.items():
-            sandbox.create_topic(name, partitions=count, replication_factor=3)
-        yield sandbox
-
-
-def invoke(command, sb: Sandbox, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(command, ["--bootstrap-server", sb.bootstrap_servers, *args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = module_sandbox_factory(3)
+    for name, count in TOPICS.items():
+        sandbox.create_topic(name, partitions=count, replication_factor=3)
+    return sandbox
 
 
 def planned(sb: Sandbox, *args: str) -> list[str]:
@@ -117,19 +113,18 @@ def test_empty_and_contradictory_selections_are_errors(sb: Sandbox, tmp_path: Pa
     assert refused(sb, "-p", "orders").startswith("Invalid partition spec 'orders'")
 
 
-@pytest.mark.parametrize("mode", ["kraft", "zk"])
-def test_preferred_election_leaves_out_partitions_already_led_by_their_preferred_replica(mode: str) -> None:
-    with Sandbox(brokers=3, mode=mode) as sb:
-        sb.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
-        sb.set_leader("t", 1, 3)
-        code, out, err = invoke(elect, sb, "--topic", "t", "--output", "text")
-        assert (code, err) == (0, "2 partition(s) already led by their preferred replica: left out of the request.\n")
-        assert out.splitlines() == ["Successfully completed leader election (PREFERRED) for partitions t-1",
-                                    "Valid replica already elected for partitions t-0, t-2"]
-        assert [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS] == [1]
-        code, out, _ = invoke(elect, sb, "--topic", "t", "--output", "json")
-        document = json.loads(out)
-        assert (code, document["summary"]["already_elected"], sb.request_count(ELECT_LEADERS)) == (0, 3, 1)
+def test_preferred_election_leaves_out_partitions_already_led_by_their_preferred_replica(
+        sandbox_factory: Callable[..., Sandbox], mode: str) -> None:
+    sb = sandbox_factory(3, mode, topics={"t": {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]}})
+    sb.set_leader("t", 1, 3)
+    code, out, err = invoke(elect, sb, "--topic", "t", "--output", "text")
+    assert (code, err) == (0, "2 partition(s) already led by their preferred replica: left out of the request.\n")
+    assert out.splitlines() == ["Successfully completed leader election (PREFERRED) for partitions t-1",
+                                "Valid replica already elected for partitions t-0, t-2"]
+    assert [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS] == [1]
+    code, out, _ = invoke(elect, sb, "--topic", "t", "--output", "json")
+    document = json.loads(out)
+    assert (code, document["summary"]["already_elected"], sb.request_count(ELECT_LEADERS)) == (0, 3, 1)
 
 
 # -- resolve, without a cluster --------------------------------------------------------------------

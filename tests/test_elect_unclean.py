@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Callable
 from importlib import resources
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from commands import Run, invoke
 
 from leader_election_cli.cli import common, elect_command
 from leader_election_cli.cli.drop_in import command as drop_in
@@ -28,22 +29,19 @@ AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messag
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
 
 
-@pytest.fixture(params=["kraft", "zk"])
-def sb(request: pytest.FixtureRequest):
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
     """u-0 lost its only in-sync replica (broker 1) and only out-of-sync broker 2 is left: unclean only."""
-    with Sandbox(brokers=3, mode=request.param) as sandbox:
-        sandbox.create_topic("u", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
-        sandbox.create_topic("ok", assignment={0: [2, 3]})
-        sandbox.set_isr("u", 0, [1])
-        sandbox.stop_broker(1)
-        assert sandbox.partition_state("u", 0).leader == NO_LEADER
-        yield sandbox
+    sandbox = sandbox_factory(3, mode, topics={"ok": {0: [2, 3]}})
+    sandbox.create_topic("u", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    sandbox.set_isr("u", 0, [1])
+    sandbox.stop_broker(1)
+    assert sandbox.partition_state("u", 0).leader == NO_LEADER
+    return sandbox
 
 
-def toolkit(sb: Sandbox, *args: str, input: str | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(elect_command.elect, ["--bootstrap-server", sb.bootstrap_servers,
-                                                      "--election-type", "unclean", *args], input=input)
-    return result.exit_code, result.stdout, result.stderr
+def toolkit(sb: Sandbox, *args: str, input: str | None = None) -> Run:
+    return invoke(elect_command.elect, sb, "--election-type", "unclean", *args, input=input)
 
 
 def test_without_a_terminal_and_without_yes_it_refuses_and_sends_nothing(sb: Sandbox) -> None:
@@ -91,10 +89,9 @@ def test_nothing_at_risk_needs_no_confirmation(sb: Sandbox) -> None:
     assert (code, out, err) == (0, "Valid replica already elected for partitions ok-0\n", "")
 
 
-def drop_in_unclean(sb: Sandbox, *args: str, input: str | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type", "unclean",
-                                          "--topic", "u", "--partition", "0", "--output", "text", *args], input=input)
-    return result.exit_code, result.stdout, result.stderr
+def drop_in_unclean(sb: Sandbox, *args: str, output: str = "text") -> Run:
+    return invoke(drop_in, sb, "--election-type", "unclean", "--topic", "u", "--partition", "0", "--output", output,
+                  *args)
 
 
 def test_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,19 +108,17 @@ def test_the_json_document_carries_the_data_loss_warning(sb: Sandbox, tool: str)
     if tool == "elect":
         code, out, _ = toolkit(sb, "--topic", "u", "--yes", "--output", "json")
     else:
-        result = CliRunner().invoke(drop_in, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
-                                              "unclean", "--topic", "u", "--partition", "0", "--output", "json"])
-        code, out = result.exit_code, result.stdout
+        code, out, _ = drop_in_unclean(sb, output="json")
     document = json.loads(out)
     assert code == 0 and [p["outcome"] for p in document["partitions"]] == ["elected"]
     assert document["warnings"] and document["warnings"][0].startswith(AT_RISK.removeprefix("Warning: "))
 
 
 def test_plan_flags_the_partitions_at_risk(sb: Sandbox) -> None:
-    result = CliRunner().invoke(elect_command.plan, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
-                                                     "unclean", "--all-topic-partitions", "--output", "json"])
-    assert result.exit_code == 0 and result.stderr.startswith(AT_RISK)
-    rows = {p["topic"]: p for p in json.loads(result.stdout)["partitions"]}
+    code, out, err = invoke(elect_command.plan, sb, "--election-type", "unclean", "--all-topic-partitions",
+                            "--output", "json")
+    assert code == 0 and err.startswith(AT_RISK)
+    rows = {p["topic"]: p for p in json.loads(out)["partitions"]}
     assert (rows["u"]["unclean"], rows["u"]["below_min_isr"], rows["u"]["leader_after"]) == (True, True, 2)
     assert (rows["ok"]["unclean"], rows["ok"]["error_code"]) == (False, 84)
     assert sb.request_count(ELECT_LEADERS) == 0
@@ -184,10 +179,9 @@ def test_a_refused_unclean_election_still_prints_the_json_document(sb: Sandbox, 
                                                                     answer: str | None) -> None:
     """stdout was empty with exit 5: a JSON consumer got nothing to read."""
     monkeypatch.setattr(common, "interactive", lambda: answer is not None)
-    result = CliRunner().invoke(elect_command.elect, ["--bootstrap-server", sb.bootstrap_servers, "--election-type",
-                                                      "unclean", "-p", "u:0", "--output", "json"], input=answer)
-    document = json.loads(result.stdout)
-    assert result.exit_code == ExitCode.REFUSED and document["summary"]["exit_code"] == ExitCode.REFUSED
+    code, out, _ = toolkit(sb, "-p", "u:0", "--output", "json", input=answer)
+    document = json.loads(out)
+    assert code == ExitCode.REFUSED and document["summary"]["exit_code"] == ExitCode.REFUSED
     assert document["summary"]["stopped"].startswith(("Unclean election cancelled", "Refusing an unclean election"))
     assert sb.request_count(ELECT_LEADERS) == 0
     # the at-risk partition as a partition record, not only inside the message

@@ -9,7 +9,7 @@ from importlib import resources
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from commands import Run, run_command
+from commands import invoke
 
 from leader_election_cli.cli.drop_in import command as drop_in
 from leader_election_cli.cli.elect_command import elect, plan
@@ -29,10 +29,6 @@ def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
     sandbox.set_leader("t", 0, 2)
     sandbox.stop_broker(3)
     return sandbox
-
-
-def invoke(command, sb: Sandbox, *args: str) -> Run:
-    return run_command(command, "--bootstrap-server", sb.bootstrap_servers, *args)
 
 
 def test_plan_predicts_each_partition_and_sends_nothing(sb: Sandbox) -> None:

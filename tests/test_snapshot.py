@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
@@ -22,20 +24,18 @@ from leader_election_cli.sandbox import Sandbox
 T0 = datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
 
 
-def run_snapshot(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, ["snapshot", *args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
+run_snapshot = partial(run_command, cli, "snapshot")
 
 
 @pytest.fixture(scope="module")
-def sb():
-    with Sandbox(brokers=3, mode="kraft") as sandbox:
-        sandbox.create_topic("orders", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]},
-                             configs={"min.insync.replicas": "2"})
-        sandbox.create_topic("logs", assignment={0: [2, 1]})
-        sandbox.set_leader("orders", 0, 2)  # off its preferred replica
-        sandbox.set_isr("logs", 0, [2])
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = module_sandbox_factory(3, "kraft")
+    sandbox.create_topic("orders", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]},
+                         configs={"min.insync.replicas": "2"})
+    sandbox.create_topic("logs", assignment={0: [2, 1]})
+    sandbox.set_leader("orders", 0, 2)  # off its preferred replica
+    sandbox.set_isr("logs", 0, [2])
+    return sandbox
 
 
 def comparable(state: ClusterState) -> tuple:
@@ -190,14 +190,14 @@ def test_contradictory_output_options_are_refused_before_connecting(tmp_path: Pa
     assert (code, out) == (2, "") and err.startswith(message)
 
 
-def test_a_pending_reassignment_is_kept_with_the_replicas_it_adds_and_removes(tmp_path: Path) -> None:
+def test_a_pending_reassignment_is_kept_with_the_replicas_it_adds_and_removes(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
     """A partition moving from [3] to [2, 1] (replicas [2, 1, 3], ISR [3]) is not under-replicated for
     Kafka's count (RF = replicas - adding = 1): the snapshot must carry what tells it apart."""
-    with Sandbox(brokers=3, mode="kraft") as sandbox:
-        sandbox.create_topic("moving", assignment={0: [3]})
-        sandbox.cluster.alter_reassignment("moving", 0, [2, 1])
-        output = tmp_path / "s.jsonl"
-        assert run_snapshot("--bootstrap-server", sandbox.bootstrap_servers, "--output", str(output))[0] == 0
+    sandbox = sandbox_factory(3, "kraft", topics={"moving": {0: [3]}})
+    sandbox.cluster.alter_reassignment("moving", 0, [2, 1])
+    output = tmp_path / "s.jsonl"
+    assert run_snapshot("--bootstrap-server", sandbox.bootstrap_servers, "--output", str(output))[0] == 0
     (row,) = snapshot.read(output)
     assert (row["replicas"], row["adding_replicas"], row["removing_replicas"]) == ([2, 1, 3], [2, 1], [3])
     (state,) = snapshot.states([row]).values()

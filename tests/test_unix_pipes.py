@@ -5,24 +5,21 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from commands import BIN
 
 from leader_election_cli.sandbox import Sandbox
 
-BIN = Path(sys.executable).parent
 PARTITIONS = 120  # several KB of output: more than a pipe takes in one write
 
 
 @pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3) as sandbox:
-        sandbox.create_topic("t1", assignment={p: [1, 2, 3] for p in range(PARTITIONS)})
-        sandbox.create_topic("t2", assignment={0: [1, 2, 3], 1: [2, 3, 1]})
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    return module_sandbox_factory(3, topics={"t1": {p: [1, 2, 3] for p in range(PARTITIONS)},
+                                             "t2": {0: [1, 2, 3], 1: [2, 3, 1]}})
 
 
 def unbalance(sb: Sandbox) -> None:

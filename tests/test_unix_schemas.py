@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from commands import run_command
 from referencing import Registry, Resource
 
 from leader_election_cli.cli.sandbox_command import write_ready_file
@@ -29,16 +29,17 @@ def check(document: Any, schema: str) -> None:
 
 
 def kl(*args: str) -> tuple[int, Any]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, json.loads(result.stdout)
+    """The command's exit code and the JSON document it printed."""
+    code, out, _ = run_command(cli, *args)
+    return code, json.loads(out)
 
 
 @pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3) as sandbox:
-        build(sandbox, "imbalanced", topics=2, partitions=6, replication_factor=3)
-        sandbox.create_topic("u", assignment={0: [1, 2]})
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = module_sandbox_factory(3)
+    build(sandbox, "imbalanced", topics=2, partitions=6, replication_factor=3)
+    sandbox.create_topic("u", assignment={0: [1, 2]})
+    return sandbox
 
 
 def test_every_schema_is_valid_and_versioned() -> None:

@@ -9,15 +9,14 @@ import pty
 import re
 import struct
 import subprocess
-import sys
 import termios
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
+from commands import BIN
 
 from leader_election_cli.sandbox import Sandbox
 
-BIN = os.path.dirname(sys.executable)
 TOPIC = "a-rather-long-topic-name-for-the-orders-of-customers"
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 HEADERS = {
@@ -29,11 +28,10 @@ HEADERS = {
 
 
 @pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3) as sandbox:
-        sandbox.create_topic(TOPIC, assignment={p: [1, 2, 3] for p in range(3)})
-        sandbox.set_leader(TOPIC, 0, 2)
-        yield sandbox
+def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    sandbox = module_sandbox_factory(3, topics={TOPIC: {p: [1, 2, 3] for p in range(3)}})
+    sandbox.set_leader(TOPIC, 0, 2)
+    return sandbox
 
 
 def command(sb: Sandbox, name: str) -> list[str]:
