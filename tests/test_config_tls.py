@@ -137,9 +137,9 @@ def tls_server(pki: Pki, require_client_cert: bool = False) -> Iterator[tuple[in
 
 def handshake(settings: ClientSettings, port: int, server_hostname: str = "localhost") -> bytes:
     assert settings.ssl_context is not None
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with settings.ssl_context.wrap_socket(raw, server_hostname=server_hostname) as tls:
-            return tls.recv(2)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+            settings.ssl_context.wrap_socket(raw, server_hostname=server_hostname) as tls:
+        return tls.recv(2)
 
 
 def settings_of(tmp_path: Path, text: str) -> ClientSettings:

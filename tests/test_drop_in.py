@@ -137,7 +137,8 @@ def test_batches_go_out_at_most_batch_size_at_a_time(sb: Sandbox) -> None:
     before = sb.request_count(ELECT_LEADERS)
     code, _, _ = preferred(sb, "--all-topic-partitions", "--batch-size", "4")
     assert code == 0
-    sizes = [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS][-(sb.request_count(ELECT_LEADERS) - before):]
+    sent = sb.request_count(ELECT_LEADERS) - before
+    sizes = [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS][-sent:]
     assert sizes and max(sizes) <= 4 and sum(sizes) == 13
 
 

@@ -91,7 +91,8 @@ def test_tls_with_the_sandbox_ca(tmp_path: Path) -> None:
         config.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={sb.ca_file}\n")
         code, out, _ = elect(sb, str(config), "--output", "text")
         assert (code, out) == (0, "Valid replica already elected for partitions t1-0\n")
-        config.write_text("security.protocol=SSL\ndefault.api.timeout.ms=3000\nrequest.timeout.ms=3000\n")  # system CAs: not trusted
+        # the system's CAs: the sandbox's certificate is not trusted
+        config.write_text("security.protocol=SSL\ndefault.api.timeout.ms=3000\nrequest.timeout.ms=3000\n")
         code, out, err = elect(sb, str(config), "--output", "text")
         assert code == 3
         assert err.startswith(f"TLS handshake with {sb.bootstrap_servers} failed: ")

@@ -132,7 +132,8 @@ def elect_file(sb: Sandbox, path: Path) -> Run:
 
 
 
-json_scalars = st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False) | st.text(max_size=8)
+json_scalars = (st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False)
+                | st.text(max_size=8))
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=10)
 legal_topics = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=20).filter(
@@ -337,12 +338,13 @@ def property_defects(draw: st.DrawFn) -> list[str]:
         return [f"security.protocol={sasl}", prop("sasl.mechanism", mechanism),
                 f'sasl.jaas.config={JAAS["PLAIN"]} required username="u" password="p";']
     if kind == "jaas":
+        jaas = draw(st.sampled_from(
+            ["", ";", "x", f"{JAAS['PLAIN']}", f"{JAAS['PLAIN']} required", f"{JAAS['PLAIN']} bogus;",
+             f'{JAAS["PLAIN"]} required username="u"', f'{JAAS["PLAIN"]} required username=;',
+             f'{JAAS["PLAIN"]} required username="u" password="p"; {JAAS["PLAIN"]} required;']))
+        jaas += draw(property_text.filter(lambda v: ";" not in v))
         return [f"security.protocol={sasl}", "sasl.mechanism=PLAIN",
-                *([] if draw(st.booleans()) else [prop("sasl.jaas.config", draw(st.sampled_from(
-                    ["", ";", "x", f"{JAAS['PLAIN']}", f"{JAAS['PLAIN']} required", f"{JAAS['PLAIN']} bogus;",
-                     f'{JAAS["PLAIN"]} required username="u"', f'{JAAS["PLAIN"]} required username=;',
-                     f'{JAAS["PLAIN"]} required username="u" password="p"; {JAAS["PLAIN"]} required;']))
-                                                                 + draw(property_text.filter(lambda v: ";" not in v)))])]
+                *([] if draw(st.booleans()) else [prop("sasl.jaas.config", jaas)])]
     if kind == "jaas-module":
         return [f"security.protocol={sasl}", "sasl.mechanism=PLAIN",
                 f'sasl.jaas.config={draw(st.sampled_from([JAAS["SCRAM-SHA-256"], "com.example.Login", "x.y"]))} '

@@ -32,7 +32,7 @@ def test_a_move_exactly_when_the_checks_pass_with_the_broker_first(case) -> None
     state, wanted = case
     plan = prefer_plan(state, wanted)
     assert [e.tp for e in plan.entries] == [tp for tp, _ in wanted]
-    for entry, (tp, broker) in zip(plan.entries, wanted):
+    for entry, (tp, broker) in zip(plan.entries, wanted, strict=True):
         reason = check_prefer(state, tp, broker)
         if reason:
             assert entry == Refusal(tp, reason)

@@ -32,7 +32,8 @@ def _text(report: ElectionReport) -> tuple[str, str]:
 MIXED = _report(
     PartitionResult(TopicPartition("t", 0), Outcome.ELECTED, leader_before=2, leader_after=1),
     PartitionResult(TopicPartition("t", 1), Outcome.ELECTED, leader_before=3, leader_after=2),
-    PartitionResult(TopicPartition("t", 2), Outcome.ALREADY_ELECTED, 84, "Leader election not needed for topic partition.", 3, 3),
+    PartitionResult(TopicPartition("t", 2), Outcome.ALREADY_ELECTED, 84,
+                    "Leader election not needed for topic partition.", 3, 3),
     PartitionResult(TopicPartition("t", 3), Outcome.FAILED, 80, None, 2, 2),
     PartitionResult(TopicPartition("nosuch", 0), Outcome.FAILED, 3, "No such topic as nosuch", None, None),
 )

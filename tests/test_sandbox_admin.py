@@ -107,7 +107,7 @@ def test_describe_topic_partitions_reports_elr_and_pages() -> None:
         sb.stop_broker(2)  # a-0's ISR drops below min.insync.replicas: 2 moves to the ELR
         with KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{sb.brokers[1][1]}", request_timeout_ms=5000) as admin:
             first = admin.describe_topic_partitions(["b", "a", "nosuch"], response_partition_limit=3)
-            (a0, a1), b0 = first["topics"][0]["partitions"], first["topics"][1]["partitions"][0]
+            (a0, _), _ = first["topics"][0]["partitions"], first["topics"][1]["partitions"][0]
             assert [t["name"] for t in first["topics"]] == ["a", "b"]
             assert (a0["isr_nodes"], a0["eligible_leader_replicas"], a0["leader_id"]) == ([1], [2], 1)
             assert first["next_cursor"] == {"topic_name": "b", "partition_index": 1}

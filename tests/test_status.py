@@ -73,8 +73,12 @@ def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
     assert doc["not_preferred_leader"] == len(summary.off_preferred) + len(summary.leaderless)
     assert doc["under_replicated"] == sum(len(p.isr) < len(p.replicas) for p in parts)
     # the partitions themselves, not only their counts
+    def by_partition(name: str) -> tuple[str, int]:
+        topic, partition = name.rsplit("-", 1)
+        return topic, int(partition)
+
     assert doc["not_preferred_leader_partitions"] == sorted(summary.off_preferred + summary.leaderless,
-                                                            key=lambda n: (n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])))
+                                                            key=by_partition)
     assert doc["under_replicated_partitions"] == [f"{p.topic}-{p.partition}" for p in sorted(
         parts, key=lambda p: (p.topic, p.partition)) if len(p.isr) < len(p.replicas)]
     assert len(doc["not_preferred_leader_partitions"]) == doc["not_preferred_leader"]

@@ -43,7 +43,8 @@ def test_two_clusters_share_one_textfile_directory(tmp_path: Path) -> None:
                                                   "kafka_leaders_payments.prom"])
         found = samples(*files)
         assert {s.labels["cluster_id"] for s in found} == {one.cluster.cluster_id, two.cluster.cluster_id}
-        assert all(s.labels.get("cluster_name") == "payments" for s in found if s.labels["cluster_id"] == two.cluster.cluster_id)
+        assert all(s.labels.get("cluster_name") == "payments"
+                   for s in found if s.labels["cluster_id"] == two.cluster.cluster_id)
         series = Counter((s.name, tuple(sorted(s.labels.items()))) for s in found)
         assert max(series.values()) == 1  # no "collected before with the same name and label values"
         exit_codes = {s.labels["cluster_id"]: s.value for s in found if s.name == "kafka_leaders_rebalance_exit_code"}
