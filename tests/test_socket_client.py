@@ -1,0 +1,124 @@
+"""`cluster.socket_client`, our own transport: ApiVersions' fallback against the sandbox, and answers no
+broker should send (another request's, too large, cut short, none at all) from a scripted one on
+127.0.0.1, each one line with exit 3 and the connection closed."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+from kafka.protocol.metadata import ApiVersionsResponse
+
+from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.cluster.socket_client import MAX_FRAME_BYTES
+from leader_election_cli.config.settings import ClientSettings
+from leader_election_cli.errors import TimedOutError, UnreachableError
+from leader_election_cli.sandbox import Sandbox
+
+API_VERSIONS = 18
+Reply = Callable[[int, int, int], bytes]  # (api key, version, correlation id) -> the bytes sent back
+
+
+def test_api_versions_falls_back_to_the_version_the_broker_names() -> None:
+    with Sandbox(brokers=1) as sb:
+        sb.set_max_version(API_VERSIONS, 2)
+        with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+            assert cluster.max_version(API_VERSIONS) == 2
+            assert cluster.finalized_features() == {}  # v3+ only
+            cluster.describe()
+        asked = [r.api_version for r in sb.request_log if r.api_key == API_VERSIONS]
+        assert asked == [4, 2]
+
+
+def test_finalized_features_come_with_the_connection() -> None:
+    """ApiVersions v3+ carries them: no second ApiVersions request (the request plan)."""
+    with Sandbox(brokers=1) as sb:
+        with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+            assert cluster.finalized_features()["metadata.version"] > 0
+        assert [r.api_key for r in sb.request_log] == [API_VERSIONS]
+
+
+def frame(correlation_id: int, body: bytes) -> bytes:
+    return struct.pack(">ii", len(body) + 4, correlation_id) + body
+
+
+def api_versions_answer(correlation_id: int) -> bytes:
+    R = ApiVersionsResponse
+    body = R(error_code=0, api_keys=[R.ApiVersion(api_key=k, min_version=0, max_version=v)
+                                     for k, v in ((3, 12), (18, 3), (43, 2))], throttle_time_ms=0)
+    return frame(correlation_id, bytes(body.encode(version=3)))
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[[Reply], str]]:
+    """A one-connection broker on 127.0.0.1 that answers ApiVersions, then the next request with `reply`
+    and closes the connection (an empty reply: no answer, the connection kept open)."""
+    threads: list[threading.Thread] = []
+    listeners: list[socket.socket] = []
+
+    def start(reply: Reply) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listener.settimeout(10)
+        listeners.append(listener)
+
+        def serve() -> None:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(10)
+                for _ in range(10):  # bounded: a test makes a few requests
+                    head = conn.recv(4, socket.MSG_WAITALL)
+                    if len(head) < 4:
+                        return
+                    request = conn.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+                    api_key, version, correlation_id = struct.unpack_from(">hhi", request)
+                    if api_key == API_VERSIONS:
+                        conn.sendall(api_versions_answer(correlation_id))
+                        continue
+                    out = reply(api_key, version, correlation_id)
+                    if out:
+                        conn.sendall(out)  # then closes
+                    else:
+                        conn.recv(1)  # no answer: wait until the client gives up
+                    return
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        threads.append(thread)
+        return f"127.0.0.1:{listener.getsockname()[1]}"
+
+    yield start
+    for listener in listeners:
+        listener.close()
+    for thread in threads:
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("reply, line", [
+    (lambda key, version, cid: frame(cid + 1, b"\x00" * 8),
+     "Unexpected failure while reading cluster metadata: MalformedAnswer: the answer to request"),
+    (lambda key, version, cid: struct.pack(">i", MAX_FRAME_BYTES + 1),
+     f"Unexpected failure while reading cluster metadata: MalformedAnswer: an answer of {MAX_FRAME_BYTES + 1} bytes"),
+    (lambda key, version, cid: frame(cid, b"\x00\x00\x00\x00\x02"),
+     "Unexpected failure while reading cluster metadata: MalformedAnswer: "),
+    (lambda key, version, cid: frame(cid, b"")[:6],
+     "Lost the connection while reading cluster metadata: KafkaConnectionError"),
+])
+def test_an_answer_that_does_not_fit_is_one_line(scripted: Callable[[Reply], str], reply: Reply, line: str) -> None:
+    with ClusterConnection.connect(scripted(reply), ClientSettings(api_timeout_ms=5000)) as cluster, \
+            pytest.raises(UnreachableError) as failure:
+        cluster.describe()
+    assert str(failure.value).startswith(line) and "\n" not in str(failure.value)
+    assert failure.value.exit_code == 3
+
+
+def test_no_answer_is_a_timeout_within_the_request_timeout(scripted: Callable[[Reply], str]) -> None:
+    settings = ClientSettings(api_timeout_ms=5000, request_timeout_ms=300)
+    with ClusterConnection.connect(scripted(lambda *_: b""), settings) as cluster, \
+            pytest.raises(TimedOutError, match="^Timed out while reading cluster metadata$"):
+        cluster.describe()
