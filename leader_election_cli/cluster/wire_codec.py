@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from leader_election_cli import kafka_errors
@@ -169,15 +168,14 @@ class ApiVersionsAnswer(NamedTuple):
     finalized_features: dict[str, int]  # name -> max version level (v3+)
 
 
-@dataclass(frozen=True)
-class ApiVersionsCall:
+class ApiVersionsCall(NamedTuple):
     """ApiVersions: v3+ names the client and answers with the finalized features (KIP-584)."""
 
     software_name: str
     software_version: str
-    api_key: int = API_VERSIONS
-    min_version: int = 0
-    max_version: int = 4
+    api_key = API_VERSIONS  # class attributes, not fields (no annotation): a call's repr is its arguments
+    min_version = 0
+    max_version = 4
 
     @staticmethod
     def flexible(version: int) -> bool:
@@ -218,15 +216,14 @@ class ApiVersionsCall:
 # -- Metadata -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MetadataCall:
+class MetadataCall(NamedTuple):
     """Metadata of some topics (None: every topic; empty: none, only brokers, controller and cluster id).
     Flexible versions only: their answers go straight into `PartitionState`s (`metadata_wire`)."""
 
     topics: tuple[str, ...] | None
-    api_key: int = METADATA
-    min_version: int = metadata_wire.FIRST_VERSION
-    max_version: int = 13
+    api_key = METADATA
+    min_version = metadata_wire.FIRST_VERSION
+    max_version = 13
 
     @staticmethod
     def flexible(version: int) -> bool:
@@ -270,16 +267,15 @@ def by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return grouped
 
 
-@dataclass(frozen=True)
-class ElectLeadersCall:
+class ElectLeadersCall(NamedTuple):
     """ElectLeaders (None: every partition). v0 has no election type: preferred only."""
 
     election_type: int
     partitions: Sequence[TopicPartition] | None
     timeout_ms: int
-    api_key: int = ELECT_LEADERS
-    min_version: int = 0
-    max_version: int = 2
+    api_key = ELECT_LEADERS
+    min_version = 0
+    max_version = 2
 
     @staticmethod
     def flexible(version: int) -> bool:
