@@ -4,17 +4,22 @@ broker should send (another request's, too large, cut short, none at all) from a
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import ssl
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+import security_fixtures
 from kafka.protocol.metadata import ApiVersionsResponse
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.cluster.socket_client import MAX_FRAME_BYTES
-from leader_election_cli.config.settings import ClientSettings
+from leader_election_cli.config.settings import ClientSettings, load_client_settings
 from leader_election_cli.errors import TimedOutError, UnreachableError
 from leader_election_cli.sandbox import Sandbox
 
@@ -122,3 +127,38 @@ def test_no_answer_is_a_timeout_within_the_request_timeout(scripted: Callable[[R
     with ClusterConnection.connect(scripted(lambda *_: b""), settings) as cluster, \
             pytest.raises(TimedOutError, match="^Timed out while reading cluster metadata$"):
         cluster.describe()
+
+
+def test_a_client_certificate_refused_after_the_handshake_is_a_tls_failure_at_once(tmp_path: Path) -> None:
+    """Under TLS 1.3 a broker that requires client certificates (ssl.client.auth=required) refuses a client
+    without one after the client's side of the handshake is done, with a certificate_required alert: as
+    Kafka's Java client does, the run ends at once with the TLS line (not as unreachable after the timeout)."""
+    pki = security_fixtures.make_pki(tmp_path)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(pki.server_cert, pki.server_key)
+    server.load_verify_locations(pki.ca_pem)
+    server.verify_mode = ssl.CERT_REQUIRED
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve() -> None:  # one connection, refused in the handshake: the server's side sends the alert
+        with contextlib.suppress(OSError), listener.accept()[0] as conn, \
+                server.wrap_socket(conn, server_side=True, do_handshake_on_connect=False) as tls:
+            try:
+                tls.do_handshake()
+            except ssl.SSLError:  # then closes a little later, as Kafka does (connection.failed.authentication.
+                time.sleep(0.5)  # delay.ms): a close at once could reset the connection before the alert is read
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    config = tmp_path / "client.properties"
+    config.write_text(pki.config("ssl.truststore.type=PEM", f"ssl.truststore.location={pki.ca_pem}"))
+    bootstrap = f"127.0.0.1:{listener.getsockname()[1]}"
+    started = time.monotonic()
+    with pytest.raises(UnreachableError) as failure:
+        ClusterConnection.connect(bootstrap, load_client_settings(str(config)))
+    thread.join(timeout=10)
+    listener.close()
+    assert str(failure.value).startswith(
+        f"TLS handshake with {bootstrap} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]")
+    assert time.monotonic() - started < 8  # not the API timeout (8 s in pki.config)

@@ -25,7 +25,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import REDACT
-from leader_election_cli.cluster.transport import tls_failure, unreachable
+from leader_election_cli.cluster.transport import CLIENT_ID, tls_failure, unreachable
 from leader_election_cli.cluster.wire_codec import (
     ApiVersionsCall,
     Call,
@@ -53,9 +53,8 @@ def _kafka_kwargs(addresses: list[str], settings: ClientSettings) -> dict[str, A
         # partitions is tens of megabytes (the connection's own default frame limit is 1 MB)
         "receive_message_max_bytes": 100_000_000,
         "socket_options": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        "client_id": settings.client_id or CLIENT_ID,
     }
-    if settings.client_id:
-        kwargs["client_id"] = settings.client_id
     if settings.sasl_mechanism and settings.oauth is not None:
         from leader_election_cli.cluster.oauth import OAuthTokenProvider
 

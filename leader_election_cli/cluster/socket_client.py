@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from leader_election_cli import __version__, kafka_errors
 from leader_election_cli.cluster.metadata_wire import MetadataRead
+from leader_election_cli.cluster.transport import CLIENT_ID
 from leader_election_cli.cluster.wire_codec import (
     ApiVersionsAnswer,
     ApiVersionsCall,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 100_000_000  # a Metadata answer about a million partitions is tens of megabytes
-CLIENT_ID = f"leader-election-cli-{__version__}"
 _SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)
 _API_VERSIONS_ATTEMPTS = 3  # v4, then the version the broker names, then v0
 _BACKOFF_MS, _BACKOFF_MAX_MS = 50, 1000  # kafka-python's reconnect backoff, as configured before
@@ -88,6 +88,11 @@ class BrokerConnection:
         self._sock = _open(host, port, ssl_context, deadline)
         try:
             self.versions = self._api_versions(deadline)
+        except OSError as exc:
+            self.close()
+            if type(exc).__module__ == "ssl":  # an alert after the handshake: under TLS 1.3 the broker refuses
+                raise HandshakeFailed(str(exc)) from exc  # the client's certificate (or its lack) only now
+            raise
         except BaseException:
             self.close()
             raise

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from leader_election_cli import __version__
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.wire_codec import Call
 from leader_election_cli.errors import TimedOutError, UnreachableError
+
+CLIENT_ID = f"leader-election-cli-{__version__}"  # the request headers' client id unless client.id is set
 
 
 class Transport(Protocol):
