@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import security_fixtures
-from kafka.protocol.metadata import ApiVersionsResponse
+from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.cluster.socket_client import MAX_FRAME_BYTES
@@ -162,3 +162,37 @@ def test_a_client_certificate_refused_after_the_handshake_is_a_tls_failure_at_on
     assert str(failure.value).startswith(
         f"TLS handshake with {bootstrap} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]")
     assert time.monotonic() - started < 8  # not the API timeout (8 s in pki.config)
+
+
+def test_a_throttled_client_waits_before_its_next_request() -> None:
+    """A broker that answers with throttle_time_ms expects no request on that connection until it has
+    passed (KIP-219, as kafka-python and Kafka's clients wait): the next one is sent after it."""
+    R = MetadataResponse
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+    answered_at: list[float] = []
+    asked_at: list[float] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError), listener.accept()[0] as conn:
+            conn.settimeout(10)
+            for _ in range(3):  # ApiVersions, then two Metadata requests
+                size = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
+                request = conn.recv(size, socket.MSG_WAITALL)
+                asked_at.append(time.monotonic())
+                api_key, version, correlation_id = struct.unpack_from(">hhi", request)
+                if api_key == API_VERSIONS:
+                    conn.sendall(api_versions_answer(correlation_id))
+                    continue
+                body = R(throttle_time_ms=300, brokers=[], cluster_id="c", controller_id=1, topics=[])
+                conn.sendall(frame(correlation_id, b"\x00" + bytes(body.encode(version=version))))  # header v1
+                answered_at.append(time.monotonic())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    with ClusterConnection.connect(f"127.0.0.1:{listener.getsockname()[1]}",
+                                   ClientSettings(api_timeout_ms=5000)) as cluster:
+        assert cluster.cluster_id() == "c" and cluster.cluster_id() == "c"
+    thread.join(timeout=10)
+    listener.close()
+    assert asked_at[2] - answered_at[0] >= 0.3

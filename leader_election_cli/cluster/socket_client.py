@@ -84,6 +84,7 @@ class BrokerConnection:
         self.host, self.port = host, port
         self._client_id = client_id
         self._correlation_id = 0
+        self._throttled_until = 0.0  # a broker that throttles a client expects no request before then (KIP-219)
         self.closed = False
         self._sock = _open(host, port, ssl_context, deadline)
         try:
@@ -135,9 +136,10 @@ class BrokerConnection:
         self._correlation_id = correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         flexible = call.flexible(version)
         frame = request_header(call.api_key, version, correlation_id, self._client_id, flexible) + call.encode(version)
-        log.debug("%s Request %d: %s v%d", self, correlation_id, call, version)
-        started = time.monotonic()
         try:
+            self._wait_out_throttle(deadline)
+            log.debug("%s Request %d: %s v%d", self, correlation_id, call, version)
+            started = time.monotonic()
             self._settimeout(deadline)
             self._sock.sendall(_SIZE.pack(len(frame)) + frame)
             size = _SIZE.unpack(self._read(4, deadline))[0]
@@ -155,7 +157,18 @@ class BrokerConnection:
             self.close()
             raise
         log.debug("%s Response %d (%.0f ms): %s", self, correlation_id, (time.monotonic() - started) * 1000, answer)
+        throttle_ms = getattr(answer, "throttle_time_ms", 0) or 0
+        if throttle_ms > 0:
+            log.warning("%s: %s throttled by the broker (%d ms)", self, type(answer).__name__, throttle_ms)
+            self._throttled_until = time.monotonic() + throttle_ms / 1000
         return answer
+
+    def _wait_out_throttle(self, deadline: float) -> None:
+        wait = self._throttled_until - time.monotonic()
+        if wait > 0:
+            if time.monotonic() + wait >= deadline:
+                raise AnswerTimedOut()
+            time.sleep(wait)
 
     def _settimeout(self, deadline: float) -> None:
         left = deadline - time.monotonic()
