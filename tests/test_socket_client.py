@@ -196,3 +196,25 @@ def test_a_throttled_client_waits_before_its_next_request() -> None:
     thread.join(timeout=10)
     listener.close()
     assert asked_at[2] - answered_at[0] >= 0.3
+
+
+def metadata_answer(correlation_id: int, version: int) -> bytes:
+    R = MetadataResponse
+    partition = R.MetadataResponseTopic.MetadataResponsePartition(
+        error_code=0, partition_index=0, leader_id=1, leader_epoch=0, replica_nodes=[1], isr_nodes=[1],
+        offline_replicas=[])
+    topic = R.MetadataResponseTopic(error_code=0, name="t", topic_id=None, is_internal=False, partitions=[partition],
+                                    authorized_operations=None)
+    body = R(throttle_time_ms=0, brokers=[R.MetadataResponseBroker(node_id=1, host="127.0.0.1", port=1, rack=None)],
+             cluster_id="c", controller_id=1, topics=[topic])
+    return frame(correlation_id, b"\x00" + bytes(body.encode(version=version)))  # response header v1
+
+
+def test_a_request_the_broker_does_not_speak_is_not_sent(scripted: Callable[[Reply], str]) -> None:
+    """DescribeConfigs missing from ApiVersions: kafka-python's line, exit 3, nothing sent."""
+    bootstrap = scripted(lambda key, version, cid: metadata_answer(cid, version))
+    with ClusterConnection.connect(bootstrap, ClientSettings(api_timeout_ms=5000)) as cluster, \
+            pytest.raises(UnreachableError) as failure:
+        cluster.describe(with_configs=True)
+    assert str(failure.value) == ("Incompatible broker while reading topic configs: Kafka broker does not support "
+                                  "the 'DescribeConfigsRequest' Kafka protocol.")

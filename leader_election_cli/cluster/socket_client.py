@@ -40,7 +40,6 @@ _SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)
 _API_VERSIONS_ATTEMPTS = 3  # v4, then the version the broker names, then v0
 _BACKOFF_MS, _BACKOFF_MAX_MS = 50, 1000  # kafka-python's reconnect backoff, as configured before
 _SIZE = struct.Struct(">i")
-API_NAMES = {18: "ApiVersionsRequest", 3: "MetadataRequest", 43: "ElectLeadersRequest"}
 
 
 class ConnectionLost(ConnectionError):
@@ -119,7 +118,7 @@ class BrokerConnection:
 
     def version_for(self, call: Call) -> int:
         """The highest version of `call` both sides speak, as kafka-python picks it."""
-        name = getattr(call, "name", None) or API_NAMES.get(call.api_key, f"API {call.api_key}")
+        name = call.name
         versions = self.api_versions.get(call.api_key)
         if versions is None:
             raise IncompatibleBroker(f"Kafka broker does not support the '{name}' Kafka protocol.")

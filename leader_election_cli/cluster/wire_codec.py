@@ -30,6 +30,7 @@ _REQUEST_HEAD = struct.Struct(">hhi")
 class Call(Protocol):
     """One request: what a transport needs to send it and to read its answer."""
 
+    name: str  # as kafka-python names it in its errors
     api_key: int
     min_version: int
     max_version: int
@@ -173,7 +174,8 @@ class ApiVersionsCall(NamedTuple):
 
     software_name: str
     software_version: str
-    api_key = API_VERSIONS  # class attributes, not fields (no annotation): a call's repr is its arguments
+    name = "ApiVersionsRequest"  # class attributes, not fields (no annotation): a call's repr is its arguments
+    api_key = API_VERSIONS
     min_version = 0
     max_version = 4
 
@@ -221,6 +223,7 @@ class MetadataCall(NamedTuple):
     Flexible versions only: their answers go straight into `PartitionState`s (`metadata_wire`)."""
 
     topics: tuple[str, ...] | None
+    name = "MetadataRequest"
     api_key = METADATA
     min_version = metadata_wire.FIRST_VERSION
     max_version = 13
@@ -273,6 +276,7 @@ class ElectLeadersCall(NamedTuple):
     election_type: int
     partitions: Sequence[TopicPartition] | None
     timeout_ms: int
+    name = "ElectLeadersRequest"
     api_key = ELECT_LEADERS
     min_version = 0
     max_version = 2
@@ -321,10 +325,11 @@ class KafkaPythonCall:
     """A request kafka-python's protocol classes encode and decode (those the election path does not
     make: DescribeConfigs, DescribeTopicPartitions, DescribeLogDirs, partition reassignments)."""
 
-    __slots__ = ("request", "api_key", "min_version", "max_version")
+    __slots__ = ("request", "name", "api_key", "min_version", "max_version")
 
     def __init__(self, request: Any):
         self.request = request
+        self.name: str = request.name
         self.api_key: int = request.API_KEY
         self.min_version = 0
         self.max_version: int = request.max_version
