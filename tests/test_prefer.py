@@ -339,12 +339,13 @@ def test_an_accepted_reorder_stays_reported_when_nothing_can_be_read_back(sb: Sa
     and the report says so (it showed the old order, "stopped before the outcome could be read")."""
     def listeners_closed() -> None:  # a network cut: the brokers stay alive for the controller
         time.sleep(0.3)  # the tool has read the answer (closed at once, the answer itself could be lost)
-        for broker in sb.brokers:
+        for broker in sorted(sb.brokers, reverse=True):  # broker 1 (the tool's connection) last: no other to reach
             sb.stop_broker(broker, noticed_after=60)
 
     sb.after_next(ALTER_REASSIGNMENTS, listeners_closed)
-    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "2",
-                          "--restore-file", str(tmp_path / "r.json"))
+    host, port = sb.brokers[1]
+    code, out, _ = kl("prefer", "--bootstrap-server", f"{host}:{port}", "--output", "json", "--topic", "t",
+                      "--partition", "0", "--leader", "3", "--timeout", "2", "--restore-file", str(tmp_path / "r.json"))
     row = rows(out)["t-0"]
     assert sb.partition_state("t", 0).replicas == (3, 1, 2)
     assert (code, row["outcome"], row["replicas_after"]) == (3, "not_attempted", [3, 1, 2])

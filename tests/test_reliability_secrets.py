@@ -222,9 +222,9 @@ def test_debug_lines_hide_the_password_in_every_repr(secret: str) -> None:
     whole line: a PLAIN frame whose length byte is '"', a config dict, a str with both quotes."""
     import logging
 
-    from leader_election_cli.cluster.admin import _RedactSecrets
+    from leader_election_cli.cluster.redaction import RedactSecrets
 
-    redact = _RedactSecrets()
+    redact = RedactSecrets()
     redact.hide(secret)
     longest_word = max(re.findall(r"[A-Za-z0-9-]+", secret), key=len)  # what any spelling of it still shows
     raw = secret.encode()

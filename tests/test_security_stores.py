@@ -124,9 +124,9 @@ def test_a_broken_store_is_an_input_error_and_nothing_is_sent(sb: Sandbox, pki: 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_without_a_client_certificate_the_broker_refuses(sb: Sandbox, pki: security_fixtures.Pki, tmp_path: Path,
                                                          tool: str) -> None:
-    """Under TLS 1.3 the broker's refusal arrives after the client's handshake is done, and kafka-python
-    sees only a closed socket: the run ends as unreachable when the timeout passes (Kafka's Java client
-    reads the certificate_required alert and fails at once)."""
+    """Under TLS 1.3 the broker's refusal arrives after the client's handshake is done, and the sandbox
+    closes the connection without the certificate_required alert: the run ends as unreachable when the
+    timeout passes (with the alert, as Kafka sends it, it fails at once: tests/test_socket_client.py)."""
     code, output, requests = elect(sb, tool, pki.config(f"ssl.truststore.location={pki.trust_jks}",
                                                         "default.api.timeout.ms=1500", "request.timeout.ms=1000"),
                                    tmp_path)

@@ -9,7 +9,6 @@ nothing at all, without a word, when anything goes wrong.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -63,6 +62,8 @@ def topic_names(bootstrap: str, config: str | None) -> list[str]:
 
 def cache_file(bootstrap: str, config: str | None) -> Path:
     """One file per cluster and config file, under $XDG_CACHE_HOME (or ~/.cache)."""
+    import hashlib  # here: OpenSSL's loading is a tenth of every start-up otherwise
+
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     key = hashlib.sha256(f"{bootstrap}\0{config or ''}".encode()).hexdigest()[:16]
     return root / "leader-election-cli" / f"topics-{key}.json"

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from leader_election_cli.render.modes import JSON, TABLE, TEXT
-from leader_election_cli.reports import balance, balance_plan, moves
-from leader_election_cli.reports.balance import RebalanceRun, StatusReport, StatusUnread
-from leader_election_cli.reports.balance_plan import BalanceReport, BalanceStopped
-from leader_election_cli.reports.election import ElectionReport
-from leader_election_cli.reports.moves import MoveReport
-from leader_election_cli.reports.run import Report
+
+if TYPE_CHECKING:
+    from leader_election_cli.reports.run import Report
 
 
 def write_json(document: dict[str, Any], out: IO[str]) -> None:
@@ -34,18 +31,22 @@ def _election(mode: str) -> _Renderer:
 
 def _moves(mode: str) -> _Renderer:
     from leader_election_cli.render.moves import render_moves_table
+    from leader_election_cli.reports import moves
 
     return (lambda r, out, _err, _color: write_json(moves.document(r), out)) if mode == JSON else render_moves_table
 
 
 def _status(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_status_table
+    from leader_election_cli.reports import balance
 
     return ((lambda r, out, _err, _color: write_json(balance.status_document(r), out)) if mode == JSON
             else lambda r, out, _err, color: render_status_table(r, out, color))
 
 
 def _status_unread(mode: str) -> _Renderer:
+    from leader_election_cli.reports import balance
+
     if mode == JSON:
         return lambda r, out, _err, _color: write_json(balance.status_unread_document(r.error, r.exit_code), out)
     return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
@@ -53,6 +54,7 @@ def _status_unread(mode: str) -> _Renderer:
 
 def _rebalance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_rebalance_table
+    from leader_election_cli.reports import balance
 
     return (lambda r, out, _err, _color: write_json(balance.rebalance_document(r), out)) if mode == JSON \
         else render_rebalance_table
@@ -60,24 +62,30 @@ def _rebalance(mode: str) -> _Renderer:
 
 def _balance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance_plan import render_balance_table
+    from leader_election_cli.reports import balance_plan
 
     return (lambda r, out, _err, _color: write_json(balance_plan.document(r), out)) if mode == JSON \
         else render_balance_table
 
 
 def _balance_stopped(mode: str) -> _Renderer:
+    from leader_election_cli.reports import balance_plan
+
     if mode == JSON:
         return lambda r, out, _err, _color: write_json(balance_plan.stopped_document(r), out)
     return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
 
 
-_RENDERERS: dict[type, Callable[[str], _Renderer]] = {
-    ElectionReport: _election, MoveReport: _moves, StatusReport: _status, StatusUnread: _status_unread,
-    RebalanceRun: _rebalance, BalanceReport: _balance, BalanceStopped: _balance_stopped,
+# By the report's type (its module and name): an election's run imports no other command's reports.
+_RENDERERS: dict[str, Callable[[str], _Renderer]] = {
+    "election.ElectionReport": _election, "moves.MoveReport": _moves, "balance.StatusReport": _status,
+    "balance.StatusUnread": _status_unread, "balance.RebalanceRun": _rebalance,
+    "balance_plan.BalanceReport": _balance, "balance_plan.BalanceStopped": _balance_stopped,
 }
 
 
 def render(report: Report, mode: str, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     """Draw `report` in `mode` (table, text or json; never auto); `color` is --color/--no-color (None: as
     the environment says, `tables.colors_wanted`)."""
-    _RENDERERS[type(report)](mode)(report, out, err, color)
+    kind = type(report)
+    _RENDERERS[f"{kind.__module__.rsplit('.', 1)[-1]}.{kind.__name__}"](mode)(report, out, err, color)

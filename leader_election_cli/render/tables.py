@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from leader_election_cli.errors import one_line
 from leader_election_cli.model import NO_LEADER, TopicPartition
-from leader_election_cli.reports.balance import BrokerBalance
+
+if TYPE_CHECKING:
+    from leader_election_cli.reports.balance import BrokerBalance
 
 LISTED_PARTITIONS = 20  # a table lists at most this many partitions of a kind; JSON lists them all
 

@@ -1,0 +1,48 @@
+"""What `ClusterConnection` asks of a transport, and the failures both transports report alike.
+
+Two transports carry the requests (docs/ARCHITECTURE.md, "The request plan"): `socket_client.py`, our
+own blocking sockets, for PLAINTEXT and SSL; `kafka_python_client.py`, kafka-python's client, for SASL.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from leader_election_cli import __version__
+from leader_election_cli.cluster.metadata_wire import MetadataRead
+from leader_election_cli.cluster.wire_codec import Call
+from leader_election_cli.errors import TimedOutError, UnreachableError
+
+CLIENT_ID = f"leader-election-cli-{__version__}"  # the request headers' client id unless client.id is set
+
+
+class Transport(Protocol):
+    """One bootstrap connection, kept open, and more only for a broker asked by its id."""
+
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """The bootstrap broker's ApiVersions: api key -> (min, max)."""
+
+    def finalized_features(self, timeout_ms: int) -> dict[str, int]:
+        """The bootstrap broker's finalized feature levels (ApiVersions v3+): name -> level."""
+
+    def learn_brokers(self, read: MetadataRead) -> None:
+        """The brokers a Metadata answer names: where a broker asked by its id is reached."""
+
+    def send(self, call: Call, node_id: int | None, what: str, timeout_ms: int) -> Any:
+        """`call`'s answer from broker `node_id` (None: any), within `timeout_ms`; a failure is a
+        `LeaderElectionError` saying it happened while `what`."""
+
+    def close(self) -> None: ...
+
+
+def tls_failure(bootstrap_servers: str, reason: str) -> UnreachableError:
+    """The bootstrap's TLS handshake failed (Kafka's AdminClient stops at once too)."""
+    return UnreachableError(f"TLS handshake with {bootstrap_servers} failed: {reason}",
+                            hint="Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
+                                 "ssl.endpoint.identification.algorithm in the config file.")
+
+
+def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
+    """No bootstrap server answered within the API timeout."""
+    return TimedOutError(f"Could not reach any broker of {bootstrap_servers} within {api_timeout_ms} ms",
+                         hint="Check --bootstrap-server, the network, and security.protocol in the config file.")
