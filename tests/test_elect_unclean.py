@@ -22,7 +22,7 @@ from leader_election_cli.planning import Prediction
 from leader_election_cli.planning import risk as safety
 from leader_election_cli.sandbox import Sandbox
 
-ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 43, 32, 29
+METADATA, ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 3, 43, 32, 29
 AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
            "u-0 (leader 2, ISR was ")
 
@@ -101,6 +101,9 @@ def test_the_drop_in_never_asks_but_warns_on_stderr(sb: Sandbox, monkeypatch: py
     assert (code, out) == (0, "Successfully completed leader election (UNCLEAN) for partitions u-0\n")
     assert err.startswith(AT_RISK) and "[y/N]" not in err
     assert sb.partition_state("u", 0).leader == 2
+    # its warnings come from the election's own Metadata read, with the configs (and ELR) read onto it
+    sent = [r.api_key for r in sb.request_log]
+    assert sent[:sent.index(ELECT_LEADERS)].count(METADATA) == 1 and DESCRIBE_CONFIGS in sent
 
 
 @pytest.mark.parametrize("tool", ["drop-in", "elect"])

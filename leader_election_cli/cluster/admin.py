@@ -283,7 +283,7 @@ class ClusterConnection:
         if with_elr:
             state = self._with_elr(state)
         if with_configs:
-            state = self._with_min_isr(state)
+            state = self.add_min_isr(state)
         if with_reassignments:
             state = replace(state, reassigning=self.list_reassignments())
         return state
@@ -328,8 +328,8 @@ class ClusterConnection:
                                                            partition_index=response.next_cursor.partition_index)
         return replace(state, partitions=partitions)
 
-    def _with_min_isr(self, state: ClusterState) -> ClusterState:
-        """Add each topic's min.insync.replicas (DescribeConfigs)."""
+    def add_min_isr(self, state: ClusterState) -> ClusterState:
+        """`state` with each topic's min.insync.replicas (DescribeConfigs)."""
         topics = sorted(state.topics())
         if not topics:
             return state

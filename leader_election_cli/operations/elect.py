@@ -71,7 +71,7 @@ def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> 
                 risk = assess(predictions, state.min_isr_unknown)
                 risk_lines = warning_lines(risk, state)
         elif unclean:  # the drop-in never asks: it warns as best it can
-            risk_lines = _risk_warnings(cluster, election.election_type, selected, mode)
+            risk_lines = _risk_warnings(cluster, state, election.election_type, selected, mode)
         for line in risk_lines:
             hooks.warn(line)
         if election.dry_run:
@@ -90,11 +90,12 @@ def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> 
     return report
 
 
-def _risk_warnings(cluster: ClusterConnection, election_type: ElectionType,
+def _risk_warnings(cluster: ClusterConnection, state: ClusterState, election_type: ElectionType,
                    selected: Sequence[TopicPartition] | None, mode: ControllerMode) -> list[str]:
-    """The data-loss warnings of an unclean election, or why they could not be worked out."""
+    """The data-loss warnings of an unclean election, or why they could not be worked out (the topics'
+    configs and ELR read onto `state`, the election's own read)."""
     try:
-        assessed = execution.read_for_prediction(cluster, election_type, mode)
+        assessed = execution.read_for_prediction(cluster, election_type, mode, state)
     except (InputError, UnreachableError, AuthError) as exc:
         return [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
     return warning_lines(assess(predict(assessed, election_type, selected, mode), assessed.min_isr_unknown), assessed)

@@ -48,14 +48,18 @@ def led_by_preferred(state: ClusterState, partitions: Iterable[TopicPartition]) 
     return [tp for tp in partitions if (p := known.get(tp)) is not None and is_preferred_leader(p.leader, p.replicas)]
 
 
-def read_for_prediction(cluster: ClusterConnection, election_type: ElectionType, mode: ControllerMode) -> ClusterState:
-    """One metadata read with what predicting needs besides.
+def read_for_prediction(cluster: ClusterConnection, election_type: ElectionType, mode: ControllerMode,
+                        state: ClusterState | None = None) -> ClusterState:
+    """One metadata read (or `state`, a read already made) with what predicting needs besides.
 
     A KRaft controller counts eligible leader replicas only where the ISR is empty, so they, and whether
     the cluster's features enable ELR, are read only for topics with such a partition; unclean elections
     also read min.insync.replicas.
     """
-    state = cluster.describe(with_configs=election_type is ElectionType.UNCLEAN)
+    if state is None:
+        state = cluster.describe(with_configs=election_type is ElectionType.UNCLEAN)
+    elif election_type is ElectionType.UNCLEAN:
+        state = cluster.add_min_isr(state)
     if mode is ControllerMode.KRAFT:
         topics = {tp.topic for tp, p in state.partitions.items() if not p.isr}
         state = cluster.add_elr(state, topics)
