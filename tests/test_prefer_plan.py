@@ -72,7 +72,7 @@ def test_a_prefer_file_reads_back_in_file_order(items) -> None:
 def _error(document: object) -> str:
     with tempfile.TemporaryDirectory() as directory:
         file = Path(directory) / "f.json"
-        file.write_text(json.dumps(document))
+        file.write_text(document if isinstance(document, str) else json.dumps(document))
         try:
             load_prefer_file(str(file))
         except InputError as exc:
@@ -97,3 +97,6 @@ def test_prefer_file_errors_say_where() -> None:
         "Invalid prefer file F at $.partitions[0]: Additional properties are not allowed ('leadr' was unexpected)"
     assert _error({"partitions": [entry, {**entry, "leader": 2}]}) == \
         "Prefer file F names t-0 twice: $.partitions[1] repeats $.partitions[0]"
+    # the file is named as what it is, not as Kafka's election data
+    assert _error('{"partitions": [') == "Prefer file F is not valid JSON: Expecting value at line 1, column 17"
+    assert _error(" ") == "Prefer file F is empty"

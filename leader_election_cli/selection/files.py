@@ -31,12 +31,13 @@ class _Kind(NamedTuple):
 
     schema: str
     option: str
-    invalid: str  # "Invalid ... {path}"
-    named: str  # "... {path} names t-0 twice"
+    invalid: str  # "Invalid ... {path} at $...: ..."
+    named: str  # "... {path} is not valid JSON", "... {path} names t-0 twice"
     hint: str
 
 
-_ELECTION = _Kind("election-file", "--path-to-json-file", "Invalid replica election data in", "",
+_ELECTION = _Kind("election-file", "--path-to-json-file", "Invalid replica election data in",
+                  "Replica election data in",
                   'The file must look like {"partitions": [{"topic": "foo", "partition": 1}]}.')
 _PREFER = _Kind("prefer-file", "--path-to-json-file", "Invalid prefer file", "Prefer file",
                 'The file must look like {"partitions": [{"topic": "foo", "partition": 1, "leader": 2}]}.')
@@ -47,7 +48,7 @@ _WEIGHTS = _Kind("weights-file", "--weights", "Invalid weights file", "Weights f
 def load_election_file(path: str) -> tuple[TopicPartition, ...]:
     """The partitions of a Kafka election file, in file order; an empty list is valid (nothing to do)."""
     with _gc_paused():
-        document = _parse(path, _read(path, _ELECTION.option, kafka_line=True))
+        document = _parse(path, _ELECTION, _read(path, _ELECTION.option, kafka_line=True))
         partitions = tuple(_entries(path, _ELECTION, document, _election_entry))
         repeats = _repeats(partitions)
         if repeats:  # Kafka's message (`[t-1, t-2]`, in its HashSet's order), plus where the first repeat is
@@ -63,7 +64,7 @@ def load_election_file(path: str) -> tuple[TopicPartition, ...]:
 
 def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
     """(partition, broker that should lead it) pairs of a prefer file, in file order, each partition once."""
-    document = _parse(path, _read(path, _PREFER.option))
+    document = _parse(path, _PREFER, _read(path, _PREFER.option))
     pairs = tuple(_entries(path, _PREFER, document, _prefer_entry))
     _check_once(path, _PREFER, [tp for tp, _ in pairs], "List each partition once, with its leader.")
     return pairs
@@ -71,7 +72,7 @@ def load_prefer_file(path: str) -> tuple[tuple[TopicPartition, int], ...]:
 
 def load_weights_file(path: str) -> dict[TopicPartition, float]:
     """The weight of each partition in a weights file (schemas/weights-file.schema.json), each partition once."""
-    document = _parse(path, _read(path, _WEIGHTS.option))
+    document = _parse(path, _WEIGHTS, _read(path, _WEIGHTS.option))
     pairs = _entries(path, _WEIGHTS, document, _weights_entry)
     _check_once(path, _WEIGHTS, [tp for tp, _ in pairs], "Give each partition one weight.")
     for index, (_, weight) in enumerate(pairs):
@@ -109,33 +110,36 @@ def _reject_constant(name: str) -> Any:
     raise _NonStandardConstant(name)
 
 
-def _parse(path: str, data: bytes) -> Any:
-    where = shown(path)
+def _parse(path: str, kind: _Kind, data: bytes) -> Any:
+    """The file's JSON document; Kafka's election file is "empty" in Kafka's words."""
+    where = f"{kind.named} {shown(path)}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, column = _position(data, exc.start, b"\n")
-        raise InputError(f"Replica election data in {where} is not UTF-8 text: byte 0x{data[exc.start]:02x} "
+        raise InputError(f"{where} is not UTF-8 text: byte 0x{data[exc.start]:02x} "
                          f"at line {line}, column {column}", hint="Save the file as UTF-8 JSON.") from None
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
-        raise InputError("Replica election data is empty", detail=f"{where} holds no JSON document",
-                         hint=_ELECTION.hint)
+        if kind is _ELECTION:
+            raise InputError("Replica election data is empty", detail=f"{shown(path)} holds no JSON document",
+                             hint=kind.hint)
+        raise InputError(f"{where} is empty", hint=kind.hint)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"Replica election data in {where} is not valid JSON: {exc.msg.removesuffix(' at')} "
-                         f"at line {exc.lineno}, column {exc.colno}", hint=_ELECTION.hint) from None
+        raise InputError(f"{where} is not valid JSON: {exc.msg.removesuffix(' at')} "
+                         f"at line {exc.lineno}, column {exc.colno}", hint=kind.hint) from None
     except _NonStandardConstant as exc:
         line, column = _position(text, _constant_offset(text), "\n")
-        raise InputError(f"Replica election data in {where} is not valid JSON: {exc} is not a JSON value "
-                         f"at line {line}, column {column}", hint=_ELECTION.hint) from None
+        raise InputError(f"{where} is not valid JSON: {exc} is not a JSON value "
+                         f"at line {line}, column {column}", hint=kind.hint) from None
     except RecursionError:
-        raise InputError(f"Replica election data in {where} is nested too deeply to read",
-                         hint=_ELECTION.hint) from None
+        raise InputError(f"{where} is nested too deeply to read",
+                         hint=kind.hint) from None
     except ValueError:  # an integer literal longer than Python's 4300-digit conversion limit
-        raise InputError(f"Replica election data in {where} holds a number too long to read",
-                         hint=_ELECTION.hint) from None
+        raise InputError(f"{where} holds a number too long to read",
+                         hint=kind.hint) from None
 
 
 def _position(text: Any, offset: int, newline: Any) -> tuple[int, int]:
