@@ -19,6 +19,7 @@ _INT32 = struct.Struct(">i").unpack_from
 _INT16 = struct.Struct(">h").unpack_from
 _PARTITION_HEAD = struct.Struct(">hiii").unpack_from  # error code, partition index, leader, leader epoch
 _INT32_ARRAYS: dict[int, struct.Struct] = {}
+_new = tuple.__new__
 
 
 class Broker(NamedTuple):
@@ -78,15 +79,20 @@ def _decode(b: memoryview, version: int) -> MetadataRead:
         is_internal = b[o]
         o += 1
         size, o = _uvarint(b, o)
+        keep = not error and name is not None
         for _ in range(size - 1):
             _, index, leader, _ = _PARTITION_HEAD(b, o)
             replicas, o = _int32s(b, o + 14)
             isr, o = _int32s(b, o)
             offline, o = _int32s(b, o)
-            o = _skip_tags(b, o)
-            if not error and name is not None:
-                partitions[TopicPartition(name, index)] = PartitionState(name, index, leader, replicas, isr,
-                                                                         offline_replicas=offline)
+            if b[o]:  # tagged fields (none known to the tool): rarely any
+                o = _skip_tags(b, o)
+            else:
+                o += 1
+            if keep:  # the NamedTuples made as their own __new__ makes them, without its Python frame (a
+                # third of the decode); in PartitionState's field order, which tests/test_metadata_wire.py holds
+                partitions[_new(TopicPartition, (name, index))] = _new(
+                    PartitionState, (name, index, leader, replicas, isr, (), (), offline))
         o = _skip_tags(b, o + 4)  # topic authorized operations, then the topic's tagged fields
         if is_internal and not error and name is not None:
             internal.add(name)

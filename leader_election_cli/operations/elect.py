@@ -67,7 +67,8 @@ def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> 
         risk, risk_lines = None, []
         if predicting:
             predictions = predict(state, election.election_type, selected, mode)
-            if election.ask_unclean:  # (the drop-in's plan says the risks in its own lines)
+            if election.ask_unclean and unclean:  # (the drop-in's plan says the risks in its own lines;
+                # a preferred election's leader is in sync, and the ISR stays: nothing to assess)
                 risk = assess(predictions, state.min_isr_unknown)
                 risk_lines = warning_lines(risk, state)
         elif unclean:  # the drop-in never asks: it warns as best it can

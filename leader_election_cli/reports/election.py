@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter, countOf
 from typing import TYPE_CHECKING, Any
 
 from leader_election_cli import kafka_errors
@@ -35,7 +36,7 @@ class ElectionReport(Report):
     warnings: list[str] = field(default_factory=list)
 
     def count(self, outcome: Outcome) -> int:
-        return sum(1 for r in self.results if r.outcome is outcome)
+        return countOf(map(_OUTCOME, self.results), outcome)
 
     @property
     def failed(self) -> list[PartitionResult]:
@@ -43,16 +44,19 @@ class ElectionReport(Report):
 
     @property
     def has_failures(self) -> bool:
-        return any(r.outcome is Outcome.FAILED for r in self.results)
+        return Outcome.FAILED in map(_OUTCOME, self.results)  # (C loops: a million results take milliseconds)
 
     @property
     def has_unconfirmed(self) -> bool:
-        return any(r.outcome is Outcome.UNCONFIRMED for r in self.results)
+        return Outcome.UNCONFIRMED in map(_OUTCOME, self.results)
+
+
+_OUTCOME = attrgetter("outcome")
 
 
 def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
     """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
-    counts = Counter(r.outcome for r in report.results)
+    counts = Counter(map(_OUTCOME, report.results))
     summary: dict[str, Any] = {o.value: counts[o] for o in Outcome}
     summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
     if report.aborted_reason:
