@@ -7,12 +7,19 @@ both commands; each broken store is exit 2 with nothing sent; no password is in 
 
 from __future__ import annotations
 
+import socket
+import ssl
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import security_fixtures
 from click.testing import CliRunner
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaTimeoutError
 from security_fixtures import KEY_PASSWORD, STORE_PASSWORD, continued
 
 from leader_election_cli.cli.drop_in import command as drop_in
@@ -124,12 +131,66 @@ def test_a_broken_store_is_an_input_error_and_nothing_is_sent(sb: Sandbox, pki: 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_without_a_client_certificate_the_broker_refuses(sb: Sandbox, pki: security_fixtures.Pki, tmp_path: Path,
                                                          tool: str) -> None:
-    """Under TLS 1.3 the broker's refusal arrives after the client's handshake is done, and the sandbox
-    closes the connection without the certificate_required alert: the run ends as unreachable when the
-    timeout passes (with the alert, as Kafka sends it, it fails at once: tests/test_socket_client.py)."""
-    code, output, requests = elect(sb, tool, pki.config(f"ssl.truststore.location={pki.trust_jks}",
-                                                        "default.api.timeout.ms=1500", "request.timeout.ms=1000"),
-                                   tmp_path)
+    """Under TLS 1.3 the broker refuses a missing client certificate after the client's side of the handshake,
+    with the certificate_required alert, as Kafka's SslTransportLayer sends it: the run stops at once on the
+    TLS line (it would be "Could not reach any broker" had the connection closed without the alert)."""
+    code, output, requests = elect(sb, tool, pki.config(f"ssl.truststore.location={pki.trust_jks}"), tmp_path)
     assert code == 3 and requests == 0, output
-    assert "Could not reach any broker" in output
+    assert f"TLS handshake with {sb.bootstrap_servers} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]" in output
+    assert "Could not reach any broker" not in output
     assert sb.partition_state("t1", 0).leader == 2
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_client_certificate_from_another_ca_is_refused(sb: Sandbox, pki: security_fixtures.Pki, tmp_path: Path,
+                                                         tool: str) -> None:
+    """A client certificate the broker's CA did not sign: OpenSSL's unknown_ca alert reaches the client,
+    which stops at once on the TLS line, nothing sent."""
+    other_key = ec.generate_private_key(ec.SECP256R1())
+    other_ca = security_fixtures.certificate("another-ca", other_key, None, other_key, ca=True)
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    client = security_fixtures.certificate("ops-client", client_key, other_ca, other_key)
+    key_pem = client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.BestAvailableEncryption(KEY_PASSWORD.encode())).decode()
+    chain_pem = (security_fixtures.pem(client) + security_fixtures.pem(other_ca)).decode()
+    code, output, requests = elect(sb, tool, pki.config(
+        f"ssl.truststore.location={pki.trust_jks}", "ssl.keystore.type=PEM",
+        f"ssl.keystore.key={continued(key_pem)}", f"ssl.keystore.certificate.chain={continued(chain_pem)}",
+        f"ssl.key.password={KEY_PASSWORD}"), tmp_path)
+    assert code == 3 and requests == 0, output
+    assert f"TLS handshake with {sb.bootstrap_servers} failed: [SSL: TLSV1_ALERT_UNKNOWN_CA]" in output
+    assert sb.partition_state("t1", 0).leader == 2
+
+
+@pytest.mark.parametrize("version, alert", [(ssl.TLSVersion.TLSv1_2, "SSLV3_ALERT_HANDSHAKE_FAILURE"),
+                                            (ssl.TLSVersion.TLSv1_3, "TLSV13_ALERT_CERTIFICATE_REQUIRED")])
+def test_the_refusal_is_openssls_alert_in_either_tls_version(sb: Sandbox, pki: security_fixtures.Pki,
+                                                              version: ssl.TLSVersion, alert: str) -> None:
+    """TLS 1.2 refuses in the client's handshake, TLS 1.3 on its first read after it: an alert either way."""
+    context = ssl.create_default_context(cafile=str(pki.ca_pem))
+    context.maximum_version = version
+    host, port = sb.bootstrap_servers.split(",")[0].split(":")
+    before = sb.request_count()
+    with socket.create_connection((host, int(port)), timeout=10) as raw, pytest.raises(ssl.SSLError, match=alert), \
+            context.wrap_socket(raw, server_hostname="localhost") as tls:
+        tls.sendall(struct.pack(">i", 1) + b"x")
+        tls.recv(4)
+    assert sb.request_count() == before
+
+
+def test_kafka_python_without_a_client_certificate_is_refused(sb: Sandbox, pki: security_fixtures.Pki) -> None:
+    """kafka-python (the SASL transport, and the sandbox's other client) reads the same alert as a failed
+    connection: no broker available, nothing received by the sandbox; with its certificate it is served."""
+    before = sb.request_count()
+    with pytest.raises(KafkaTimeoutError):
+        KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, security_protocol="SSL", ssl_cafile=str(pki.ca_pem),
+                         bootstrap_timeout_ms=500, request_timeout_ms=1000)
+    assert sb.request_count() == before
+    chain = pki.directory / "kafka-python-client.pem"
+    chain.write_text(pki.client_chain_pem)
+    key = pki.directory / "kafka-python-client-key.pem"
+    key.write_text(pki.client_key_pem)
+    with KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, security_protocol="SSL", ssl_cafile=str(pki.ca_pem),
+                          ssl_certfile=str(chain), ssl_keyfile=str(key), ssl_password=KEY_PASSWORD,
+                          request_timeout_ms=5000) as admin:
+        assert admin.describe_topics(["t1"])[0]["partitions"][0]["replica_nodes"] == [1, 2]

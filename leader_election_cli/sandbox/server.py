@@ -5,6 +5,7 @@ Kafka broker does. What a broker refuses it refuses the way Kafka's SocketServer
 a negative or oversized length, a header it cannot parse, an unknown API key, an unsupported version
 of any API but ApiVersions, or a body that does not decode closes that one connection (with a log
 line); an ApiVersions request of a version it does not know gets the v0 UNSUPPORTED_VERSION answer.
+A TLS listener's handshake is `tls_stream.TlsStream`'s: a client it refuses reads OpenSSL's alert first.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from leader_election_cli.sandbox.handlers import (
 )
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.state import Cluster
+from leader_election_cli.sandbox.tls_stream import TlsStream
 
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
+TLS_HANDSHAKE_TIMEOUT_S = 60.0  # a client that does not finish its handshake by then is closed
 
 log = logging.getLogger("leader_election_cli.sandbox")
 
@@ -102,7 +105,7 @@ class Faults:
 class Connection:
     """One client connection's state: who it is and, with SASL, how far authentication got."""
 
-    def __init__(self, broker_id: int, writer: asyncio.StreamWriter, security_protocol: str):
+    def __init__(self, broker_id: int, writer: asyncio.StreamWriter | TlsStream, security_protocol: str):
         self.broker_id = broker_id
         self.writer = writer
         self.security_protocol = security_protocol
@@ -142,7 +145,7 @@ class Server:
         self.request_log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
         self._servers: dict[int, asyncio.AbstractServer] = {}
-        self._connections: dict[int, set[asyncio.StreamWriter]] = {}
+        self._connections: dict[int, set[asyncio.StreamWriter | TlsStream]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-sandbox", daemon=True)
 
@@ -175,9 +178,8 @@ class Server:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
 
     async def _open(self, broker: int, port: int) -> int:
-        server = await asyncio.start_server(
-            lambda r, w: self._serve(broker, r, w), self.host, port, ssl=self.ssl_context,
-            reuse_address=True)
+        server = await asyncio.start_server(lambda r, w: self._serve(broker, r, w), self.host, port,
+                                            reuse_address=True)  # TLS is ours: `TlsStream`
         self._servers[broker] = server
         self._connections.setdefault(broker, set())
         return server.sockets[0].getsockname()[1]
@@ -217,16 +219,20 @@ class Server:
         if broker not in self._servers:  # accepted just before the listener closed: a stopped broker serves nothing
             writer.close()
             return
-        conn = Connection(broker, writer, self.security_protocol)
-        self._connections[broker].add(writer)
+        tls = TlsStream(reader, writer, self.ssl_context) if self.ssl_context else None
+        conn = Connection(broker, tls or writer, self.security_protocol)
+        self._connections[broker].add(conn.writer)
+        source = tls or reader
         try:
+            if tls is not None and not await self._handshake(conn, tls):
+                return
             while True:
-                head = await reader.readexactly(4)
+                head = await source.readexactly(4)
                 size = struct.unpack(">i", head)[0]
                 if size < 0 or size > self.max_request_bytes:
                     log.warning("broker %d: closing %s: invalid frame size %d", broker, conn.id, size)
                     return
-                frame = await reader.readexactly(size)
+                frame = await source.readexactly(size)
                 if conn.sasl is not None and conn.sasl.raw and not conn.authenticated:
                     if not await self._raw_sasl_token(conn, frame):
                         return
@@ -240,8 +246,25 @@ class Server:
         except asyncio.CancelledError:  # the sandbox stops (e.g. during a failed login's delay): end quietly
             pass
         finally:
-            self._connections[broker].discard(writer)
-            writer.close()
+            self._connections[broker].discard(conn.writer)
+            conn.writer.close()
+
+    @staticmethod
+    async def _handshake(conn: Connection, tls: TlsStream) -> bool:
+        """The server's side of the TLS handshake. A refused client (no certificate, an untrusted one) gets
+        OpenSSL's alert, then the connection closes at once, as in Kafka: its `KafkaChannel.prepare` delays
+        the close (connection.failed.authentication.delay.ms) only when the authenticator fails after the
+        handshake (SASL), not when the handshake itself does."""
+        try:
+            await asyncio.wait_for(tls.handshake(), TLS_HANDSHAKE_TIMEOUT_S)
+        except ssl.SSLError as e:
+            log.warning("broker %d: closing %s: TLS handshake failed: %s", conn.broker_id, conn.id, e.reason or e)
+            return False
+        except asyncio.TimeoutError:
+            log.warning("broker %d: closing %s: no TLS handshake within %.0f s", conn.broker_id, conn.id,
+                        TLS_HANDSHAKE_TIMEOUT_S)
+            return False
+        return True
 
     async def _dispatch(self, conn: Connection, frame: bytes) -> bool:
         """Answer one request; False closes the connection."""
