@@ -96,7 +96,7 @@ def test_tls_with_the_sandbox_ca(tmp_path: Path) -> None:
         code, out, err = elect(sb, str(config), "--output", "text")
         assert code == 3
         assert err.startswith(f"TLS handshake with {sb.bootstrap_servers} failed: ")
-        assert "CERTIFICATE_VERIFY_FAILED" in err
+        assert "CERTIFICATE_VERIFY_FAILED" in err and "Hint: Check ssl.truststore.*" in err
 
 
 def test_debug_log_of_a_real_process_hides_the_password(sasl_sandbox: Sandbox, tmp_path: Path) -> None:

@@ -137,6 +137,7 @@ def test_without_a_client_certificate_the_broker_refuses(sb: Sandbox, pki: secur
     code, output, requests = elect(sb, tool, pki.config(f"ssl.truststore.location={pki.trust_jks}"), tmp_path)
     assert code == 3 and requests == 0, output
     assert f"TLS handshake with {sb.bootstrap_servers} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]" in output
+    assert "Hint: The broker refused this client: check ssl.keystore.*" in output
     assert "Could not reach any broker" not in output
     assert sb.partition_state("t1", 0).leader == 2
 

@@ -36,10 +36,16 @@ class Transport(Protocol):
 
 
 def tls_failure(bootstrap_servers: str, reason: str) -> UnreachableError:
-    """The bootstrap's TLS handshake failed (Kafka's AdminClient stops at once too)."""
-    return UnreachableError(f"TLS handshake with {bootstrap_servers} failed: {reason}",
-                            hint="Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
-                                 "ssl.endpoint.identification.algorithm in the config file.")
+    """The bootstrap's TLS handshake failed (Kafka's AdminClient stops at once too). A TLS alert is the
+    broker refusing this client (no client certificate, or one its CA did not sign: the key store is
+    wrong); anything else is this client refusing the broker (its certificate or its name)."""
+    if "ALERT" in reason.upper():
+        hint = ("The broker refused this client: check ssl.keystore.* (the client certificate a broker with "
+                "ssl.client.auth=required needs, signed by a CA it trusts) in the config file.")
+    else:
+        hint = ("Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
+                "ssl.endpoint.identification.algorithm in the config file.")
+    return UnreachableError(f"TLS handshake with {bootstrap_servers} failed: {reason}", hint=hint)
 
 
 def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
