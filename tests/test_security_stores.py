@@ -195,3 +195,20 @@ def test_kafka_python_without_a_client_certificate_is_refused(sb: Sandbox, pki: 
                           ssl_certfile=str(chain), ssl_keyfile=str(key), ssl_password=KEY_PASSWORD,
                           request_timeout_ms=5000) as admin:
         assert admin.describe_topics(["t1"])[0]["partitions"][0]["replica_nodes"] == [1, 2]
+
+
+def test_over_sasl_ssl_a_missing_client_certificate_stops_the_run_at_once(pki: security_fixtures.Pki,
+                                                                          tmp_path: Path) -> None:
+    """SASL_SSL goes through kafka-python's client, which reads the broker's certificate_required alert as a
+    lost connection: the run stops at once on the TLS line all the same (it waited out the timeout before)."""
+    with Sandbox(brokers=1, tls=True, tls_certificate=(str(pki.server_cert), str(pki.server_key)),
+                 tls_client_ca=str(pki.ca_pem), sasl_users={"admin": "admin-secret"}) as sb:
+        sb.create_topic("t1", assignment={0: [1]})
+        config = pki.config(f"ssl.truststore.location={pki.trust_jks}", "default.api.timeout.ms=10000",
+                            "sasl.mechanism=PLAIN", "sasl.jaas.config=org.apache.kafka.common.security.plain."
+                            'PlainLoginModule required username="admin" password="admin-secret";')
+        config = config.replace("security.protocol=SSL", "security.protocol=SASL_SSL")
+        code, output, requests = elect(sb, "drop-in", config, tmp_path)
+    assert code == 3 and requests == 0, output
+    assert f"TLS handshake with {sb.bootstrap_servers} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]" in output
+    assert "Hint: The broker refused this client: check ssl.keystore.*" in output

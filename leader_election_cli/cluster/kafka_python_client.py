@@ -111,6 +111,9 @@ class _BootstrapWatch:
             self.auth_failure = exc
         elif isinstance(exc, Errors.KafkaConnectionError) and "Handshake failed" in str(exc):
             self.tls_failure = str(exc).split("Handshake failed:", 1)[-1].strip()
+        elif isinstance(exc, Errors.KafkaConnectionError) and "_ALERT_" in str(exc):  # TLS 1.3: the broker's
+            self.tls_failure = str(exc).removeprefix("KafkaConnectionError: ")  # refusal (no client
+            # certificate) arrives after the handshake
         else:
             return
         if self.client is not None:
