@@ -35,7 +35,7 @@ from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
-from leader_election_cli.operations.balance import plan_report  # noqa: E402
+from leader_election_cli.operations.balance_dry_run import plan_report  # noqa: E402
 from leader_election_cli.operations.plan_file import load_plan_file  # noqa: E402
 from leader_election_cli.operations.status import status_report  # noqa: E402
 from leader_election_cli.pipeline import files, job  # noqa: E402
