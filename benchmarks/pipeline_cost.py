@@ -5,9 +5,11 @@ For each size (default 1 row and 1,000,000 rows of generated snapshots, see
   - the whole `analyze` command on local[1] and on local[2] (JVM and session start included), and
   - a plain-Python computation of the same per-broker figures (pyarrow reads the Parquet, or `json`
     each line; the planner's `planning.balance` counts each snapshot), the one-process alternative.
-It prints each wall time with the machine's load average at its start, the plain-Python time over the
-Spark time (above 1: Spark is faster), the local[1] / local[2] speed-up beside its target (1.3) and
-the 1-row wall time beside its target. Nothing asserts. Run:
+It prints each wall time with the machine's load average at its start and the cores the command used
+(CPU seconds of its whole process tree, JVM included, over the wall time: local[1] uses more than one,
+because the JVM's JIT compilers and garbage collector run beside its one task thread), the plain-Python
+time over the Spark time (above 1: Spark is faster), the local[1] / local[2] speed-up beside its target
+(1.3) and the 1-row wall time beside its target. Nothing asserts. Run:
     .venv/bin/python benchmarks/pipeline_cost.py [--rows 1 1000000 5000000] [--formats parquet jsonl]
         [--masters 'local[1]' 'local[2]']
 """
@@ -54,13 +56,43 @@ def generate(rows: int, directory: Path, file_format: str) -> Path:
     return target
 
 
-def time_analyze(source: Path, master: str, out: Path) -> float:
-    started = time.perf_counter()
-    run = subprocess.run([KAFKA_LEADERS, "analyze", str(source), "--out", str(out), "--master", master],
-                         capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"analyze on {master} failed: {run.stderr.strip()}")
-    return time.perf_counter() - started
+def cpu_seconds(root: int, used: dict[int, float]) -> None:
+    """Record in `used` the CPU seconds each process of `root`'s tree has used so far (Linux /proc)."""
+    parents, now = {}, {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # exited meanwhile
+            continue
+        parents[int(entry)] = int(fields[1])
+        now[int(entry)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for pid, seconds in now.items():
+        ancestor = pid
+        for _ in range(32):  # the JVM is a few levels below the command
+            if ancestor == root or ancestor not in parents:
+                break
+            ancestor = parents[ancestor]
+        if ancestor == root:
+            used[pid] = seconds
+
+
+def time_analyze(source: Path, master: str, out: Path) -> tuple[float, float | None]:
+    """The command's wall time, and the CPU seconds its process tree used (sampled every 0.2 s: the
+    JVM is not reaped by the command, so the children's rusage would miss it; None without /proc)."""
+    used: dict[int, float] = {}
+    with tempfile.TemporaryFile("w+") as errors:
+        started = time.perf_counter()
+        run = subprocess.Popen([KAFKA_LEADERS, "analyze", str(source), "--out", str(out), "--master", master],
+                               stdout=subprocess.DEVNULL, stderr=errors, text=True)
+        while run.poll() is None:
+            if os.path.isdir("/proc"):
+                cpu_seconds(run.pid, used)
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        if run.returncode:
+            errors.seek(0)
+            raise SystemExit(f"analyze on {master} failed: {errors.read().strip()}")
+    return wall, (sum(used.values()) if used else None)
 
 
 def plain_python(source: str, file_format: str) -> tuple[float, int]:
@@ -123,9 +155,13 @@ def measure(rows: int, file_format: str, masters: list[str], work: Path) -> list
     walls = {}
     for master in masters:
         print(f"{what}: analyze on {master} starts ({load()})", flush=True)
-        walls[master] = time_analyze(source, master, work / f"out-{rows}-{file_format}-{len(walls)}")
-        print(f"{what}: analyze on {master} {walls[master]:.1f} s; plain Python / Spark = "
+        walls[master], cpu = time_analyze(source, master, work / f"out-{rows}-{file_format}-{len(walls)}")
+        cores = "" if cpu is None else f", {cpu / walls[master]:.2f} cores used"
+        print(f"{what}: analyze on {master} {walls[master]:.1f} s{cores}; plain Python / Spark = "
               f"{baseline / walls[master]:.2f}", flush=True)
+        if cpu is not None:
+            figures.append({"name": f"cores used, {what}, {master}", "value": round(cpu / walls[master], 2),
+                            "unit": "cores", "target": None})
         figures.append({"name": f"analyze wall, {what}, {master}", "value": round(walls[master], 1),
                         "unit": "s", "target": TARGET_ONE_ROW_S if rows == 1 else None, "goal": "max"})
         figures.append({"name": f"plain Python / analyze, {what}, {master}",

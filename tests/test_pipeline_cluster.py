@@ -1,12 +1,16 @@
 """`kafka-leaders analyze --master spark://...` on a real Spark standalone cluster: a master and two
 workers started here from the pyspark installation's own `spark-class`, on 127.0.0.1. Their executors
-get no help: a plain `python3` without this package, no PYTHONPATH. The results must be identical to
-a local run's.
+get no help: a plain `python3` without this package. The results, balance plans included, must be
+identical to a local run's. The balance plans run the solver in the executors' Python, which needs
+OR-Tools, NumPy, pandas and pyarrow there (docs/SPARK.md): the cluster run gets exactly those
+distributions and what they require, linked from this environment into one directory on the
+executors' PYTHONPATH (what a packed environment in `spark.archives` gives a real cluster).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import signal
@@ -20,6 +24,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 pyspark = pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -105,6 +111,36 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 process.wait(timeout=10)
 
 
+# What docs/SPARK.md says the executors' Python needs for --balance-plans, besides this package's zip.
+EXECUTOR_REQUIREMENTS = ("ortools", "numpy", "pandas", "pyarrow")
+
+
+@pytest.fixture(scope="module")
+def executor_libraries(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory linking this environment's EXECUTOR_REQUIREMENTS and the distributions they require
+    (not this package, nor any other of its dependencies), for the executors' PYTHONPATH."""
+    target = tmp_path_factory.mktemp("executor-libraries")
+    wanted, seen = [canonicalize_name(name) for name in EXECUTOR_REQUIREMENTS], set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:  # a requirement of another platform or Python
+            continue
+        for text in distribution.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                wanted.append(canonicalize_name(requirement.name))
+        for top in {file.parts[0] for file in distribution.files or ()} - {"..", "__pycache__"}:
+            if not (target / top).exists():
+                (target / top).symlink_to(distribution.locate_file(top))
+    assert not list(target.glob("leader_election_cli*")) and (target / "ortools").exists()
+    return str(target)
+
+
 def fleet() -> list[snapshot.SnapshotRow]:
     """Two clusters: a dead broker, a pending reassignment, an RF=1 topic, an ELR, leaders off preferred."""
     def tp(topic: str, partition: int) -> TopicPartition:
@@ -137,7 +173,7 @@ def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
     """The command, as an operator runs it."""
     settings = [item for key, value in SETTINGS.items() for item in ("--conf", f"{key}={value}")]
     return subprocess.Popen([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
-                             "--threshold", "0", "--batch-size", "2", *settings,
+                             "--threshold", "0", "--batch-size", "2", "--balance-plans", *settings,
                              "--connect-timeout", "120"],  # a session start, on a machine shared and busy
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_environment())
 
@@ -147,16 +183,17 @@ ON_THE_CLUSTER = """
 import json, sys
 from leader_election_cli.pipeline import job
 spark = job.spark_session(sys.argv[1], json.loads(sys.argv[4]), connect_timeout_s=120)
-job.analyze(spark, [sys.argv[2]], sys.argv[3], batch_size=2, threshold_pct=0)
+job.analyze(spark, [sys.argv[2]], sys.argv[3], batch_size=2, threshold_pct=0, balance=True)
 where = spark.sparkContext.parallelize(range(2), 2).map(
     lambda _: (__import__("leader_election_cli").__file__, __import__("sys").executable)).collect()
 print(json.dumps(where))
 """
 
 
-def analyze_on_the_cluster(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+def analyze_on_the_cluster(source: Path, out: Path, master: str, libraries: str) -> subprocess.Popen[str]:
+    settings = {**SETTINGS, "spark.executorEnv.PYTHONPATH": libraries}
     return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
-                             json.dumps(SETTINGS)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=driver_environment())
 
 
@@ -171,26 +208,31 @@ def finished(process: subprocess.Popen[str]) -> str:
 
 
 def outputs(out: Path) -> dict:
-    """Every result of a run, without where it was written or how long it took."""
-    summary = json.loads((out / "summary.json").read_text())
-    for key in ("out", "tables", "plans_dir", "elapsed_seconds"):
-        summary.pop(key)
+    """Every result of a run, without where it was written, when, or how long it took."""
+    def here(text: str) -> str:
+        return text.replace(out.as_uri(), "OUT").replace(f"file:{out}", "OUT")
+
+    summary = json.loads(here((out / "summary.json").read_text()))
+    summary.pop("elapsed_seconds")
     tables = {name: sorted(json.dumps(row, default=str, sort_keys=True)
                            for row in pq.read_table(out / name).to_pylist())
               for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
     plans = {str(path.relative_to(out)): path.read_text() for path in sorted((out / "plans").rglob("*.json"))}
-    return {"summary": summary, "tables": tables, "plans": plans}
+    balance = {str(path.relative_to(out)): {**json.loads(here(path.read_text())), "created_at": None}
+               for path in sorted((out / "balance").glob("*.json"))}
+    return {"summary": summary, "tables": tables, "plans": plans, "balance": balance}
 
 
 @pytest.mark.timeout(240)
-def test_a_standalone_cluster_without_the_package_gives_the_local_results(standalone: str, tmp_path: Path) -> None:
+def test_a_standalone_cluster_without_the_package_gives_the_local_results(standalone: str, executor_libraries: str,
+                                                                         tmp_path: Path) -> None:
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
     with source.open("a") as lines:
         lines.write("not a snapshot row\n")
 
     local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
-    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone)
+    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone, executor_libraries)
     finished(local)
     executors = json.loads(finished(clustered).splitlines()[-1])
 
@@ -198,6 +240,11 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
     cluster_summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
     assert cluster_summary["bad_row_count"] == 1 and len(cluster_summary["clusters"]) == 2
     assert any((tmp_path / "cluster" / "plans").rglob("batch-0001.json"))
+    # one balance plan per cluster (the solver ran on the executors), and one that changes something
+    plans = outputs(tmp_path / "cluster")["balance"]
+    assert sorted(plans) == ["balance/east.json", "balance/west.json"]
+    assert any(plan["partitions"] for plan in plans.values())
+    assert all(c["balance_plan"] for c in cluster_summary["clusters"])
     # the executors' Python is the plain python3, and the package it imports is the zip shipped to them
     assert len(executors) == 2
     for package, python in executors:

@@ -13,24 +13,19 @@ from the plan's `replicas_before`. A plan that would change a replica set is alw
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import replace
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.errors import InputError, LeaderElectionError, RefusedError, shown
 from leader_election_cli.model import NO_LEADER, ClusterState, TopicPartition
+from leader_election_cli.operations.balance_dry_run import plan_report, refused
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
 from leader_election_cli.operations.plan_file import check_writable, load_plan_file, write_plan_file
 from leader_election_cli.operations.restore_file import default_restore_path
-from leader_election_cli.planning.leadership_balance import (
-    BalanceInputError,
-    LeaderChange,
-    check_options,
-    solve_leadership,
-)
+from leader_election_cli.planning.leadership_balance import BalanceInputError, LeaderChange, check_options
 from leader_election_cli.planning.reorders import Move, MovePlan
 from leader_election_cli.reports.balance_plan import (
     BalanceOptions,
@@ -42,7 +37,6 @@ from leader_election_cli.selection.files import load_weights_file
 from leader_election_cli.selection.topics import topic_matcher
 
 _LISTED = 5  # partitions named in a refusal
-DEFAULT_OPTIONS = BalanceOptions()
 
 
 def balance(connection: Connection, *, execute: bool = False, exclude_brokers: Collection[int] = (),
@@ -96,24 +90,6 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
     return report
 
 
-def plan_report(state: ClusterState, options: BalanceOptions = DEFAULT_OPTIONS, *,
-                exclude_topic: Callable[[str], bool] | None = None,
-                weights: dict[TopicPartition, float] | None = None, plan_file: str | None = None) -> BalanceReport:
-    """The dry-run report of `state`'s plan, no I/O: what `balance` shows, and what `analyze
-    --balance-plans` writes per cluster from a snapshot (`exclude_topic` is `options.exclude_topic_regex`
-    compiled, `weights` the partitions' weights when `options.weight` is set)."""
-    try:
-        plan = solve_leadership(state, exclude_brokers=options.exclude_brokers, exclude_topic=exclude_topic,
-                                rack_of=state.racks if options.rack_aware else None, weights=weights,
-                                max_moves=options.max_moves)
-    except BalanceInputError as exc:
-        raise _refused(exc) from None
-    if not options.rack_aware:  # shown beside each broker all the same
-        plan = replace(plan, brokers=[b._replace(rack=state.racks.get(b.broker)) for b in plan.brokers])
-    return BalanceReport(plan, options, state.cluster_id, [_elect_only(state, tp) for tp in plan.elect_only],
-                         plan_file=plan_file)
-
-
 def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | None, execute: bool,
                    plan_file: str | None) -> None:
     if weight not in (None, "size"):
@@ -123,7 +99,7 @@ def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | No
     try:
         check_options(rack_aware=o.rack_aware, weighted=o.weight is not None, max_moves=o.max_moves)
     except BalanceInputError as exc:
-        raise _refused(exc) from None
+        raise refused(exc) from None
     if execute and plan_file is not None:
         given = [name for name, value in (("--exclude-broker", o.exclude_brokers),
                                           ("--exclude-topic-regex", o.exclude_topic_regex),
@@ -133,11 +109,6 @@ def _check_options(o: BalanceOptions, weight: str | None, weights_file: str | No
         if given:
             raise InputError(f"--execute --plan-file runs the plan as written: {', '.join(given)} cannot change it",
                              hint="Make a new plan with those options (without --execute), or drop them.")
-
-
-def _refused(exc: BalanceInputError) -> InputError:
-    return InputError(f"Cannot balance leadership: {exc}",
-                      hint="Change the options (--rack-aware, --weight/--weights, --max-moves) or the --weights file.")
 
 
 def _check_brokers(state: ClusterState, excluded: Iterable[int]) -> None:
@@ -160,11 +131,6 @@ def _note_unknown(weights: dict[TopicPartition, float], state: ClusterState, hoo
     if unknown:
         hooks.warn(f"Warning: the --weights file names {len(unknown)} partition(s) this cluster does not have "
                    f"(e.g. {shown(str(unknown[0]))}); they are ignored.")
-
-
-def _elect_only(state: ClusterState, tp: TopicPartition) -> LeaderChange:
-    p = state.partitions[tp]
-    return LeaderChange(tp, p.replicas, p.replicas, p.leader, p.replicas[0])
 
 
 def _check_same_replicas(changes: Iterable[LeaderChange]) -> None:

@@ -1,9 +1,11 @@
 """Leadership-balance plan files per cluster (`analyze --balance-plans`): `balance/<cluster>.json`.
 
 Each cluster's latest snapshot goes, as one group, to the very function `kafka-leaders balance` plans
-with (`operations.balance.plan_report`, over `planning.leadership_balance.solve_leadership`), run on
-the executors by `applyInPandas`; the snapshot's rows become the planner's `ClusterState` through
-`snapshot.states`, as everywhere else. The file is `balance`'s own document (schemas/balance.schema.json),
+with (`operations.balance_dry_run.plan_report`, over `planning.leadership_balance.solve_leadership`),
+run on the executors by `applyInPandas` (their Python needs this package, PySpark, OR-Tools, NumPy,
+pandas and pyarrow, and nothing else: an import-linter contract keeps this module off the Kafka
+client); the snapshot's rows become the planner's `ClusterState` through `snapshot.states`, as
+everywhere else. The file is `balance`'s own document (schemas/balance.schema.json),
 so `kafka-leaders balance --execute --plan-file FILE` runs it, and refuses it (exit 5, nothing sent) when
 the cluster is another one or any planned partition's replicas changed since the snapshot.
 
@@ -23,7 +25,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 
 from leader_election_cli import snapshot
-from leader_election_cli.operations.balance import plan_report
+from leader_election_cli.operations.balance_dry_run import plan_report
 from leader_election_cli.pipeline.files import delete_tree, write_bytes
 from leader_election_cli.pipeline.plans import cluster_dir
 from leader_election_cli.reports.balance_plan import document

@@ -6,7 +6,8 @@
 - This package is shipped to the executors as a zip (`SparkContext.addPyFile`, what Spark's Python
   package management guide recommends for pure-Python code), and their Python is chosen explicitly
   (`spark.pyspark.python`, default `python3`, Python 3.10+). Every rule is a built-in expression, so
-  today the executors run no code of this package; the zip keeps any Python they may run importable.
+  the executors run code of this package only for `--balance-plans` (the solver, which needs OR-Tools,
+  NumPy, pandas and pyarrow there).
 - A path on the driver's local file system cannot be read or written by executors on other machines:
   with a non-local master it is refused unless named as a `file:` URI (a mount every executor shares).
 """
