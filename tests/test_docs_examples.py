@@ -21,12 +21,12 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from commands import BIN
 from generated_docs import REGENERATE, generator
 
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
@@ -36,7 +36,6 @@ from leader_election_cli.sandbox.scenarios import build
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "commands"
-BIN = Path(sys.executable).parent
 SANDBOX_LINE = "# with a sandbox running: kafka-leaders sandbox "
 ADDRESS = re.compile(r"(?<![\d.])127\.0\.0\.1:(\d+)(?!\d)")
 OWN_SANDBOX = re.compile(r"(^|[\s;&|(])kafka-leaders sandbox\s")

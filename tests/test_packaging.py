@@ -14,13 +14,13 @@ from pathlib import Path
 
 import click
 import pytest
+from commands import BIN
 from generated_docs import generator
 
 from leader_election_cli import __version__
 from leader_election_cli.cli.common import BOOTSTRAP_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 # Never imported by --help: the client library, schema validation, Spark, TLS and rich's rendering.
 HEAVY = ("kafka", "jsonschema", "pyspark", "pyarrow", "kazoo", "cryptography",
          "rich.console", "rich.table", "rich.progress", "rich.markdown", "rich.syntax")

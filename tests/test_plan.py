@@ -67,19 +67,19 @@ def test_plan_table_names_what_would_happen(sb: Sandbox) -> None:
     assert "3 partition(s): 1 would elect, 1 not needed, 1 would fail" in out
 
 
-def test_controller_mode_overrides_the_detected_rules() -> None:
+def test_controller_mode_overrides_the_detected_rules(sandbox_factory: Callable[..., Sandbox]) -> None:
     """Leaderless, preferred replica out of sync: KRaft falls back to another in-sync replica, ZooKeeper fails."""
-    with Sandbox(brokers=3) as sb:
-        sb.create_topic("t", assignment={0: [1, 2, 3]})
-        sb.cluster.edit("t", 0, isr=[2], leader=NO_LEADER)
-        outcomes = {}
-        for mode in ("kraft", "zk"):
-            code, out, _ = invoke(plan, sb, "--topic", "t", "--controller-mode", mode, "--output", "json")
-            [row] = json.loads(out)["partitions"]
-            outcomes[mode] = (row["error_code"], row["leader_after"])
-        assert outcomes == {"kraft": (0, 2), "zk": (80, NO_LEADER)}
-        assert invoke(plan, sb, "--topic", "t", "--output", "json") == \
-            invoke(plan, sb, "--topic", "t", "--controller-mode", "kraft", "--output", "json")
+    sb = sandbox_factory(brokers=3)
+    sb.create_topic("t", assignment={0: [1, 2, 3]})
+    sb.cluster.edit("t", 0, isr=[2], leader=NO_LEADER)
+    outcomes = {}
+    for mode in ("kraft", "zk"):
+        code, out, _ = invoke(plan, sb, "--topic", "t", "--controller-mode", mode, "--output", "json")
+        [row] = json.loads(out)["partitions"]
+        outcomes[mode] = (row["error_code"], row["leader_after"])
+    assert outcomes == {"kraft": (0, 2), "zk": (80, NO_LEADER)}
+    assert invoke(plan, sb, "--topic", "t", "--output", "json") == \
+        invoke(plan, sb, "--topic", "t", "--controller-mode", "kraft", "--output", "json")
 
 
 def test_the_drop_ins_dry_run_sends_nothing(sb: Sandbox) -> None:

@@ -93,14 +93,14 @@ def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
     assert (doc["controller_id"], doc["mode"]) == (None if sb.mode == "kraft" else sb.controller_id, sb.mode)
 
 
-def test_pending_reassignments_are_counted() -> None:
-    with Sandbox(brokers=3) as sb:
-        sb.create_topic("grow", assignment={0: [1, 2], 1: [2, 3]})
-        sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
-        _, doc = status(sb)
-        assert (doc["reassigning"], doc["reassigning_partitions"]) == (1, ["grow-0"])
-        # replicas [1, 2, 3], ISR [1, 2]: the replica being added is not missing (Kafka's count too)
-        assert doc["under_replicated"] == 0
+def test_pending_reassignments_are_counted(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(brokers=3)
+    sb.create_topic("grow", assignment={0: [1, 2], 1: [2, 3]})
+    sb.cluster.alter_reassignment("grow", 0, [1, 2, 3])  # adds a replica: pending until it catches up
+    _, doc = status(sb)
+    assert (doc["reassigning"], doc["reassigning_partitions"]) == (1, ["grow-0"])
+    # replicas [1, 2, 3], ISR [1, 2]: the replica being added is not missing (Kafka's count too)
+    assert doc["under_replicated"] == 0
 
 
 def test_topics_whose_min_isr_cannot_be_read_are_not_counted_as_fine(sb: Sandbox) -> None:
@@ -123,12 +123,12 @@ def test_fail_above_exits_1_only_above_the_ratio(sb: Sandbox) -> None:
     assert doc["brokers"][2]["above_threshold"] is True and doc["brokers"][0]["above_threshold"] is False
 
 
-def test_fail_above_at_the_exact_ratio_is_not_above() -> None:
-    with Sandbox(brokers=2) as sb:
-        sb.create_topic("t", assignment={p: [1, 2] for p in range(4)})
-        sb.set_leader("t", 0, 2)  # broker 1: 1 of its 4 partitions led by another, 25%
-        assert status(sb, "--fail-above", "25")[0] == 0
-        assert status(sb, "--fail-above", "24.9")[0] == 1
+def test_fail_above_at_the_exact_ratio_is_not_above(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(brokers=2)
+    sb.create_topic("t", assignment={p: [1, 2] for p in range(4)})
+    sb.set_leader("t", 0, 2)  # broker 1: 1 of its 4 partitions led by another, 25%
+    assert status(sb, "--fail-above", "25")[0] == 0
+    assert status(sb, "--fail-above", "24.9")[0] == 1
 
 
 def test_table_output(sb: Sandbox) -> None:
@@ -141,12 +141,12 @@ def test_table_output(sb: Sandbox) -> None:
     assert "Brokers above 50%: 3 (2 of 2 not led by it, 100.0%)" in out
 
 
-def test_balanced_cluster_passes() -> None:
-    with Sandbox(brokers=3, mode="zk") as sb:
-        sb.create_topic("t", partitions=6, replication_factor=3)
-        code, doc = status(sb, "--fail-above", "0")
-        assert code == 0 and {b["imbalance_ratio"] for b in doc["brokers"]} == {0.0}
-        assert [b["leaders"] for b in doc["brokers"]] == [2, 2, 2] == [b["preferred"] for b in doc["brokers"]]
+def test_balanced_cluster_passes(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(brokers=3, mode="zk")
+    sb.create_topic("t", partitions=6, replication_factor=3)
+    code, doc = status(sb, "--fail-above", "0")
+    assert code == 0 and {b["imbalance_ratio"] for b in doc["brokers"]} == {0.0}
+    assert [b["leaders"] for b in doc["brokers"]] == [2, 2, 2] == [b["preferred"] for b in doc["brokers"]]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -184,19 +184,19 @@ def test_status_shows_the_controllers_own_rebalance(sb: Sandbox) -> None:
         assert "(broker 1's setting: the KRaft controllers' own decides)" in out
 
 
-def test_status_says_when_the_controller_leaves_leaders_alone() -> None:
-    with Sandbox(brokers=2, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
-        sb.create_topic("t", assignment={0: [1, 2]})
-        _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
+def test_status_says_when_the_controller_leaves_leaders_alone(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(brokers=2, broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.create_topic("t", assignment={0: [1, 2]})
+    _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
     assert "Automatic leader rebalance: off (auto.leader.rebalance.enable=false)" in out
 
 
-def test_min_isr_above_the_replica_count_is_capped_as_kafka_3_7_does() -> None:
+def test_min_isr_above_the_replica_count_is_capped_as_kafka_3_7_does(sandbox_factory: Callable[..., Sandbox]) -> None:
     """An RF=1 topic under a min.insync.replicas=2 default takes acks=all writes since Kafka 3.7
     (KAFKA-15583: the leader applies min(min.insync.replicas, replicas)); it was listed as under min ISR."""
-    with Sandbox(brokers=2) as sb:  # the sandbox's brokers speak Kafka 4.0's (3.9's in zk mode) API versions
-        sb.create_topic("solo", assignment={0: [1]}, configs={"min.insync.replicas": "2"})
-        sb.create_topic("pair", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
-        sb.set_isr("pair", 0, [1])
-        _, doc = status(sb)
+    sb = sandbox_factory(brokers=2)  # the sandbox's brokers speak Kafka 4.0's (3.9's in zk mode) API versions
+    sb.create_topic("solo", assignment={0: [1]}, configs={"min.insync.replicas": "2"})
+    sb.create_topic("pair", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    sb.set_isr("pair", 0, [1])
+    _, doc = status(sb)
     assert (doc["under_min_isr"], doc["under_min_isr_partitions"]) == (1, ["pair-0"])
