@@ -218,3 +218,26 @@ def test_a_request_the_broker_does_not_speak_is_not_sent(scripted: Callable[[Rep
         cluster.describe(with_configs=True)
     assert str(failure.value) == ("Incompatible broker while reading topic configs: Kafka broker does not support "
                                   "the 'DescribeConfigsRequest' Kafka protocol.")
+
+
+def test_a_tls_failure_with_a_broker_reached_later_is_the_tls_line_naming_it(
+        sandbox_factory: Callable[..., Sandbox], monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the bootstrap, a broker's handshake failure (here: the bootstrap connection reopened) is the
+    same one line, with the same hint, as at the bootstrap, naming the broker asked."""
+    from leader_election_cli.cluster import socket_client
+
+    sb = sandbox_factory(1)
+    with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings(api_timeout_ms=5000)) as cluster:
+        cluster.cluster_id()
+        cluster._transport._bootstrap.close()  # lost: the next request opens a connection again
+
+        def refuse(host: str, port: int, *_: object) -> socket.socket:
+            raise socket_client.HandshakeFailed("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed",
+                                                f"{host}:{port}")
+
+        monkeypatch.setattr(socket_client, "_open", refuse)
+        with pytest.raises(UnreachableError) as failure:
+            cluster.cluster_id()
+    assert failure.value.message == (f"TLS handshake with {sb.bootstrap_servers} failed: "
+                                     "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    assert failure.value.hint.startswith("Check ssl.truststore.*")

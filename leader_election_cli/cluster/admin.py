@@ -11,7 +11,6 @@ protocol classes encode those, `wire_codec.KafkaPythonCall`).
 from __future__ import annotations
 
 import logging
-import re
 import socket
 import time
 from collections import defaultdict
@@ -23,7 +22,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import hide_in_logs
-from leader_election_cli.cluster.transport import Transport, tls_failure, unreachable
+from leader_election_cli.cluster.transport import Transport, host_and_port, tls_failure, unreachable
 from leader_election_cli.cluster.wire_codec import (
     API_VERSIONS,
     ELECT_LEADERS,
@@ -61,14 +60,8 @@ _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 _DESCRIBE_TOPIC_PARTITIONS = 75  # API key
 # (API key, version): one that only Kafka 3.7 and later speak, as kafka-python infers a broker's release
 _SINCE_3_7 = ((35, 5), (2, 11), (0, 13), (2, 10), (1, 17), (0, 11), (1, 16))
-# Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
-_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[(?P<ipv6>[0-9a-zA-Z._%:-]+)]|(?P<host>[0-9a-zA-Z._%:-]+))"
-                        r":(?P<port>[0-9]+)")
 MAX_BOOTSTRAP_SERVERS = 1000
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
-
-
-ElectionResponse = ElectionAnswer  # one ElectLeaders answer: the top-level error and each partition's (code, message)
 
 
 class LeaderRead(NamedTuple):
@@ -88,12 +81,12 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
                          hint="A few brokers of the cluster are enough: the client finds the others itself.")
     hosts: dict[str, str] = {}
     for address in addresses:
-        match = _HOST_PORT.fullmatch(address)
-        if match is None:
+        parsed = host_and_port(address)
+        if parsed is None:
             raise InputError(f"Invalid url in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
-        if int(match["port"]) > 65535:
+        if parsed[1] > 65535:
             raise InputError(f"Invalid port in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT)
-        hosts[address] = match["ipv6"] or match["host"]
+        hosts[address] = parsed[0]
     if not addresses:
         raise InputError("No resolvable bootstrap urls given in bootstrap.servers", hint=_BOOTSTRAP_HINT)
     resolves = {host: _resolves(host) for host in dict.fromkeys(hosts.values())}  # each name looked up once
@@ -240,9 +233,9 @@ class ClusterConnection:
         else:
             from kafka.protocol.metadata import MetadataRequest
 
-            call = KafkaPythonCall(MetadataRequest(
+            call = MetadataRequest(
                 topics=None if names is None else [MetadataRequest.MetadataRequestTopic(name=t) for t in names],
-                allow_auto_topic_creation=False))
+                allow_auto_topic_creation=False)
         read = _metadata_read(self._send(call, node_id=node_id, what=what))
         if not self._brokers_known and read.brokers:
             self._transport.learn_brokers(read)
@@ -418,7 +411,7 @@ class ClusterConnection:
                              "ElectLeaders v0 (Kafka 2.2/2.3)",
                              hint="Upgrade to Kafka 2.4+ or enable unclean.leader.election.enable on the topic.")
 
-    def elect(self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None) -> ElectionResponse:
+    def elect(self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None) -> ElectionAnswer:
         """Send one ElectLeaders request (None = all partitions) to the controller.
 
         A ZooKeeper-mode broker that is not the controller answers NOT_CONTROLLER: refresh the
@@ -439,7 +432,7 @@ class ClusterConnection:
                 again = bool(retry)
             if not again or not retries_left:
                 results.update(answered)
-                return ElectionResponse(top_error, results, response.throttle_time_ms)
+                return ElectionAnswer(top_error, results, response.throttle_time_ms)
             results.update({tp: v for tp, v in answered.items() if v[0] != kafka_errors.NOT_CONTROLLER})
             log.info("Not the controller; refreshing and retrying %s", "every partition" if retry is None
                      else f"{len(retry)} partition(s)")

@@ -25,9 +25,8 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import REDACT
-from leader_election_cli.cluster.transport import CLIENT_ID, tls_failure, unreachable
+from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, tls_failure, unreachable
 from leader_election_cli.cluster.wire_codec import (
-    ApiVersionsCall,
     Call,
     ElectionAnswer,
     ElectLeadersCall,
@@ -299,9 +298,8 @@ class KafkaPythonTransport:
 
     def finalized_features(self, timeout_ms: int) -> dict[str, int]:
         """kafka-python keeps none of its ApiVersions answer but the versions: ask again (v3+)."""
-        call = ApiVersionsCall("leader-election-cli", "1")
-        request = ApiVersionsRequest(client_software_name=call.software_name,
-                                     client_software_version=call.software_version, min_version=3)
+        request = ApiVersionsRequest(client_software_name=SOFTWARE.software_name,
+                                     client_software_version=SOFTWARE.software_version, min_version=3)
         response = self.send(KafkaPythonCall(request), None, "reading the cluster's features", timeout_ms)
         return {f.name: f.max_version_level for f in response.finalized_features or []}
 

@@ -18,12 +18,11 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from leader_election_cli import __version__, kafka_errors
+from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.metadata_wire import MetadataRead
-from leader_election_cli.cluster.transport import CLIENT_ID
+from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, host_and_port, tls_failure
 from leader_election_cli.cluster.wire_codec import (
     ApiVersionsAnswer,
-    ApiVersionsCall,
     Call,
     request_header,
     response_header_size,
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 100_000_000  # a Metadata answer about a million partitions is tens of megabytes
-_SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)
 _API_VERSIONS_ATTEMPTS = 3  # v4, then the version the broker names, then v0
 _BACKOFF_MS, _BACKOFF_MAX_MS = 50, 1000  # kafka-python's reconnect backoff, as configured before
 _SIZE = struct.Struct(">i")
@@ -47,7 +45,11 @@ class ConnectionLost(ConnectionError):
 
 
 class HandshakeFailed(ConnectionError):
-    """The TLS handshake failed: the text is the TLS library's reason."""
+    """The TLS handshake with `address` (HOST:PORT) failed: the text is the TLS library's reason."""
+
+    def __init__(self, reason: str, address: str):
+        super().__init__(reason)
+        self.address = address
 
 
 class AnswerTimedOut(TimeoutError):
@@ -91,7 +93,8 @@ class BrokerConnection:
         except OSError as exc:
             self.close()
             if type(exc).__module__ == "ssl":  # an alert after the handshake: under TLS 1.3 the broker refuses
-                raise HandshakeFailed(str(exc)) from exc  # the client's certificate (or its lack) only now
+                # the client's certificate (or its lack) only now
+                raise HandshakeFailed(str(exc), f"{host}:{port}") from exc
             raise
         except BaseException:
             self.close()
@@ -105,12 +108,12 @@ class BrokerConnection:
         return self.versions.api_versions
 
     def _api_versions(self, deadline: float) -> ApiVersionsAnswer:
-        version = _SOFTWARE.max_version
+        version = SOFTWARE.max_version
         for _ in range(_API_VERSIONS_ATTEMPTS):
-            answer: ApiVersionsAnswer = self.request(_SOFTWARE, version, deadline)
+            answer: ApiVersionsAnswer = self.request(SOFTWARE, version, deadline)
             if answer.error_code != kafka_errors.UNSUPPORTED_VERSION:
                 break
-            version = min(version - 1, answer.api_versions.get(_SOFTWARE.api_key, (0, 0))[1])
+            version = min(version - 1, answer.api_versions.get(SOFTWARE.api_key, (0, 0))[1])
             version = max(version, 0)
         if answer.error_code != kafka_errors.NONE:
             raise ConnectionLost(f"ApiVersions answered {kafka_errors.describe(answer.error_code)}")
@@ -214,7 +217,7 @@ def _open(host: str, port: int, ssl_context: ssl.SSLContext | None, deadline: fl
         raise AnswerTimedOut() from exc
     except OSError as exc:  # kafka-python: any failure of the handshake ends the bootstrap at once
         sock.close()
-        raise HandshakeFailed(str(exc)) from exc
+        raise HandshakeFailed(str(exc), f"{host}:{port}") from exc
 
 
 class SocketTransport:
@@ -246,7 +249,9 @@ class SocketTransport:
             if wait > 0:
                 time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
                 continue
-            host, port = _split(address)
+            parsed = host_and_port(address)
+            assert parsed is not None  # bootstrap_addresses checked every address
+            host, port = parsed
             try:
                 conn = BrokerConnection(host, port, ssl_context, client_id,
                                         min(deadline, time.monotonic() + request_timeout_ms / 1000))
@@ -281,7 +286,7 @@ class SocketTransport:
             conn = self._route(node_id, deadline)
             return conn.request(call, conn.version_for(call), deadline)
         except HandshakeFailed as exc:
-            raise UnreachableError(f"TLS handshake failed while {what}: {exc}") from exc
+            raise tls_failure(exc.address, str(exc)) from exc  # a broker reached after the bootstrap
         except Exception as exc:
             raise translate(exc, what) from exc
 
@@ -350,10 +355,3 @@ class SocketTransport:
 def _backoff_s(failures: int) -> float:
     """kafka-python's reconnect backoff: 50 ms doubling to 1 s, with 20% jitter."""
     return min(_BACKOFF_MAX_MS, _BACKOFF_MS * 2 ** failures) * random.uniform(0.8, 1.2) / 1000
-
-
-def _split(address: str) -> tuple[str, int]:
-    """HOST:PORT ([IPv6]:PORT, an optional scheme) as `bootstrap_addresses` checked it."""
-    address = address.split("://", 1)[-1]
-    host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port)

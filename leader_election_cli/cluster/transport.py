@@ -6,14 +6,25 @@ own blocking sockets, for PLAINTEXT and SSL; `kafka_python_client.py`, kafka-pyt
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 from leader_election_cli import __version__
 from leader_election_cli.cluster.metadata_wire import MetadataRead
-from leader_election_cli.cluster.wire_codec import Call
+from leader_election_cli.cluster.wire_codec import ApiVersionsCall, Call
 from leader_election_cli.errors import TimedOutError, UnreachableError
 
 CLIENT_ID = f"leader-election-cli-{__version__}"  # the request headers' client id unless client.id is set
+SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)  # who we are in ApiVersions v3+ (KIP-511)
+# Kafka's Utils.HOST_PORT_PATTERN (an optional scheme, a host, IPv6 in brackets, a port), brackets paired.
+_HOST_PORT = re.compile(r"(?:[a-zA-Z][a-zA-Z\d+._-]*://)?(?:\[(?P<ipv6>[0-9a-zA-Z._%:-]+)]|(?P<host>[0-9a-zA-Z._%:-]+))"
+                        r":(?P<port>[0-9]+)")
+
+
+def host_and_port(address: str) -> tuple[str, int] | None:
+    """HOST:PORT ([IPv6]:PORT, an optional scheme) as Kafka's ClientUtils reads it; None: not that form."""
+    match = _HOST_PORT.fullmatch(address)
+    return None if match is None else (match["ipv6"] or match["host"], int(match["port"]))
 
 
 class Transport(Protocol):
@@ -35,8 +46,8 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-def tls_failure(bootstrap_servers: str, reason: str) -> UnreachableError:
-    """The bootstrap's TLS handshake failed (Kafka's AdminClient stops at once too). A TLS alert is the
+def tls_failure(where: str, reason: str) -> UnreachableError:
+    """The TLS handshake with `where` failed (Kafka's AdminClient stops at once too). A TLS alert is the
     broker refusing this client (no client certificate, or one its CA did not sign: the key store is
     wrong); anything else is this client refusing the broker (its certificate or its name)."""
     if "ALERT" in reason.upper():
@@ -45,7 +56,7 @@ def tls_failure(bootstrap_servers: str, reason: str) -> UnreachableError:
     else:
         hint = ("Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
                 "ssl.endpoint.identification.algorithm in the config file.")
-    return UnreachableError(f"TLS handshake with {bootstrap_servers} failed: {reason}", hint=hint)
+    return UnreachableError(f"TLS handshake with {where} failed: {reason}", hint=hint)
 
 
 def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.cluster.admin import ClusterConnection, ElectionResponse
+from leader_election_cli.cluster.admin import ClusterConnection, ElectionAnswer
 from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, ExitCode, LeaderElectionError, UnreachableError
 from leader_election_cli.model import (
     NO_LEADER,
@@ -138,7 +138,7 @@ class _TimedOut(_RequestFailed, UnreachableError):
     """A top-level REQUEST_TIMED_OUT: the elections may still complete, the leaders tell."""
 
 
-def _check_top_level(response: ElectionResponse) -> None:
+def _check_top_level(response: ElectionAnswer) -> None:
     """Raise for a request answered as a whole with an error (POLICY_VIOLATION is split before this)."""
     code = response.error_code
     if code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:

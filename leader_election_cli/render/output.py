@@ -76,16 +76,14 @@ def _balance_stopped(mode: str) -> _Renderer:
     return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
 
 
-# By the report's type (its module and name): an election's run imports no other command's reports.
+# By the report's class name (each is unique): an election's run imports no other command's reports.
 _RENDERERS: dict[str, Callable[[str], _Renderer]] = {
-    "election.ElectionReport": _election, "moves.MoveReport": _moves, "balance.StatusReport": _status,
-    "balance.StatusUnread": _status_unread, "balance.RebalanceRun": _rebalance,
-    "balance_plan.BalanceReport": _balance, "balance_plan.BalanceStopped": _balance_stopped,
+    "ElectionReport": _election, "MoveReport": _moves, "StatusReport": _status, "StatusUnread": _status_unread,
+    "RebalanceRun": _rebalance, "BalanceReport": _balance, "BalanceStopped": _balance_stopped,
 }
 
 
 def render(report: Report, mode: str, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     """Draw `report` in `mode` (table, text or json; never auto); `color` is --color/--no-color (None: as
     the environment says, `tables.colors_wanted`)."""
-    kind = type(report)
-    _RENDERERS[f"{kind.__module__.rsplit('.', 1)[-1]}.{kind.__name__}"](mode)(report, out, err, color)
+    _RENDERERS[type(report).__name__](mode)(report, out, err, color)
