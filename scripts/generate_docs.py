@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "scripts/generate_docs.py"
 # The console scripts (pyproject.toml [project.scripts]) and their click commands.
 PROGRAMS = {
-    "kafka-leader-election": "leader_election_cli.cli.drop_in:command",
+    "kafka-leader-election": "leader_election_cli.cli.drop_in_command:command",
     "kafka-leaders": "leader_election_cli.cli.toolkit:cli",
 }
 SHELLS = {"bash": "bash/{prog}", "zsh": "zsh/_{prog}", "fish": "fish/{prog}.fish"}

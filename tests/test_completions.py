@@ -16,8 +16,8 @@ import pytest
 from commands import BIN
 from generated_docs import REGENERATE, generator
 
-from leader_election_cli.cli.common import rejoin_colon_words
 from leader_election_cli.cli.completion import CACHE_SECONDS, cache_file
+from leader_election_cli.cli.options import rejoin_colon_words
 from leader_election_cli.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent

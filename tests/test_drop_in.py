@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from commands import run_command
 
-from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cli.drop_in_command import command
 from leader_election_cli.sandbox import Sandbox
 
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cli.drop_in_command import command
 from leader_election_cli.sandbox import Sandbox
 
 ADMIN_SECRET = "s3cr3t-admin-Pa55"

@@ -13,7 +13,7 @@ import pytest
 from commands import Run, invoke
 
 from leader_election_cli.cli import common, elect_command
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.errors import ExitCode, RefusedError
 from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, PartitionState, TopicPartition
 from leader_election_cli.operations.elect import confirm_unclean

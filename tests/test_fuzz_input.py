@@ -24,7 +24,7 @@ from election_file_oracle import LEGAL_TOPIC, is_valid_election_file
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.selection.drop_in import ADMIN_CONFIG_DEPRECATED, ZOOKEEPER_DEPRECATED

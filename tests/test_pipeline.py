@@ -31,7 +31,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from strategies import cluster_states  # noqa: E402
 
 from leader_election_cli import planning, snapshot  # noqa: E402
-from leader_election_cli.cli.drop_in import command as drop_in  # noqa: E402
+from leader_election_cli.cli.drop_in_command import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from commands import invoke
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.elect_command import elect, plan
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox import Sandbox

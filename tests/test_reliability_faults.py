@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from leader_election_cli import kafka_errors
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox import Sandbox

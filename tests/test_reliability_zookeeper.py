@@ -19,7 +19,7 @@ from hostile_server import freezable_proxy, hostile_server
 from kazoo.client import KazooClient
 from zk_server import ZooKeeperServer, zookeeper_server  # noqa: F401 (fixture)
 
-from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cli.drop_in_command import command
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.znodes import ELECTION_PATH
 

@@ -23,7 +23,7 @@ from kafka import KafkaAdminClient
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem

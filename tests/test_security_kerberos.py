@@ -12,7 +12,7 @@ import pytest
 import security_fixtures
 from click.testing import CliRunner
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor

@@ -11,7 +11,7 @@ import pytest
 import security_fixtures
 from click.testing import CliRunner
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.cluster.oauth import OAuthTokenProvider
 from leader_election_cli.config.login import OAuthSettings

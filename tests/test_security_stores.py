@@ -22,7 +22,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaTimeoutError
 from security_fixtures import KEY_PASSWORD, STORE_PASSWORD, continued
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.sandbox import Sandbox
 

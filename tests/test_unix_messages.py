@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cli.drop_in_command import command
 
 NOWHERE = "127.0.0.1:1"  # validation comes first: nothing is ever sent
 

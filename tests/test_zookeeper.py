@@ -22,7 +22,7 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 from zk_server import ZooKeeperServer, free_port, start_zookeeper, zookeeper_server  # noqa: F401 (fixture)
 
-from leader_election_cli.cli.drop_in import command
+from leader_election_cli.cli.drop_in_command import command
 from leader_election_cli.cluster import zookeeper
 from leader_election_cli.cluster.zookeeper import MAX_ELECTION_BYTES, Deadline, ZooKeeper, start_election
 from leader_election_cli.errors import InputError

@@ -10,19 +10,16 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    Command,
     configure_logging,
     connection,
-    connection_options,
     document_on_failure,
     hooks,
     run,
     show,
-    verbatim,
     without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 

@@ -1,19 +1,19 @@
-"""What every command shares: running a command body with one-line errors, logging, output choice."""
+"""What every command shares when it runs: one-line errors, exit codes, logging, hooks, printing the report.
+
+No click here: the drop-in's quick path (`cli.drop_in`) runs an election without it; the click building
+blocks (option types, shared options, command classes) are in `cli.options`.
+"""
 
 from __future__ import annotations
 
 import gc
 import logging
-import math
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
-
-import click
-from click.shell_completion import BashComplete, add_completion_class
 
 from leader_election_cli.errors import (
     AuthError,
@@ -24,7 +24,6 @@ from leader_election_cli.errors import (
     UnreachableError,
     interrupted_exit,
     one_line,
-    shown,
 )
 
 if TYPE_CHECKING:
@@ -33,66 +32,7 @@ if TYPE_CHECKING:
     from leader_election_cli.operations.hooks import Hooks
     from leader_election_cli.reports.run import Report
 
-# Every command's click settings: -h too, whether the command runs alone or under `kafka-leaders` (click
-# caches a command's help option the first time it is built, with the names of that context).
-COMMAND_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-class Finite(click.FloatRange):
-    """A finite number within a range (click's FloatRange lets nan and inf through)."""
-
-    unit = "number"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite {self.unit}.", param, ctx)
-        return number
-
-
-class Seconds(Finite):
-    """A finite number of seconds within a range."""
-
-    unit = "number of seconds"
-
-
-# Kafka's timeouts are Java ints of milliseconds; ElectLeaders carries --timeout as one (TimeoutMs).
-TIMEOUT_SECONDS = Seconds(min=0.1, max=(2**31 - 1) / 1000)
-INTERVAL_SECONDS = Seconds(min=0)
-
-
-def verbatim(*paragraphs: str) -> str:
-    """Help text paragraphs that click must print as written (its `\\b` marker), e.g. exit codes."""
-    return "\n\n".join("\b\n" + p for p in paragraphs)
-
-
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-in keeps Kafka's required flag
-
-
-def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The toolkit's connection options: --bootstrap-server (or $KAFKA_BOOTSTRAP_SERVERS), --command-config,
-    --timeout, --debug. `connection` makes them one value when the command runs."""
-    for option in reversed((
-        click.option("--bootstrap-server", envvar=BOOTSTRAP_ENV, show_envvar=True, metavar="HOST:PORT",
-                     help="Broker(s) to connect to, comma-separated host:port. REQUIRED unless the environment "
-                          "variable is set."),
-        click.option("--command-config", metavar="FILE",
-                     help="Properties file with configs for the admin client (security, timeouts, client.id)."),
-        click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
-                     help="Time limit for connecting and for each request batch "
-                          "(default: default.api.timeout.ms, 30 s)."),
-        click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks."),
-    )):
-        command = option(command)
-    return command
-
-
-def color_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--color/--no-color: tables in colour or not (default: colour on a terminal, unless NO_COLOR is set or
-    TERM is dumb)."""
-    return click.option("--color/--no-color", "color", default=None,
-                        help="Colour the table, or not (default: on a terminal, unless NO_COLOR is set or "
-                             "TERM=dumb).")(command)
 
 
 def configure_logging(debug: bool) -> None:
@@ -113,12 +53,21 @@ def interactive() -> bool:
         return False
 
 
+def echo(line: str = "", err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed: what click.echo does for the plain lines we print."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(line + "\n")
+    stream.flush()
+
+
 def ask(question: str) -> bool:
     """A yes/no question on stderr (stdout may carry a document); no answer (Ctrl-D, Ctrl-C) is no."""
+    import click
+
     try:
         return click.confirm(question, err=True)
     except click.exceptions.Abort:
-        click.echo(err=True)  # end the question's line
+        echo(err=True)  # end the question's line
         from leader_election_cli.operations.signals import Stopped, received
 
         signum = received()
@@ -186,14 +135,14 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
     document), a progress bar on a terminal, and (when asked for) a question on the terminal."""
     from leader_election_cli.operations.hooks import Hooks
 
-    def echo(line: str) -> None:
-        click.echo(line, err=True)
+    def warn(line: str) -> None:
+        echo(line, err=True)
 
     def note(line: str) -> None:
         if output != "json":
-            click.echo(line, err=True)
+            echo(line, err=True)
 
-    return Hooks(warn=echo, note=note, progress=lambda total, batch_size: progress_bar(output, total, batch_size),
+    return Hooks(warn=warn, note=note, progress=lambda total, batch_size: progress_bar(output, total, batch_size),
                  confirm=ask if ask_unclean and interactive() else None)
 
 
@@ -242,11 +191,11 @@ def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPart
 def fail(message: str, hint: str | None = None, detail: str | None = None) -> None:
     """The one-line error format of both commands (plus optional detail and hint lines); user values in the
     message (click quotes them in its usage errors) cannot break it into several lines."""
-    click.echo(one_line(message), err=True)
+    echo(one_line(message), err=True)
     if detail:
-        click.echo(one_line(detail), err=True)
+        echo(one_line(detail), err=True)
     if hint:
-        click.echo(f"Hint: {one_line(hint)}", err=True)
+        echo(f"Hint: {one_line(hint)}", err=True)
 
 
 def run(body: Callable[[], int], debug: bool) -> int:
@@ -276,8 +225,9 @@ def run(body: Callable[[], int], debug: bool) -> int:
             return int(ExitCode.PARTITION_FAILED)
 
 
-def process_main(command: click.Command, prog_name: str) -> None:
-    """Run `command` as the whole of this process (an entry point's `main`).
+def process_main(command: Callable[[], Any]) -> None:
+    """Run `command` (a click command's `main`, or the drop-in's quick path) as the whole of this process
+    (an entry point's `main`); it ends by raising SystemExit with its exit code.
 
     Its standard streams cannot fail it (`cli.streams`): a closed pipe or a full disk on stdout ends the
     printing, and the run ends with the exit code it earned; a lost output other than a closed pipe is
@@ -290,7 +240,7 @@ def process_main(command: click.Command, prog_name: str) -> None:
     out, err = guard_standard_streams()
     code: Any = 0
     try:
-        command(prog_name=prog_name)
+        command()
     except SystemExit as exc:
         code = exc.code
     finally:
@@ -303,61 +253,3 @@ def process_main(command: click.Command, prog_name: str) -> None:
     sys.exit(code)
 
 
-class OneLineUsageErrors:
-    """A click command mixin: click's own usage errors become our one-line format (exit 2)."""
-
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
-        if not standalone_mode:
-            return super().main(args, prog_name, standalone_mode=False, **extra)  # type: ignore[misc]
-        try:
-            code = super().main(args, prog_name, standalone_mode=False, **extra)  # type: ignore[misc]
-        except click.exceptions.NoArgsIsHelpError as exc:
-            click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
-            code = int(ExitCode.USAGE)
-        except click.UsageError as exc:
-            name = exc.ctx.command_path if exc.ctx else prog_name
-            fail(shown(exc.format_message(), limit=600), f"Run '{name} --help' for usage.")
-            code = int(ExitCode.USAGE)
-        except click.exceptions.Abort:
-            fail("Aborted.")
-            code = int(ExitCode.INTERRUPTED)
-        except click.exceptions.Exit as exc:
-            code = exc.exit_code
-        sys.exit(code or 0)
-
-
-class _BashComplete(BashComplete):
-    """click's bash completion, with the words bash split at ':' (it is in COMP_WORDBREAKS) put back
-    together, so that `--bootstrap-server host:9092` reaches the command as one value."""
-
-    def get_completion_args(self) -> tuple[list[str], str]:
-        args, incomplete = super().get_completion_args()
-        return rejoin_colon_words(args), incomplete
-
-
-def rejoin_colon_words(words: Sequence[str]) -> list[str]:
-    """["h", ":", "9092,h2", ":", "9093"] -> ["h:9092,h2:9093"]: bash's split at ':' undone."""
-    joined: list[str] = []
-    glue = False
-    for word in words:
-        if word == ":" and joined:
-            joined[-1] += ":"
-            glue = True
-        elif glue:
-            joined[-1] += word
-            glue = False
-        else:
-            joined.append(word)
-    return joined
-
-
-add_completion_class(_BashComplete, "bash")
-
-
-class Command(OneLineUsageErrors, click.Command):
-    """A click command with one-line usage errors."""
-
-
-class Group(OneLineUsageErrors, click.Group):
-    """A click group with one-line usage errors."""

@@ -4,35 +4,32 @@ Kafka's flags and rules, checked in Kafka's order with Kafka's messages (see `se
 that never change those rules: --output, --timeout, --dry-run, --batch-size, --batch-interval,
 --debug. Kafka's tool never asks a question; neither does this one (an unclean election's risk is
 printed on stderr instead).
+
+A plain command line runs without click (`drop_in_options.quick_parse`): a one-partition election is
+mostly the Python start and the imports. Help, --version, completion and every other command line go
+through the click command (`drop_in_command`), built from the same option table.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import click
-
-from leader_election_cli import __version__
 from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    INTERVAL_SECONDS,
-    TIMEOUT_SECONDS,
-    Command,
-    color_option,
     configure_logging,
     document_on_failure,
+    echo,
     hooks,
     process_main,
     run,
     show,
     stopped_election,
-    verbatim,
     without_cyclic_gc,
 )
-from leader_election_cli.cli.completion import complete_topics
+from leader_election_cli.cli.drop_in_options import PROG_NAME, quick_parse
 from leader_election_cli.errors import (
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
@@ -40,74 +37,13 @@ from leader_election_cli.errors import (
     ExitCode,
     InputError,
     TimedOutError,
-    exit_code_help,
 )
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
-HELP = """\
-This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
-are preferred replicas and unclean replicas.
 
-The preferred replica of a partition is the first broker in its replica list; a preferred election
-moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
-brokers run with auto.leader.rebalance.enable=true. An unclean election elects a replica that may be
-out of sync when a partition has no leader: it can lose data. The partitions at risk are named on
-stderr (the election goes ahead, as with Kafka's tool).
-"""
-
-EXIT_CODES = exit_code_help({5: "refused for safety (--zookeeper: another election is in progress)"})
-
-EXAMPLES = """\
-Examples:
-  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --all-topic-partitions
-  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --topic orders --partition 3
-  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred \\
-      --path-to-json-file partitions.json --output json
-"""
-
-
-@click.command(cls=Command, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODES), no_args_is_help=True,
-               context_settings=COMMAND_SETTINGS)
-@click.option("--bootstrap-server", metavar="HOST:PORT", multiple=True,
-              help="A host name and port for the broker to connect to, in the form host:port. Multiple "
-                   "comma-separated URLs can be given. REQUIRED.")
-@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]", multiple=True,
-              help="DEPRECATED (KIP-183), use --bootstrap-server. The ZooKeeper connect string of a ZooKeeper-mode "
-                   "cluster, host:port[,host:port...][/chroot]: a preferred election through the "
-                   "/admin/preferred_replica_election znode, then the outcome of every partition.")
-@click.option("--no-wait", is_flag=True,
-              help="With --zookeeper: only start the election and return, as the old tool did.")
-@click.option("--command-config", metavar="FILE", multiple=True,
-              help="Properties file with configs for the admin client (security, timeouts, client.id).")
-@click.option("--admin.config", "admin_config", metavar="FILE", multiple=True,
-              help="DEPRECATED: use --command-config. Admin client config properties file.")
-@click.option("--election-type", metavar="preferred|unclean", multiple=True,
-              shell_complete=lambda ctx, param, incomplete: [t for t in ("preferred", "unclean")
-                                                              if t.startswith(incomplete.lower())],
-              help='Type of election to attempt: "preferred" or "unclean". REQUIRED.')
-@click.option("--topic", metavar="TOPIC", multiple=True, shell_complete=complete_topics,
-              help="Name of topic for which to perform an election. REQUIRED if --partition is given.")
-@click.option("--partition", metavar="ID", multiple=True, help="Partition id for which to perform an election. "
-                                                "REQUIRED if --topic is given.")
-@click.option("--all-topic-partitions", is_flag=True, default=None,
-              help="Perform election on all of the topic partitions.")
-@click.option("--path-to-json-file", metavar="FILE", multiple=True,
-              help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.')
-@click.option("--output", type=click.Choice(KAFKA_LINE_MODES), default="auto", show_default=True,
-              help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json.")
-@color_option
-@click.option("--timeout", type=TIMEOUT_SECONDS, metavar="SECONDS",
-              help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
-                   "30 s); with --zookeeper, for the whole election.")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Send at most N partitions per request (default: one request, as Kafka does).")
-@click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
-              help="Pause between batches.")
-@click.option("--dry-run", is_flag=True, help="Predict each partition's outcome from one metadata read; send nothing.")
-@click.option("--debug", is_flag=True, help="Log the protocol exchange and show tracebacks.")
-@click.version_option(__version__, prog_name="kafka-leader-election")
-def command(**options: Any) -> None:
-    sys.exit(run(lambda: without_cyclic_gc(_elect, options), options["debug"]))
+def elect(options: dict[str, Any]) -> int:
+    """Run the drop-in with its parsed options (as click gives them); the exit code."""
+    return run(lambda: without_cyclic_gc(_elect, options), options["debug"])
 
 
 # Options that take one value, by their Kafka names.
@@ -126,14 +62,14 @@ def _elect(o: dict[str, Any]) -> int:
     output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
     if validated.zookeeper is not None:
         for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr
-            click.echo(warning, err=True)
+            echo(warning, err=True)
         return _elect_through_zookeeper(o, validated.request().partitions, output)
     if o["no_wait"]:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
     partitions = load_election_file(validated.json_file) if validated.json_file is not None else validated.partitions
     for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
-        click.echo(warning, err=output != "text")
+        echo(warning, err=output != "text")
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
     if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
         connection.settings(hooks(output).warn)
@@ -144,7 +80,7 @@ def _elect(o: dict[str, Any]) -> int:
             document_on_failure(output, stopped_election(validated.election_type, partitions, o["dry_run"])):
         report = elect(connection, election, hooks(output))
     if output == "text" and report.aborted_exit is ExitCode.UNREACHABLE:
-        click.echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
+        echo(TIMEOUT_LINE)  # an answer was lost: Kafka's line first, then what the cluster shows
     show(report, output, o["color"])
     return int(report.exit_code)
 
@@ -172,11 +108,11 @@ def _kafka_failure_lines(text: bool, dry_run: bool) -> Iterator[None]:
         yield
     except TimedOutError:
         if text and not dry_run:
-            click.echo(TIMEOUT_LINE)
+            echo(TIMEOUT_LINE)
         raise
     except AuthError as exc:
         if text and exc.message == NOT_AUTHORIZED_LINE:
-            click.echo(NOT_AUTHORIZED_LINE)
+            echo(NOT_AUTHORIZED_LINE)
         raise
 
 
@@ -205,12 +141,17 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any, output: str) ->
         return int(report.exit_code)
     started, left_out = zookeeper_election.start_preferred(o["zookeeper"], partitions, timeout)
     for result in left_out:
-        click.echo(f"Warning: {result.tp} left out of the election: {result.error}", err=True)
+        echo(f"Warning: {result.tp} left out of the election: {result.error}", err=True)
     for line in zookeeper_election.no_wait_lines(started) if started else ():
-        click.echo(line)
+        echo(line)
     return 1 if left_out else 0
 
 
 def main() -> None:
-    process_main(command, "kafka-leader-election")
+    options = quick_parse(sys.argv[1:], os.environ)
+    if options is not None:
+        process_main(lambda: sys.exit(elect(options)))
+    else:
+        from leader_election_cli.cli.drop_in_command import command
 
+        process_main(lambda: command(prog_name=PROG_NAME))

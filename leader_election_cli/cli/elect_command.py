@@ -15,22 +15,24 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    INTERVAL_SECONDS,
-    Command,
-    color_option,
     configure_logging,
     connection,
-    connection_options,
     document_on_failure,
     hooks,
     run,
     show,
     stopped_election,
-    verbatim,
     without_cyclic_gc,
 )
 from leader_election_cli.cli.completion import complete_topics
+from leader_election_cli.cli.options import (
+    COMMAND_SETTINGS,
+    INTERVAL_SECONDS,
+    Command,
+    color_option,
+    connection_options,
+    verbatim,
+)
 from leader_election_cli.errors import EXIT_CODE_HELP
 from leader_election_cli.model import ControllerMode, ElectionType
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve

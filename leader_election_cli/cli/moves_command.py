@@ -13,19 +13,21 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    Command,
-    color_option,
     configure_logging,
     connection,
-    connection_options,
     document_on_failure,
     hooks,
     run,
     show,
-    verbatim,
 )
 from leader_election_cli.cli.completion import complete_topics
+from leader_election_cli.cli.options import (
+    COMMAND_SETTINGS,
+    Command,
+    color_option,
+    connection_options,
+    verbatim,
+)
 from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from leader_election_cli.cli.common import COMMAND_SETTINGS, Command, Seconds, run, verbatim
+from leader_election_cli.cli.common import run
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION

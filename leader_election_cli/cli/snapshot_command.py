@@ -8,17 +8,8 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    Command,
-    configure_logging,
-    connection,
-    connection_options,
-    hooks,
-    run,
-    verbatim,
-    without_cyclic_gc,
-)
+from leader_election_cli.cli.common import configure_logging, connection, hooks, run, without_cyclic_gc
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import InputError, exit_code_help
 
 EXAMPLES = """\

@@ -9,22 +9,24 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from leader_election_cli.cli.common import (
-    COMMAND_SETTINGS,
-    INTERVAL_SECONDS,
-    Command,
-    Finite,
     configure_logging,
     connection,
-    connection_options,
     document_on_failure,
     fail,
     hooks,
     run,
     show,
-    verbatim,
     without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
+from leader_election_cli.cli.options import (
+    COMMAND_SETTINGS,
+    INTERVAL_SECONDS,
+    Command,
+    Finite,
+    connection_options,
+    verbatim,
+)
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 

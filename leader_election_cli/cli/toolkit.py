@@ -7,7 +7,8 @@ import importlib
 import click
 
 from leader_election_cli import __version__
-from leader_election_cli.cli.common import Group, process_main, verbatim
+from leader_election_cli.cli.common import process_main
+from leader_election_cli.cli.options import Group, verbatim
 from leader_election_cli.errors import EXIT_CODE_HELP
 
 # name -> ("module:attribute", one-line help). A subcommand's module is imported only when that
@@ -62,4 +63,4 @@ def cli() -> None:
 
 
 def main() -> None:
-    process_main(cli, "kafka-leaders")
+    process_main(lambda: cli(prog_name="kafka-leaders"))

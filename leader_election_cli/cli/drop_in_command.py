@@ -1,0 +1,73 @@
+"""The drop-in as a click command, built from its option table (`cli.drop_in_options`): help, --version,
+shell completion, and every command line the quick path leaves to click (`cli.drop_in.main`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from leader_election_cli import __version__
+from leader_election_cli.cli.completion import complete_topics
+from leader_election_cli.cli.drop_in_options import OPTIONS, PROG_NAME, Option
+from leader_election_cli.cli.options import COMMAND_SETTINGS, INTERVAL_SECONDS, TIMEOUT_SECONDS, Command, verbatim
+from leader_election_cli.errors import exit_code_help
+
+HELP = """\
+This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
+are preferred replicas and unclean replicas.
+
+The preferred replica of a partition is the first broker in its replica list; a preferred election
+moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
+brokers run with auto.leader.rebalance.enable=true. An unclean election elects a replica that may be
+out of sync when a partition has no leader: it can lose data. The partitions at risk are named on
+stderr (the election goes ahead, as with Kafka's tool).
+"""
+
+EXIT_CODES = exit_code_help({5: "refused for safety (--zookeeper: another election is in progress)"})
+
+EXAMPLES = """\
+Examples:
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --all-topic-partitions
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred --topic orders --partition 3
+  kafka-leader-election --bootstrap-server localhost:9092 --election-type preferred \\
+      --path-to-json-file partitions.json --output json
+"""
+
+NUMBERS = {"timeout": TIMEOUT_SECONDS, "batch_size": click.IntRange(min=1), "batch_interval": INTERVAL_SECONDS}
+COMPLETIONS: dict[str, Callable[..., Any]] = {
+    "election_type": lambda ctx, param, incomplete: [t for t in ("preferred", "unclean")
+                                                     if t.startswith(incomplete.lower())],
+    "topic": complete_topics,
+}
+
+
+def _click_option(option: Option) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    if option.kind == "color":
+        return click.option("--color/--no-color", option.dest, default=None, help=option.help)
+    settings: dict[str, Any] = {"help": option.help, "metavar": option.metavar}
+    if option.kind == "text":
+        settings.update(multiple=True, shell_complete=COMPLETIONS.get(option.dest))
+    elif option.kind == "flag":
+        settings.update(is_flag=True, default=option.default)
+    elif option.kind == "choice":
+        settings.update(type=click.Choice(option.choices), default=option.default, show_default=True, metavar=None)
+    else:
+        settings.update(type=NUMBERS[option.dest], default=option.default)
+    names = [option.name] if option.name.lstrip("-").replace("-", "_") == option.dest else [option.name, option.dest]
+    return click.option(*names, **settings)
+
+
+def _elect(**options: Any) -> None:
+    from leader_election_cli.cli.drop_in import elect
+
+    sys.exit(elect(options))
+
+
+command = click.version_option(__version__, prog_name=PROG_NAME)(_elect)
+for _option in reversed(OPTIONS):
+    command = _click_option(_option)(command)
+command = click.command(cls=Command, name=PROG_NAME, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODES),
+                        no_args_is_help=True, context_settings=COMMAND_SETTINGS)(command)

@@ -1,0 +1,106 @@
+"""The drop-in's options, defined once: the click command (`cli.drop_in_command`) is built from this table,
+and `quick_parse` reads the plain command lines that need no click.
+
+`quick_parse` is a shortcut, never a second set of rules: it answers only for a command line made of
+the table's text options and flags (`--flag value`, `--flag=value`, `--flag`), and returns None for
+anything else (help, version, completion, a number or a choice to check, an unknown word, a bare
+`--`), which click then parses. For every command line it answers, its options equal click's (a
+property test checks this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from leader_election_cli.render.modes import KAFKA_LINE_MODES
+
+PROG_NAME = "kafka-leader-election"
+# click's completion switch for this program: `_KAFKA_LEADER_ELECTION_COMPLETE=bash_complete ...`
+COMPLETE_VAR = "_" + PROG_NAME.replace("-", "_").upper() + "_COMPLETE"
+
+
+class Option(NamedTuple):
+    """One drop-in option. `kind`: "text" (a string, may be given more than once: Kafka's own checks
+    refuse repeats), "flag", "choice" (one of `choices`), "color" (--color/--no-color), or "number"
+    (seconds or a count, converted and checked by click)."""
+
+    name: str
+    dest: str
+    kind: str
+    help: str
+    metavar: str | None = None
+    default: Any = None
+    choices: tuple[str, ...] = ()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--bootstrap-server", "bootstrap_server", "text", metavar="HOST:PORT",
+           help="A host name and port for the broker to connect to, in the form host:port. Multiple "
+                "comma-separated URLs can be given. REQUIRED."),
+    Option("--zookeeper", "zookeeper", "text", metavar="HOST:PORT[/CHROOT]",
+           help="DEPRECATED (KIP-183), use --bootstrap-server. The ZooKeeper connect string of a ZooKeeper-mode "
+                "cluster, host:port[,host:port...][/chroot]: a preferred election through the "
+                "/admin/preferred_replica_election znode, then the outcome of every partition."),
+    Option("--no-wait", "no_wait", "flag", default=False,
+           help="With --zookeeper: only start the election and return, as the old tool did."),
+    Option("--command-config", "command_config", "text", metavar="FILE",
+           help="Properties file with configs for the admin client (security, timeouts, client.id)."),
+    Option("--admin.config", "admin_config", "text", metavar="FILE",
+           help="DEPRECATED: use --command-config. Admin client config properties file."),
+    Option("--election-type", "election_type", "text", metavar="preferred|unclean",
+           help='Type of election to attempt: "preferred" or "unclean". REQUIRED.'),
+    Option("--topic", "topic", "text", metavar="TOPIC",
+           help="Name of topic for which to perform an election. REQUIRED if --partition is given."),
+    Option("--partition", "partition", "text", metavar="ID",
+           help="Partition id for which to perform an election. REQUIRED if --topic is given."),
+    Option("--all-topic-partitions", "all_topic_partitions", "flag",
+           help="Perform election on all of the topic partitions."),
+    Option("--path-to-json-file", "path_to_json_file", "text", metavar="FILE",
+           help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.'),
+    Option("--output", "output", "choice", default="auto", choices=KAFKA_LINE_MODES,
+           help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
+    Option("--color", "color", "color",
+           help="Colour the table, or not (default: on a terminal, unless NO_COLOR is set or TERM=dumb)."),
+    Option("--timeout", "timeout", "number", metavar="SECONDS",
+           help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
+                "30 s); with --zookeeper, for the whole election."),
+    Option("--batch-size", "batch_size", "number", metavar="N",
+           help="Send at most N partitions per request (default: one request, as Kafka does)."),
+    Option("--batch-interval", "batch_interval", "number", default=0.0, metavar="SECONDS",
+           help="Pause between batches."),
+    Option("--dry-run", "dry_run", "flag", default=False,
+           help="Predict each partition's outcome from one metadata read; send nothing."),
+    Option("--debug", "debug", "flag", default=False, help="Log the protocol exchange and show tracebacks."),
+)
+
+
+def quick_parse(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """The options click would give the command for `argv`, or None when click must parse it."""
+    if not argv or COMPLETE_VAR in environ:
+        return None
+    by_name = {option.name: option for option in OPTIONS if option.kind != "number"}
+    by_name.update({"--no-color": by_name["--color"]})
+    values: dict[str, Any] = {option.dest: () if option.kind == "text" else option.default for option in OPTIONS}
+    words = iter(argv)
+    for word in words:
+        name, equals, value = word.partition("=")
+        option = by_name.get(name)
+        if option is None or (equals and option.kind in ("flag", "color")):
+            return None
+        if option.kind == "flag":
+            values[option.dest] = True
+        elif option.kind == "color":
+            values[option.dest] = name == "--color"
+        else:
+            if not equals:
+                value = next(words, None)
+                if value is None:
+                    return None
+            if option.kind == "text":
+                values[option.dest] += (value,)
+            elif value in option.choices:
+                values[option.dest] = value
+            else:
+                return None
+    return values
