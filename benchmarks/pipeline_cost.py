@@ -112,7 +112,7 @@ del rows
 import time
 started = time.perf_counter()
 from collections import defaultdict
-from leader_election_cli import planning
+from leader_election_cli.planning.balance import balance
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
 {read}
 groups = defaultdict(dict)
@@ -121,7 +121,7 @@ for cluster, at, topic, partition, replicas, isr, leader, brokers in zip(*column
     groups[(cluster, at)][TopicPartition(topic, partition)] = PartitionState(topic, partition, leader, tuple(replicas),
                                                                              tuple(isr))
     live[(cluster, at)] = brokers
-figures = sum(len(planning.balance(ClusterState({{b: ("", 0) for b in live[key]}}, -1, partitions)).brokers)
+figures = sum(len(balance(ClusterState({{b: ("", 0) for b in live[key]}}, -1, partitions)).brokers)
               for key, partitions in groups.items())
 print(time.perf_counter() - started, figures)
 """

@@ -16,8 +16,7 @@ from strategies import cluster_states
 from leader_election_cli.model import ClusterState, Outcome
 from leader_election_cli.operations.moves import predict_moves
 from leader_election_cli.operations.restore_file import load_restore_file, restore_document, write_restore_file
-from leader_election_cli.planning import Move, Refusal
-from leader_election_cli.planning.reorders import demote_plan, restore_plan
+from leader_election_cli.planning.reorders import Move, Refusal, demote_plan, restore_plan
 
 RESTORE_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/restore-file.schema.json")
                             .read_text())

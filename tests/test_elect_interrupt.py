@@ -100,7 +100,7 @@ def test_ctrl_c_while_the_report_prints_does_not_say_nothing_was_sent(command: l
     from click.testing import CliRunner
 
     from leader_election_cli.cli.toolkit import cli
-    from leader_election_cli.render import election as render
+    from leader_election_cli.render import election_json as render
     from leader_election_cli.render import output as render_output
 
     monkeypatch.chdir(tmp_path)  # prefer writes its restore file here

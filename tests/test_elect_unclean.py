@@ -18,8 +18,8 @@ from leader_election_cli.errors import ExitCode, RefusedError
 from leader_election_cli.model import NO_LEADER, ClusterState, Outcome, PartitionState, TopicPartition
 from leader_election_cli.operations.elect import confirm_unclean
 from leader_election_cli.operations.hooks import Hooks
-from leader_election_cli.planning import Prediction
 from leader_election_cli.planning import risk as safety
+from leader_election_cli.planning.prediction import Prediction
 from leader_election_cli.sandbox import Sandbox
 
 METADATA, ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 3, 43, 32, 29

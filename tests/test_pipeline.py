@@ -30,7 +30,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from strategies import cluster_states  # noqa: E402
 
-from leader_election_cli import planning, snapshot  # noqa: E402
+from leader_election_cli import snapshot  # noqa: E402
 from leader_election_cli.cli.drop_in_command import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
@@ -39,6 +39,8 @@ from leader_election_cli.operations.balance_dry_run import plan_report  # noqa: 
 from leader_election_cli.operations.plan_file import load_plan_file  # noqa: E402
 from leader_election_cli.operations.status import status_report  # noqa: E402
 from leader_election_cli.pipeline import files, job  # noqa: E402
+from leader_election_cli.planning import balance as planned_balance  # noqa: E402
+from leader_election_cli.planning import predicates  # noqa: E402
 from leader_election_cli.reports.balance_plan import document  # noqa: E402
 from leader_election_cli.sandbox import Sandbox  # noqa: E402
 from leader_election_cli.sandbox.scenarios import build  # noqa: E402
@@ -135,7 +137,7 @@ def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.T
             expected_brokers[(cluster, at, b.broker)] = (b.alive, b.leaders, b.preferred, b.not_led_by_preferred,
                                                           b.ratio, b.above(threshold))
         positive = [b for b in balance.brokers if b.ratio > 0]
-        under_replicated = [tp for tp, p in state.partitions.items() if planning.is_under_replicated(
+        under_replicated = [tp for tp, p in state.partitions.items() if predicates.is_under_replicated(
             p.replicas, p.isr, state.reassigning.get(tp, ()))]
         down = sorted({r for p in state.partitions.values() for r in p.replicas} - state.live_brokers)
         expected_health[(cluster, at)] = (
@@ -155,11 +157,11 @@ def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.T
         r["down_brokers"]) for r in table(out, "cluster_health")} == expected_health
     for cluster in {c for c, _ in states}:
         latest = max(at for c, at in states if c == cluster)
-        candidates = planning.rebalance_candidates(states[(cluster, latest)], threshold)
+        candidates = planned_balance.rebalance_candidates(states[(cluster, latest)], threshold)
         assert planned_partitions(out, cluster, batch_size) == [
             {"topic": tp.topic, "partition": tp.partition} for tp in candidates]
         summary = next(c for c in result.clusters if c.cluster == cluster)
-        fixable = planning.fixable_by_preferred(states[(cluster, latest)])
+        fixable = planned_balance.fixable_by_preferred(states[(cluster, latest)])
         assert (summary.latest, summary.fixable, summary.planned, summary.plan_files) == (
             latest, len(fixable), len(candidates), -(-len(candidates) // batch_size))
         path = out / "balance" / f"{cluster}.json"
@@ -495,7 +497,7 @@ def feature_counts(rows: list[snapshot.SnapshotRow]) -> Counter:
         ("ELR", bool(r["elr"])), ("dead broker", bool(set(r["replicas"]) - set(r["live_brokers"]))),
         ("RF=1", len(r["replicas"]) == 1), ("no leader", r["leader"] == -1),
         ("leader not live", r["leader"] != -1 and r["leader"] not in r["live_brokers"]),
-        ("min ISR unknown", r["min_insync_replicas"] is None), ("fixable", planning.is_fixable(
+        ("min ISR unknown", r["min_insync_replicas"] is None), ("fixable", predicates.is_fixable(
             r["leader"], r["replicas"], r["isr"], r["live_brokers"]))) if present}
     return Counter(feature for feature, _ in seen)
 
@@ -527,11 +529,11 @@ def test_the_spark_expressions_are_the_planners_predicates(spark) -> None:
                for r in analysis.with_flags(frame).drop("replicas", "isr", "live_brokers", "adding_replicas")
                .collect()}
     expected = {(r["cluster"], r["topic"], r["partition"]): (
-        planning.is_preferred_leader(r["leader"], r["replicas"]),
-        planning.is_fixable(r["leader"], r["replicas"], r["isr"], r["live_brokers"]),
-        planning.is_under_replicated(r["replicas"], r["isr"], r["adding_replicas"] or ()),
-        planning.is_under_min_isr(r["isr"], r["min_insync_replicas"]),
-        planning.is_offline(r["leader"], r["live_brokers"]),
+        predicates.is_preferred_leader(r["leader"], r["replicas"]),
+        predicates.is_fixable(r["leader"], r["replicas"], r["isr"], r["live_brokers"]),
+        predicates.is_under_replicated(r["replicas"], r["isr"], r["adding_replicas"] or ()),
+        predicates.is_under_min_isr(r["isr"], r["min_insync_replicas"]),
+        predicates.is_offline(r["leader"], r["live_brokers"]),
         r["replicas"][0] if r["replicas"] else None) for r in rows}
     by_key = {(r["cluster"], r["topic"], r["partition"]): r for r in rows}
     wrong = [(by_key[key], flagged.get(key), want) for key, want in expected.items() if flagged.get(key) != want]
@@ -546,8 +548,8 @@ def test_the_spark_expressions_are_the_planners_predicates(spark) -> None:
         "id", rules.ratio("not_led", "preferred").alias("ratio"),
         *(rules.above("not_led", "preferred", t).alias(f"above_{k}") for k, t in enumerate(thresholds)))
     found = {r["id"]: (r["ratio"], *(r[f"above_{k}"] for k in range(len(thresholds)))) for r in brokers.collect()}
-    assert found == {i: (planning.imbalance_ratio(n, p), *(planning.is_above_threshold(n, p, t) for t in thresholds))
-                     for i, n, p in pairs}
+    assert found == {i: (predicates.imbalance_ratio(n, p),
+                         *(predicates.is_above_threshold(n, p, t) for t in thresholds)) for i, n, p in pairs}
 
 
 def test_the_plot_of_many_clusters_draws_the_ten_worst() -> None:

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
 from leader_election_cli.render import election as render
+from leader_election_cli.render import election_json
+from leader_election_cli.render.election_json import render_json
 from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
 
@@ -92,9 +94,9 @@ reports = st.builds(
                                   predicted(1, 83, 1, 1, error='}, {"topic": ')], dry_run=True))
 def test_render_json_is_the_document_exactly_one_partition_per_line(report: ElectionReport) -> None:
     out, in_threes = io.StringIO(), io.StringIO()
-    render.render_json(report, out)
-    with patch.object(render, "_ROWS_PER_WRITE", 3):  # written a few rows at a time: the same text
-        render.render_json(report, in_threes)
+    render_json(report, out)
+    with patch.object(election_json, "_ROWS_PER_WRITE", 3):  # written a few rows at a time: the same text
+        render_json(report, in_threes)
     assert in_threes.getvalue() == out.getvalue()
     assert json.loads(out.getvalue()) == election_report.document(report)
     assert out.getvalue().endswith("}\n")

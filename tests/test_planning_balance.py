@@ -16,11 +16,14 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
-from leader_election_cli.planning import (
+from leader_election_cli.planning.balance import (
     BrokerBalance,
-    apply,
     balance,
     fixable_by_preferred,
+    rebalance_candidates,
+    tally,
+)
+from leader_election_cli.planning.predicates import (
     imbalance_ratio,
     is_above_threshold,
     is_fixable,
@@ -28,10 +31,8 @@ from leader_election_cli.planning import (
     is_preferred_leader,
     is_under_min_isr,
     is_under_replicated,
-    predict,
-    rebalance_candidates,
-    tally,
 )
+from leader_election_cli.planning.prediction import apply, predict
 
 
 def cluster(live, partitions, min_isr=None, reassigning=()) -> ClusterState:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leader_election_cli.planning import batches, split_in_halves
+from leader_election_cli.planning.batches import batches, split_in_halves
 
 
 def test_batches_of_a_known_list():

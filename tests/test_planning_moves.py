@@ -10,12 +10,11 @@ from hypothesis import strategies as st
 from strategies import cluster_states
 
 from leader_election_cli.model import ClusterState, ElectionType, Outcome, PartitionState, TopicPartition
-from leader_election_cli.planning import (
+from leader_election_cli.planning.prediction import apply, predict
+from leader_election_cli.planning.reorders import (
     Refusal,
-    apply,
     check_prefer,
     demotion_plan,
-    predict,
     reorder_for_demotion,
     reorder_for_leader,
 )

@@ -8,7 +8,9 @@ from strategies import cluster_states
 
 from leader_election_cli import kafka_errors as E
 from leader_election_cli.model import NO_LEADER, ClusterState, ControllerMode, ElectionType, Outcome
-from leader_election_cli.planning import apply, fixable_by_preferred, is_under_min_isr, predict
+from leader_election_cli.planning.balance import fixable_by_preferred
+from leader_election_cli.planning.predicates import is_under_min_isr
+from leader_election_cli.planning.prediction import apply, predict
 
 election_types = st.sampled_from(list(ElectionType))
 

@@ -16,7 +16,7 @@ from leader_election_cli.model import (
     PartitionState,
     TopicPartition,
 )
-from leader_election_cli.planning import Prediction, apply, predict
+from leader_election_cli.planning.prediction import Prediction, apply, predict
 
 KRAFT, ZK = ControllerMode.KRAFT, ControllerMode.ZK
 PREFERRED, UNCLEAN = ElectionType.PREFERRED, ElectionType.UNCLEAN

@@ -13,8 +13,7 @@ from strategies import cluster_states
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState, Outcome, TopicPartition
 from leader_election_cli.operations.moves import predict_moves
-from leader_election_cli.planning import Move, Refusal, check_prefer
-from leader_election_cli.planning.reorders import prefer_plan
+from leader_election_cli.planning.reorders import Move, Refusal, check_prefer, prefer_plan
 from leader_election_cli.selection.files import load_prefer_file
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
 from leader_election_cli.render import election as render
+from leader_election_cli.render.election_json import render_json
 from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
 
@@ -160,7 +161,7 @@ def test_every_report_renders_to_valid_json_and_text(results: list[PartitionResu
 def test_each_json_row_is_json_dumps_of_its_row(results: list[PartitionResult], dry_run: bool) -> None:
     """The rows are written by hand for speed: each must be exactly what `json.dumps` makes of `row`."""
     out = io.StringIO()
-    render.render_json(ElectionReport(ElectionType.PREFERRED, results, dry_run=dry_run), out)
+    render_json(ElectionReport(ElectionType.PREFERRED, results, dry_run=dry_run), out)
     document = json.loads(out.getvalue())
     assert document["partitions"] == [json.loads(json.dumps(election_report.row(r, dry_run))) for r in results]
     lines = [line.strip().rstrip(",") for line in out.getvalue().splitlines() if line.strip().startswith('{"topic"')]

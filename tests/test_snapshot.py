@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
 
-from leader_election_cli import planning, snapshot
+from leader_election_cli import snapshot
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState
+from leader_election_cli.planning.balance import balance
 from leader_election_cli.sandbox import Sandbox
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
@@ -201,4 +202,4 @@ def test_a_pending_reassignment_is_kept_with_the_replicas_it_adds_and_removes(
     (row,) = snapshot.read(output)
     assert (row["replicas"], row["adding_replicas"], row["removing_replicas"]) == ([2, 1, 3], [2, 1], [3])
     (state,) = snapshot.states([row]).values()
-    assert planning.balance(state).under_replicated == 0
+    assert balance(state).under_replicated == 0

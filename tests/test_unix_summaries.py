@@ -8,6 +8,7 @@ import json
 
 from leader_election_cli.model import ElectionType, Outcome, PartitionResult, TopicPartition
 from leader_election_cli.render import election as render
+from leader_election_cli.render.election_json import render_json
 from leader_election_cli.render.tables import LISTED_PARTITIONS
 from leader_election_cli.reports.election import ElectionReport
 
@@ -33,6 +34,6 @@ def test_an_interrupted_large_election_names_a_few_and_counts_the_rest() -> None
 
 def test_the_json_document_still_lists_every_partition() -> None:
     out = io.StringIO()
-    render.render_json(_interrupted(), out)
+    render_json(_interrupted(), out)
     rows = json.loads(out.getvalue())["partitions"]
     assert len(rows) == SIZE and sum(r["outcome"] == "not_attempted" for r in rows) == SIZE - 1

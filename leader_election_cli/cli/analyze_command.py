@@ -11,7 +11,7 @@ import click
 from leader_election_cli.cli.common import configure_logging, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Finite, Seconds, verbatim
 from leader_election_cli.errors import InputError, exit_code_help, extra_hint
-from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
+from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
 EXAMPLES = """\
 Examples:

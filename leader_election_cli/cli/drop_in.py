@@ -41,7 +41,7 @@ from leader_election_cli.errors import (
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
 
-def elect(options: dict[str, Any]) -> int:
+def run_drop_in(options: dict[str, Any]) -> int:
     """Run the drop-in with its parsed options (as click gives them); the exit code."""
     return run(lambda: without_cyclic_gc(_elect, options), options["debug"])
 
@@ -55,7 +55,6 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
 def _elect(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.connection import Connection
     from leader_election_cli.operations.elect import Election, elect
-    from leader_election_cli.selection.files import load_election_file
 
     configure_logging(o["debug"])
     validated = _validated(o)
@@ -67,7 +66,7 @@ def _elect(o: dict[str, Any]) -> int:
     if o["no_wait"]:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
-    partitions = load_election_file(validated.json_file) if validated.json_file is not None else validated.partitions
+    partitions = validated.request().partitions
     for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
         echo(warning, err=output != "text")
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
@@ -150,7 +149,7 @@ def _elect_through_zookeeper(o: dict[str, Any], partitions: Any, output: str) ->
 def main() -> None:
     options = quick_parse(sys.argv[1:], os.environ)
     if options is not None:
-        process_main(lambda: sys.exit(elect(options)))
+        process_main(lambda: sys.exit(run_drop_in(options)))
     else:
         from leader_election_cli.cli.drop_in_command import command
 

@@ -61,9 +61,9 @@ def _click_option(option: Option) -> Callable[[Callable[..., Any]], Callable[...
 
 
 def _elect(**options: Any) -> None:
-    from leader_election_cli.cli.drop_in import elect
+    from leader_election_cli.cli.drop_in import run_drop_in
 
-    sys.exit(elect(options))
+    sys.exit(run_drop_in(options))
 
 
 command = click.version_option(__version__, prog_name=PROG_NAME)(_elect)

@@ -22,7 +22,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import hide_in_logs
-from leader_election_cli.cluster.transport import Transport, host_and_port, tls_failure, unreachable
+from leader_election_cli.cluster.transport import Transport, host_and_port, lookup_name, tls_failure, unreachable
 from leader_election_cli.cluster.wire_codec import (
     API_VERSIONS,
     ELECT_LEADERS,
@@ -100,7 +100,7 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
 
 def _resolves(host: str) -> bool:
     try:
-        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        socket.getaddrinfo(lookup_name(host), None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
         log.warning("Couldn't resolve server %s from bootstrap.servers as DNS resolution failed", host)
         return False

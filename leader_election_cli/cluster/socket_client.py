@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.metadata_wire import MetadataRead
-from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, host_and_port, tls_failure
+from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, host_and_port, lookup_name, tls_failure
 from leader_election_cli.cluster.wire_codec import (
     ApiVersionsAnswer,
     Call,
@@ -203,7 +203,7 @@ def _open(host: str, port: int, ssl_context: ssl.SSLContext | None, deadline: fl
     if left <= 0:
         raise AnswerTimedOut()
     try:
-        sock = socket.create_connection((host, port), timeout=left)
+        sock = socket.create_connection((lookup_name(host), port), timeout=left)
     except TimeoutError as exc:
         raise AnswerTimedOut() from exc
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -46,6 +46,12 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+def lookup_name(host: str) -> str | bytes:
+    """`host` as `socket.getaddrinfo` takes it most cheaply: an ASCII name as bytes (a str is always put
+    through the IDNA codec, a module of its own to load), any other as str, for IDNA."""
+    return host.encode("ascii") if host.isascii() else host
+
+
 def tls_failure(where: str, reason: str) -> UnreachableError:
     """The TLS handshake with `where` failed (Kafka's AdminClient stops at once too). A TLS alert is the
     broker refusing this client (no client certificate, or one its CA did not sign: the key store is

@@ -1,5 +1,6 @@
-"""SASL logins other than a user name and password: OAUTHBEARER and GSSAPI (Kerberos), read from the
-config file as Kafka's login modules read them. Secrets stay out of every repr and message."""
+"""SASL logins: the JAAS login module each mechanism needs, and the logins other than a user name and
+password, OAUTHBEARER and GSSAPI (Kerberos), read from the config file as Kafka's login modules read
+them. Secrets stay out of every repr and message. Imported only for SASL."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ from leader_election_cli.errors import InputError
 
 OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 KRB5_LOGIN_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
+LOGIN_MODULES = {  # the JAAS login module each sasl.mechanism needs
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": OAUTH_LOGIN_MODULE,
+    "GSSAPI": KRB5_LOGIN_MODULE,
+}
 OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
     "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",

@@ -14,15 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from leader_election_cli.config.jaas import parse_jaas_config
-from leader_election_cli.config.login import (
-    KRB5_LOGIN_MODULE,
-    OAUTH_LOGIN_MODULE,
-    KerberosSettings,
-    OAuthSettings,
-    kerberos_settings,
-    oauth_settings,
-)
 from leader_election_cli.config.properties import Properties, check_unicode, java_trim, read_properties, read_text
 from leader_election_cli.config.properties import named as _named
 from leader_election_cli.errors import InputError
@@ -31,18 +22,13 @@ from leader_election_cli.errors import shown as _shown
 if TYPE_CHECKING:
     import ssl
 
+    from leader_election_cli.config.login import KerberosSettings, OAuthSettings
+
 DEFAULT_REQUEST_TIMEOUT_MS = 15_000  # what kafka-leader-election.sh sets unless the file does
 DEFAULT_API_TIMEOUT_MS = 30_000
 DEFAULT_RETRY_BACKOFF_MS, DEFAULT_RETRY_BACKOFF_MAX_MS = 100, 1000  # Kafka's client defaults
 MAX_CLIENT_ID_BYTES = 2**15 - 1  # a request header's client id is a Kafka STRING: an int16 length
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-LOGIN_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "OAUTHBEARER": OAUTH_LOGIN_MODULE,
-    "GSSAPI": KRB5_LOGIN_MODULE,
-}
 _PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 # Keys read here. Their values are never echoed when secret.
@@ -215,6 +201,9 @@ def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, 
 def _sasl(props: Mapping[str, str], protocol: str,
           source: str) -> tuple[str, str | None, str | None, OAuthSettings | None, KerberosSettings | None]:
     """(mechanism, username, password, OAUTHBEARER or GSSAPI settings) from sasl.mechanism and sasl.jaas.config."""
+    from leader_election_cli.config.jaas import parse_jaas_config  # SASL only: a PLAINTEXT or SSL run skips them
+    from leader_election_cli.config.login import LOGIN_MODULES, kerberos_settings, oauth_settings
+
     mechanism = java_trim(props.get("sasl.mechanism", "GSSAPI"))
     supported = ", ".join(LOGIN_MODULES)
     if mechanism not in LOGIN_MODULES:

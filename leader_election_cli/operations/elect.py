@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.errors import AuthError, InputError, RefusedError, UnreachableError
@@ -24,11 +25,13 @@ from leader_election_cli.model import (
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning import predict
 from leader_election_cli.planning.batches import MAX_CHANGES_PER_REQUEST
-from leader_election_cli.planning.risk import Risk, assess, warning_lines
+from leader_election_cli.planning.prediction import Prediction, predict
 from leader_election_cli.reports.election import ElectionReport
-from leader_election_cli.selection.topics import Selection, resolve
+
+if TYPE_CHECKING:  # imported where used: an election by exact partitions needs neither
+    from leader_election_cli.planning.risk import Risk
+    from leader_election_cli.selection.topics import Selection
 
 
 @dataclass(frozen=True)
@@ -63,14 +66,13 @@ def elect(connection: Connection, election: Election, hooks: Hooks = SILENT) -> 
         mode = election.controller_mode or cluster.mode()
         state = execution.read_for_prediction(cluster, election.election_type, mode) if predicting \
             else cluster.describe()
-        selected = resolve(election.selection, state) if election.selection is not None else election.partitions
+        selected = election.partitions if election.selection is None else _resolved(election.selection, state)
         risk, risk_lines = None, []
         if predicting:
             predictions = predict(state, election.election_type, selected, mode)
             if election.ask_unclean and unclean:  # (the drop-in's plan says the risks in its own lines;
                 # a preferred election's leader is in sync, and the ISR stays: nothing to assess)
-                risk = assess(predictions, state.min_isr_unknown)
-                risk_lines = warning_lines(risk, state)
+                risk, risk_lines = _assessed(predictions, state)
         elif unclean:  # the drop-in never asks: it warns as best it can
             risk_lines = _risk_warnings(cluster, state, election.election_type, selected, mode)
         for line in risk_lines:
@@ -99,7 +101,22 @@ def _risk_warnings(cluster: ClusterConnection, state: ClusterState, election_typ
         assessed = execution.read_for_prediction(cluster, election_type, mode, state)
     except (InputError, UnreachableError, AuthError) as exc:
         return [f"Warning: could not assess the unclean election's data-loss risk: {exc.message}"]
-    return warning_lines(assess(predict(assessed, election_type, selected, mode), assessed.min_isr_unknown), assessed)
+    return _assessed(predict(assessed, election_type, selected, mode), assessed)[1]
+
+
+def _assessed(predictions: list[Prediction], state: ClusterState) -> tuple[Risk, list[str]]:
+    """What an unclean election risks, and its warning lines."""
+    from leader_election_cli.planning.risk import assess, warning_lines
+
+    risk = assess(predictions, state.min_isr_unknown)
+    return risk, warning_lines(risk, state)
+
+
+def _resolved(selection: Selection, state: ClusterState) -> list[TopicPartition]:
+    """The toolkit's selection, resolved against the metadata read."""
+    from leader_election_cli.selection.topics import resolve
+
+    return resolve(selection, state)
 
 
 def confirm_unclean(risk: Risk, yes: bool, hooks: Hooks) -> None:

@@ -26,7 +26,9 @@ from leader_election_cli.model import (
     TopicPartition,
 )
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning import Prediction, batches, is_preferred_leader, outcome_of, split_in_halves
+from leader_election_cli.planning.batches import batches, split_in_halves
+from leader_election_cli.planning.predicates import is_preferred_leader
+from leader_election_cli.planning.prediction import Prediction, outcome_of
 from leader_election_cli.reports.election import ElectionReport
 
 ProgressCallback = Callable[[int], None]  # called with the number of partitions just finished

@@ -35,8 +35,9 @@ from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning import Refusal, batches, predict
-from leader_election_cli.planning.reorders import MovePlan, demote_plan, prefer_plan, restore_plan
+from leader_election_cli.planning.batches import batches
+from leader_election_cli.planning.prediction import predict
+from leader_election_cli.planning.reorders import MovePlan, Refusal, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
 from leader_election_cli.selection.topics import check_known, topic_matcher
 

@@ -14,7 +14,8 @@ from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
 from leader_election_cli.operations.signals import Stopped
-from leader_election_cli.planning import balance, predict, rebalance_candidates
+from leader_election_cli.planning.balance import balance, rebalance_candidates
+from leader_election_cli.planning.prediction import predict
 from leader_election_cli.reports.balance import RebalanceRun
 from leader_election_cli.reports.election import ElectionReport
 

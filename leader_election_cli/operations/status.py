@@ -9,7 +9,7 @@ from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning import tally
+from leader_election_cli.planning.balance import tally
 from leader_election_cli.planning.leadership_balance import solve_leadership
 from leader_election_cli.reports.balance import LeadershipOptimum, StatusReport
 

@@ -37,7 +37,7 @@ from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.pipeline import analysis, balance_plans, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.plot import imbalance_png
-from leader_election_cli.planning import DEFAULT_THRESHOLD_PCT
+from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_BATCH_SIZE = 1000

@@ -1,6 +1,6 @@
 """The planner's predicates as Spark built-in column expressions: no Python runs per row.
 
-The reference is `leader_election_cli.planning.balance` (what `status` and `rebalance` use); each
+The reference is `leader_election_cli.planning.predicates` (what `status` and `rebalance` use); each
 expression here says the same thing over a snapshot row's columns, and
 `tests/test_pipeline.py::test_the_spark_expressions_are_the_planners_predicates` proves them equal on
 generated snapshots. Valid rows only: every column a rule reads is non-null there

@@ -1,65 +1,28 @@
 """Leadership balance, as Kafka defines it: the one source of truth for `status`, `rebalance` and Spark.
 
-The per-partition predicates take plain values (ints and sequences of ints) so that the tests can
-hold the Spark pipeline's column expressions to these very functions. The imbalance ratio and
-threshold follow the ZooKeeper-mode controller's automatic rebalance
-(`KafkaController.checkAndTriggerAutoLeaderRebalance`): per broker B, (partitions whose preferred
-replica is B but whose leader is not B) / (partitions whose preferred replica is B), above
-`leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
+It counts with the per-partition rules of `predicates`. The imbalance ratio and threshold follow the
+ZooKeeper-mode controller's automatic rebalance (`KafkaController.checkAndTriggerAutoLeaderRebalance`):
+per broker B, (partitions whose preferred replica is B but whose leader is not B) / (partitions whose
+preferred replica is B), above `leader.imbalance.per.broker.percentage` (default 10) when ratio > pct / 100.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from leader_election_cli.model import NO_LEADER, ClusterState, TopicPartition
+from leader_election_cli.planning.predicates import (
+    imbalance_ratio,
+    is_above_threshold,
+    is_fixable,
+    is_offline,
+    is_preferred_leader,
+    is_under_min_isr,
+    is_under_replicated,
+)
 
 DEFAULT_THRESHOLD_PCT = 10  # leader.imbalance.per.broker.percentage
-
-
-# -- per-partition predicates over plain values ----------------------------------------------------
-
-def is_preferred_leader(leader: int, replicas: Sequence[int]) -> bool:
-    """Led by its preferred replica (replicas[0])."""
-    return len(replicas) > 0 and leader == replicas[0]
-
-
-def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int],
-               live_brokers: Collection[int]) -> bool:
-    """A preferred election would fix it: led by another broker, preferred replica alive and in the ISR."""
-    return (len(replicas) > 0 and leader != replicas[0]
-            and replicas[0] in live_brokers and replicas[0] in isr)
-
-
-def is_under_replicated(replicas: Sequence[int], isr: Collection[int], adding: Collection[int] = ()) -> bool:
-    """Fewer in-sync replicas than replicas, not counting those a pending reassignment is adding (as
-    Kafka's UnderReplicatedPartitions and `kafka-topics --under-replicated-partitions` count)."""
-    return len(isr) < len(replicas) - len(adding)
-
-
-def is_under_min_isr(isr: Collection[int], min_insync_replicas: int | None) -> bool:
-    """Fewer in-sync replicas than the topic's min.insync.replicas (False when that is unknown)."""
-    return min_insync_replicas is not None and len(isr) < min_insync_replicas
-
-
-def is_offline(leader: int, live_brokers: Collection[int]) -> bool:
-    """No leader, or a leader that is not a live broker."""
-    return leader == NO_LEADER or leader not in live_brokers
-
-
-def imbalance_ratio(not_led_by_preferred: int, preferred: int) -> float:
-    """Kafka's per-broker imbalance ratio; 0 for a broker that is preferred for nothing."""
-    return not_led_by_preferred / preferred if preferred else 0.0
-
-
-def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct: float) -> bool:
-    """ratio > threshold_pct / 100, compared exactly: the threshold as the decimal it was written
-    (9.2, not the float just under it), so a ratio of exactly 9.2% is not above 9.2."""
-    from fractions import Fraction  # here: 4 ms of imports an election does not need
-
-    return preferred > 0 and not_led_by_preferred * 100 > Fraction(repr(threshold_pct)) * preferred
 
 
 # -- per broker and per cluster --------------------------------------------------------------------

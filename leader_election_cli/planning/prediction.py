@@ -15,7 +15,7 @@ from leader_election_cli.model import (
     Outcome,
     TopicPartition,
 )
-from leader_election_cli.planning.balance import is_under_min_isr
+from leader_election_cli.planning.predicates import is_under_min_isr
 from leader_election_cli.planning.rules import decide
 
 

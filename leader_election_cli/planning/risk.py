@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from leader_election_cli.model import ClusterState, Outcome
-from leader_election_cli.planning import Prediction
+from leader_election_cli.planning.prediction import Prediction
 
 LISTED = 20  # partitions named per warning line; the rest are counted
 

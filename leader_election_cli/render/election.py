@@ -1,12 +1,12 @@
-"""Rendering an `ElectionReport`: Kafka's own text lines, a rich table, or its JSON document.
+"""Rendering an `ElectionReport`: Kafka's own text lines or a rich table (its JSON document:
+`election_json`).
 
-Only this module decides how an election report looks; the document's content and the exit code
+Only these modules decide how an election report looks; the document's content and the exit code
 come from the report itself (`reports.election`).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import IO
 
@@ -14,7 +14,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.errors import one_line
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
 from leader_election_cli.render.tables import inert, make_console, make_table, names, print_table
-from leader_election_cli.reports.election import ElectionReport, head, row_error
+from leader_election_cli.reports.election import ElectionReport
 
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
 
@@ -114,58 +114,6 @@ def _short_error(r: PartitionResult) -> str:
     """The error's name, plus the broker's own message when it says more than the default."""
     err = kafka_errors.lookup(r.error_code)
     return err.name if not r.error or r.error == err.message else f"{err.name}: {r.error}"
-
-
-def render_json(report: ElectionReport, out: IO[str]) -> None:
-    """`reports.election.document`, indented, with one partition per line."""
-    members = list(head(report, []).items())
-    out.write("{\n")
-    for number, (key, value) in enumerate(members):
-        out.write(f"  {json.dumps(key)}: ")
-        if key == "partitions" and report.results:
-            _write_rows(report, out)
-        else:
-            out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
-        out.write(",\n" if number < len(members) - 1 else "\n}\n")
-
-
-_ROWS_PER_WRITE = 1000
-
-
-def _write_rows(report: ElectionReport, out: IO[str]) -> None:
-    """The partitions, one per line, a thousand per write: each row is `json.dumps` of its
-    `reports.election.row` (the tests check it), written by hand: a million rows take about a third of
-    the time that building and encoding their dicts does."""
-    results, dry_run = report.results, report.dry_run
-    names: dict[str, str] = {}
-    out.write("[")
-    for start in range(0, len(results), _ROWS_PER_WRITE):
-        rows = [_row_json(r, dry_run, names) for r in results[start:start + _ROWS_PER_WRITE]]
-        out.write(("\n    " if start == 0 else ",\n    ") + ",\n    ".join(rows))
-    out.write("\n  ]")
-
-
-def _row_json(r: PartitionResult, dry_run: bool, names: dict[str, str]) -> str:
-    """`json.dumps(row(r, dry_run))`; `names` keeps each topic's JSON string."""
-    tp = r.tp
-    topic = names.get(tp.topic)
-    if topic is None:
-        topic = names[tp.topic] = json.dumps(tp.topic)
-    error = row_error(r)
-    text = (f'{{"topic": {topic}, "partition": {tp.partition}, "outcome": "{r.outcome.value}", '
-            f'"error_code": {r.error_code}, "error": {"null" if error is None else json.dumps(error)}, '
-            f'"leader_before": {_json_int(r.leader_before)}, "leader_after": {_json_int(r.leader_after)}')
-    if dry_run or r.unclean or r.below_min_isr:  # as `row`: a plan, or a refused unclean election
-        return f'{text}, "unclean": {_json_bool(r.unclean)}, "below_min_isr": {_json_bool(r.below_min_isr)}}}'
-    return text + "}"
-
-
-def _json_int(value: int | None) -> str:
-    return "null" if value is None else str(value)
-
-
-def _json_bool(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: bool | None = None) -> None:

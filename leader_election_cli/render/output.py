@@ -3,7 +3,6 @@ plug-ins, one table of report types."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
@@ -14,6 +13,8 @@ if TYPE_CHECKING:
 
 
 def write_json(document: dict[str, Any], out: IO[str]) -> None:
+    import json  # (not for Kafka's lines or a table)
+
     json.dump(document, out, indent=2)
     out.write("\n")
 
@@ -22,10 +23,13 @@ _Renderer = Callable[[Any, IO[str], IO[str], "bool | None"], None]  # report, ou
 
 
 def _election(mode: str) -> _Renderer:
+    if mode == JSON:
+        from leader_election_cli.render.election_json import render_json
+
+        return lambda r, out, _err, _color: render_json(r, out)
     from leader_election_cli.render import election
 
-    return {JSON: lambda r, out, _err, _color: election.render_json(r, out),
-            TABLE: lambda r, out, err, color: election.render_table(r, out, err, color=color),
+    return {TABLE: lambda r, out, err, color: election.render_table(r, out, err, color=color),
             TEXT: lambda r, out, err, _color: election.render_text(r, out, err)}[mode]
 
 

@@ -10,7 +10,10 @@ from typing import Any
 
 from leader_election_cli.errors import ExitCode, LeaderElectionError
 from leader_election_cli.model import ControllerMode, Outcome, TopicPartition
-from leader_election_cli.planning import BrokerBalance, ClusterBalance  # what the reports hold, per broker and in all
+from leader_election_cli.planning.balance import (  # what the reports hold, per broker and in all
+    BrokerBalance,
+    ClusterBalance,
+)
 from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
 from leader_election_cli.reports.run import Report

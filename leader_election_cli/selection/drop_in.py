@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ElectionType, TopicPartition
-from leader_election_cli.selection.files import load_election_file
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 
@@ -58,6 +57,8 @@ class ValidatedDropIn:
 
     def request(self) -> ElectionRequest:
         if self.json_file is not None:
+            from leader_election_cli.selection.files import load_election_file  # json: only for a file
+
             return ElectionRequest(self.election_type, load_election_file(self.json_file))
         return ElectionRequest(self.election_type, self.partitions)
 

@@ -1,0 +1,51 @@
+"""One partition's health and one broker's imbalance, over plain values (ints and sequences of ints):
+the rules `status`, `rebalance`, the election's predictions and the Spark pipeline share. Plain values
+let the tests hold the pipeline's column expressions (`pipeline/rules.py`) to these very functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from leader_election_cli.model import NO_LEADER
+
+
+def is_preferred_leader(leader: int, replicas: Sequence[int]) -> bool:
+    """Led by its preferred replica (replicas[0])."""
+    return len(replicas) > 0 and leader == replicas[0]
+
+
+def is_fixable(leader: int, replicas: Sequence[int], isr: Collection[int],
+               live_brokers: Collection[int]) -> bool:
+    """A preferred election would fix it: led by another broker, preferred replica alive and in the ISR."""
+    return (len(replicas) > 0 and leader != replicas[0]
+            and replicas[0] in live_brokers and replicas[0] in isr)
+
+
+def is_under_replicated(replicas: Sequence[int], isr: Collection[int], adding: Collection[int] = ()) -> bool:
+    """Fewer in-sync replicas than replicas, not counting those a pending reassignment is adding (as
+    Kafka's UnderReplicatedPartitions and `kafka-topics --under-replicated-partitions` count)."""
+    return len(isr) < len(replicas) - len(adding)
+
+
+def is_under_min_isr(isr: Collection[int], min_insync_replicas: int | None) -> bool:
+    """Fewer in-sync replicas than the topic's min.insync.replicas (False when that is unknown)."""
+    return min_insync_replicas is not None and len(isr) < min_insync_replicas
+
+
+def is_offline(leader: int, live_brokers: Collection[int]) -> bool:
+    """No leader, or a leader that is not a live broker."""
+    return leader == NO_LEADER or leader not in live_brokers
+
+
+def imbalance_ratio(not_led_by_preferred: int, preferred: int) -> float:
+    """Kafka's per-broker imbalance ratio; 0 for a broker that is preferred for nothing."""
+    return not_led_by_preferred / preferred if preferred else 0.0
+
+
+def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct: float) -> bool:
+    """ratio > threshold_pct / 100, compared exactly: the threshold as the decimal it was written
+    (9.2, not the float just under it), so a ratio of exactly 9.2% is not above 9.2."""
+    from fractions import Fraction  # here: 4 ms of imports an election does not need
+
+    return preferred > 0 and not_led_by_preferred * 100 > Fraction(repr(threshold_pct)) * preferred
