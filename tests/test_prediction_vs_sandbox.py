@@ -2,7 +2,7 @@
 controller mode the sandbox can be (and 4.0 with ELR turned on, as `kafka-features upgrade` does).
 
 Each example builds a random cluster (tests/strategies.py) in a sandbox through its test-control API,
-reads it back over the wire as `plan` does, predicts with `planning.predict`, runs the election
+reads it back over the wire as `plan` does, predicts with `planning.prediction.predict`, runs the election
 through the sandbox in random batches, and requires every prediction to match what happened: outcome,
 error code, message, the leader afterwards and, for an elected partition, the ISR it got. The planner
 and the sandbox are independent implementations of Kafka's rules.
@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import cluster_states
 
-from leader_election_cli import kafka_errors, planning
+from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.model import NO_LEADER, ClusterState, ControllerMode, ElectionType, Outcome, TopicPartition
 from leader_election_cli.operations import execution
+from leader_election_cli.planning.prediction import predict
 from leader_election_cli.sandbox import Sandbox
 
 UNKNOWN = [TopicPartition("t0", 99), TopicPartition("nosuch", 0)]
@@ -81,7 +82,7 @@ def test_every_prediction_matches_the_sandbox(mode: str, version: str, features:
         with ClusterConnection.connect(live, load_client_settings(None)) as cluster:
             assert cluster.mode() is state.mode
             before = execution.read_for_prediction(cluster, election_type, state.mode)
-            predictions = planning.predict(before, election_type, selected, state.mode)
+            predictions = predict(before, election_type, selected, state.mode)
             report = execution.elect(cluster, election_type, selected, before, batch_size=batch_size)
         for predicted, happened in zip(predictions, report.results, strict=True):
             assert happened.tp == predicted.tp

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -33,50 +32,50 @@ def error_of(options: DropInOptions) -> InputError:
 
 @pytest.mark.parametrize("options, message", [
     (DropInOptions(all_topic_partitions=True), "Missing required option(s): bootstrap-server, election-type"),
-    (replace(GOOD, bootstrap_server=None), "Missing required option(s): bootstrap-server"),
-    (replace(GOOD, election_type=None), "Missing required option(s): election-type"),
-    (replace(GOOD, all_topic_partitions=False), ONE_AND_ONLY),
-    (replace(GOOD, topic="t", partition="0"), ONE_AND_ONLY),
-    (replace(GOOD, path_to_json_file="f.json"), ONE_AND_ONLY),
-    (replace(GOOD, all_topic_partitions=False, topic="t"), "Missing required option(s): partition"),
-    (replace(GOOD, partition="0"), "Option partition is only allowed if topic is used"),
-    (replace(GOOD, all_topic_partitions=False, partition="0"), ONE_AND_ONLY),
-    (replace(GOOD, admin_config="a", command_config="c"),
+    (GOOD._replace(bootstrap_server=None), "Missing required option(s): bootstrap-server"),
+    (GOOD._replace(election_type=None), "Missing required option(s): election-type"),
+    (GOOD._replace(all_topic_partitions=False), ONE_AND_ONLY),
+    (GOOD._replace(topic="t", partition="0"), ONE_AND_ONLY),
+    (GOOD._replace(path_to_json_file="f.json"), ONE_AND_ONLY),
+    (GOOD._replace(all_topic_partitions=False, topic="t"), "Missing required option(s): partition"),
+    (GOOD._replace(partition="0"), "Option partition is only allowed if topic is used"),
+    (GOOD._replace(all_topic_partitions=False, partition="0"), ONE_AND_ONLY),
+    (GOOD._replace(admin_config="a", command_config="c"),
      'Option "[admin.config]" can\'t be used with option "[command-config]"'),
-    (replace(GOOD, election_type="bogus"), "Cannot parse argument 'bogus' of option election-type"),
-    (replace(GOOD, election_type=""), "Cannot parse argument '' of option election-type"),
-    (replace(GOOD, election_type=" preferred"), "Cannot parse argument ' preferred' of option election-type"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="abc"),
+    (GOOD._replace(election_type="bogus"), "Cannot parse argument 'bogus' of option election-type"),
+    (GOOD._replace(election_type=""), "Cannot parse argument '' of option election-type"),
+    (GOOD._replace(election_type=" preferred"), "Cannot parse argument ' preferred' of option election-type"),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="abc"),
      "Cannot parse argument 'abc' of option partition"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="-1"),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="-1"),
      "Invalid partition -1 of option partition: partition ids start at 0"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="-2147483649"),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="-2147483649"),
      "Cannot parse argument '-2147483649' of option partition"),
-    (replace(GOOD, election_type="preferred", repeated=frozenset({"election-type", "bootstrap-server"})),
+    (GOOD._replace(election_type="preferred", repeated=frozenset({"election-type", "bootstrap-server"})),
      "Found multiple arguments for option election-type, but you asked for only one"),
-    (replace(GOOD, repeated=frozenset({"command-config", "bootstrap-server"})),
+    (GOOD._replace(repeated=frozenset({"command-config", "bootstrap-server"})),
      "Found multiple arguments for option command-config, but you asked for only one"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="0", repeated=frozenset({"partition", "topic"})),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="0", repeated=frozenset({"partition", "topic"})),
      "Found multiple arguments for option topic, but you asked for only one"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="x", repeated=frozenset({"partition"})),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="x", repeated=frozenset({"partition"})),
      "Cannot parse argument 'x' of option partition"),
-    (replace(GOOD, repeated=frozenset({"bootstrap-server"}), all_topic_partitions=False), ONE_AND_ONLY),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="2147483648"),
+    (GOOD._replace(repeated=frozenset({"bootstrap-server"}), all_topic_partitions=False), ONE_AND_ONLY),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="2147483648"),
      "Cannot parse argument '2147483648' of option partition"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition=" 1"),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition=" 1"),
      "Cannot parse argument ' 1' of option partition"),
-    (replace(GOOD, all_topic_partitions=False, topic="t", partition="1_0"),
+    (GOOD._replace(all_topic_partitions=False, topic="t", partition="1_0"),
      "Cannot parse argument '1_0' of option partition"),
-    (replace(GOOD, all_topic_partitions=False, topic="a b", partition="0"),
+    (GOOD._replace(all_topic_partitions=False, topic="a b", partition="0"),
      "Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
-    (replace(GOOD, all_topic_partitions=False, topic="", partition="0"),
+    (GOOD._replace(all_topic_partitions=False, topic="", partition="0"),
      "Topic name is invalid: the empty string is not allowed"),
-    (replace(GOOD, zookeeper="zk:2181"), "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided"),
-    (replace(GOOD, bootstrap_server=None, zookeeper="zk:2181", command_config="c"),
+    (GOOD._replace(zookeeper="zk:2181"), "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided"),
+    (GOOD._replace(bootstrap_server=None, zookeeper="zk:2181", command_config="c"),
      'Option "[zookeeper]" can\'t be used with option "[command-config]"'),
-    (replace(GOOD, bootstrap_server=None, zookeeper="zk:2181", admin_config="c"),
+    (GOOD._replace(bootstrap_server=None, zookeeper="zk:2181", admin_config="c"),
      'Option "[zookeeper]" can\'t be used with option "[admin.config]"'),
-    (replace(GOOD, bootstrap_server=None, zookeeper="zk:2181", election_type="unclean"),
+    (GOOD._replace(bootstrap_server=None, zookeeper="zk:2181", election_type="unclean"),
      "Unclean elections cannot be made through ZooKeeper: only preferred ones can"),
 ])
 def test_each_message(options: DropInOptions, message: str) -> None:
@@ -84,7 +83,7 @@ def test_each_message(options: DropInOptions, message: str) -> None:
 
 
 def test_hint_for_the_selection_names_every_way() -> None:
-    assert error_of(replace(GOOD, all_topic_partitions=False)).hint == \
+    assert error_of(GOOD._replace(all_topic_partitions=False)).hint == \
         "Use --topic with --partition, --all-topic-partitions, or --path-to-json-file."
 
 
@@ -93,7 +92,7 @@ def test_hint_for_the_selection_names_every_way() -> None:
     ("Unclean", ElectionType.UNCLEAN), ("uNcLeAn", ElectionType.UNCLEAN),
 ])
 def test_election_type_in_any_case(text: str, expected: ElectionType) -> None:
-    assert validate_drop_in(replace(GOOD, election_type=text)).election_type is expected
+    assert validate_drop_in(GOOD._replace(election_type=text)).election_type is expected
 
 
 def test_all_partitions_is_a_null_list() -> None:
@@ -105,7 +104,7 @@ def test_all_partitions_is_a_null_list() -> None:
 
 @pytest.mark.parametrize("text, value", [("0", 0), ("+7", 7), ("007", 7), ("2147483647", 2147483647)])
 def test_single_partition(text: str, value: int) -> None:
-    validated = validate_drop_in(replace(GOOD, all_topic_partitions=False, topic="orders.v1_x-y", partition=text))
+    validated = validate_drop_in(GOOD._replace(all_topic_partitions=False, topic="orders.v1_x-y", partition=text))
     assert validated.partitions == (TopicPartition("orders.v1_x-y", value),)
     assert validated.request().partitions == (TopicPartition("orders.v1_x-y", value),)
 
@@ -113,14 +112,14 @@ def test_single_partition(text: str, value: int) -> None:
 def test_json_file_source_loads_on_request(tmp_path) -> None:
     path = tmp_path / "e.json"
     path.write_text(json.dumps({"partitions": [{"topic": "t", "partition": 3}]}))
-    validated = validate_drop_in(replace(GOOD, all_topic_partitions=False, path_to_json_file=str(path)))
+    validated = validate_drop_in(GOOD._replace(all_topic_partitions=False, path_to_json_file=str(path)))
     assert validated.json_file == str(path) and validated.partitions is None
     assert validated.request() == ElectionRequest(ElectionType.PREFERRED, (TopicPartition("t", 3),))
 
 
 def test_config_paths_and_the_admin_config_deprecation() -> None:
-    assert validate_drop_in(replace(GOOD, command_config="c.properties")).config_path == "c.properties"
-    deprecated = validate_drop_in(replace(GOOD, admin_config="a.properties"))
+    assert validate_drop_in(GOOD._replace(command_config="c.properties")).config_path == "c.properties"
+    deprecated = validate_drop_in(GOOD._replace(admin_config="a.properties"))
     assert deprecated.config_path == "a.properties"
     assert deprecated.warnings == (ADMIN_CONFIG_DEPRECATED,)
     assert ADMIN_CONFIG_DEPRECATED == ("Option --admin.config has been deprecated and will be removed in a future "
@@ -128,13 +127,13 @@ def test_config_paths_and_the_admin_config_deprecation() -> None:
 
 
 def test_zookeeper_replaces_bootstrap_server() -> None:
-    validated = validate_drop_in(replace(GOOD, bootstrap_server=None, zookeeper="zk:2181/kafka"))
+    validated = validate_drop_in(GOOD._replace(bootstrap_server=None, zookeeper="zk:2181/kafka"))
     assert validated.zookeeper == "zk:2181/kafka" and validated.bootstrap_server is None
     assert validated.warnings == ZOOKEEPER_DEPRECATED
 
 
 def test_control_characters_in_arguments_stay_on_one_line() -> None:
-    message = error_of(replace(GOOD, election_type="pre\nferred\x1b")).message
+    message = error_of(GOOD._replace(election_type="pre\nferred\x1b")).message
     assert message == "Cannot parse argument 'pre\\nferred\\x1b' of option election-type"
 
 

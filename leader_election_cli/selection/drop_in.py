@@ -7,23 +7,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ElectionType, TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 
-@dataclass(frozen=True)
-class ElectionRequest:
+class ElectionRequest(NamedTuple):
     """What to elect: `partitions` None means every partition (Kafka sends a null list)."""
 
     election_type: ElectionType
     partitions: tuple[TopicPartition, ...] | None
 
 
-@dataclass(frozen=True)
-class DropInOptions:
+class DropInOptions(NamedTuple):
     """The drop-in's raw flag values, as given (None when a flag is absent)."""
 
     bootstrap_server: str | None = None
@@ -38,8 +36,7 @@ class DropInOptions:
     repeated: frozenset[str] = frozenset()  # options given more than once (Kafka's names), the last value above
 
 
-@dataclass(frozen=True)
-class ValidatedDropIn:
+class ValidatedDropIn(NamedTuple):
     """Flags that passed Kafka's checks.
 
     The partitions come from exactly one place: `json_file` when set (load it with `request()` or
