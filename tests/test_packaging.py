@@ -175,6 +175,9 @@ def test_a_one_partition_election_imports_no_kafka_python(tmp_path: Path, tls: b
         assert sb.partition_state("t", 0).leader == 1
     modules = json.loads(done.stderr.splitlines()[-1])
     assert [m for m in modules if m.split(".")[0] in ("kafka", "click", "rich")] == []
+    unused = {"planning.balance", "planning.reorders", "planning.risk", "config.login", "config.jaas",
+              "selection.files", "selection.topics", "render.election_json"}  # what this election does not use
+    assert [m for m in modules if m.removeprefix("leader_election_cli.") in unused] == []
 
 
 def test_an_election_loads_no_solver() -> None:

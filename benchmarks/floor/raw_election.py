@@ -39,7 +39,7 @@ def read(sock: socket.socket, size: int) -> bytes:
 def main() -> int:
     address, topic, partition = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
     host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
+    with socket.create_connection((host.encode(), int(port)), timeout=30) as sock:  # bytes: no IDNA codec to load
         request(sock, 18, 0, 1, b"")  # ApiVersions v0
         body = (struct.pack(">bi", 0, 1) + struct.pack(">h", len(topic)) + topic
                 + struct.pack(">ii", 1, partition) + struct.pack(">i", 30_000))  # PREFERRED, [topic [partition]]
