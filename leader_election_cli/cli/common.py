@@ -7,10 +7,8 @@ blocks (option types, shared options, command classes) are in `cli.options`.
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -37,6 +35,8 @@ BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"  # read by the toolkit only: the drop-
 
 def configure_logging(debug: bool) -> None:
     """kafka-python logs loudly; keep it quiet unless --debug."""
+    import logging
+
     logging.basicConfig(level=logging.DEBUG if debug else logging.CRITICAL, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
@@ -198,6 +198,14 @@ def fail(message: str, hint: str | None = None, detail: str | None = None) -> No
         echo(f"Hint: {one_line(hint)}", err=True)
 
 
+def _traceback(debug: bool) -> None:
+    """With --debug, the traceback of the exception being handled, on stderr."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+
+
 def run(body: Callable[[], int], debug: bool) -> int:
     """Run a command body under the one signal policy (operations/signals.py); every failure becomes a
     one-line message and a documented exit code."""
@@ -207,8 +215,7 @@ def run(body: Callable[[], int], debug: bool) -> int:
         try:
             return body()
         except LeaderElectionError as exc:
-            if debug:
-                traceback.print_exc()
+            _traceback(debug)
             fail(exc.message, exc.hint, exc.detail)
             if exc.exit_code is ExitCode.INTERRUPTED:
                 return int(interrupted_exit(stop.signum))
@@ -219,8 +226,7 @@ def run(body: Callable[[], int], debug: bool) -> int:
             fail(f"{name} before anything was sent." if not debug else f"{name}.")
             return int(interrupted_exit(signum))
         except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
-            if debug:
-                traceback.print_exc()
+            _traceback(debug)
             fail(f"Internal error: {type(exc).__name__}: {exc}", "Run again with --debug and report the traceback.")
             return int(ExitCode.PARTITION_FAILED)
 

@@ -56,8 +56,9 @@ def _elect(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.connection import Connection
     from leader_election_cli.operations.elect import Election, elect
 
-    configure_logging(o["debug"])
     validated = _validated(o)
+    if o["debug"] or validated.zookeeper is not None:  # (kazoo logs with no handler of its own; without
+        configure_logging(o["debug"])  # either, nothing loads `logging` but SASL's kafka-python: see log.py)
     output = resolve(o["output"], sys.stdout, KAFKA_LINE_MODES)
     if validated.zookeeper is not None:
         for warning in validated.warnings:  # KIP-183: the deprecation goes to stderr

@@ -10,7 +10,6 @@ protocol classes encode those, `wire_codec.KafkaPythonCall`).
 
 from __future__ import annotations
 
-import logging
 import socket
 import time
 from collections import defaultdict
@@ -41,6 +40,7 @@ from leader_election_cli.errors import (
     UnreachableError,
     shown,
 )
+from leader_election_cli.log import Logger
 from leader_election_cli.model import (
     ClusterState,
     ControllerMode,
@@ -49,7 +49,7 @@ from leader_election_cli.model import (
     TopicPartition,
 )
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 # API keys that only ZooKeeper-mode brokers advertise (LeaderAndIsr, StopReplica, UpdateMetadata,
 # ControlledShutdown): how a client tells the controller modes apart from ApiVersions alone.

@@ -9,7 +9,6 @@ read, then closing that connection and opening another) is not used.
 
 from __future__ import annotations
 
-import logging
 import random
 import socket
 import time
@@ -36,9 +35,10 @@ from leader_election_cli.cluster.wire_codec import (
 )
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import AuthError, LeaderElectionError, TimedOutError, UnreachableError
+from leader_election_cli.log import Logger
 from leader_election_cli.model import TopicPartition
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 
 def _kafka_kwargs(addresses: list[str], settings: ClientSettings) -> dict[str, Any]:

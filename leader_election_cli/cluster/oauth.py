@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import threading
 import time
 import urllib.error
@@ -26,8 +25,9 @@ from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from leader_election_cli.config.login import OAuthSettings
 from leader_election_cli.errors import AuthError, InputError, UnreachableError
+from leader_election_cli.log import Logger
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 
 class OAuthTokenProvider(AbstractTokenProvider):

@@ -3,16 +3,20 @@ bytes at DEBUG, and any log line may quote a value read from a config file."""
 
 from __future__ import annotations
 
-import logging
+import sys
+from typing import TYPE_CHECKING
 
 from leader_election_cli.config.settings import ClientSettings
 
+if TYPE_CHECKING:
+    import logging
 
-class RedactSecrets(logging.Filter):
-    """Replaces each secret, in every spelling a log line may hold it, by "[hidden]"."""
+
+class RedactSecrets:
+    """A log filter (logging takes any object with a `filter` method) that replaces each secret, in every
+    spelling a log line may hold it, by "[hidden]"."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.secrets: set[str] = set()
 
     def hide(self, secret: str) -> None:
@@ -35,10 +39,12 @@ REDACT = RedactSecrets()  # one filter, however many connections a process makes
 
 
 def hide_in_logs(settings: ClientSettings) -> None:
-    """Install the redaction on every handler of the root logger (where --debug output goes)."""
+    """Install the redaction on every handler of the root logger (where --debug output goes; without
+    `logging` loaded, there is none)."""
     secrets = {settings.sasl_password, *settings.secrets} - {None, ""}
     for secret in secrets:
         REDACT.hide(secret)
-    if secrets or settings.oauth is not None:
+    logging = sys.modules.get("logging")
+    if logging is not None and (secrets or settings.oauth is not None):
         for handler in logging.getLogger().handlers:
             handler.addFilter(REDACT)

@@ -11,7 +11,6 @@ Failures come out as `LeaderElectionError`s with the same lines as kafka-python'
 
 from __future__ import annotations
 
-import logging
 import random
 import socket
 import struct
@@ -28,11 +27,12 @@ from leader_election_cli.cluster.wire_codec import (
     response_header_size,
 )
 from leader_election_cli.errors import LeaderElectionError, TimedOutError, UnreachableError
+from leader_election_cli.log import Logger
 
 if TYPE_CHECKING:
     import ssl
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 MAX_FRAME_BYTES = 100_000_000  # a Metadata answer about a million partitions is tens of megabytes
 _API_VERSIONS_ATTEMPTS = 3  # v4, then the version the broker names, then v0

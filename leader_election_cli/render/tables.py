@@ -3,7 +3,6 @@ few ways a broker, a list of partitions or a ratio is written."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -15,11 +14,6 @@ if TYPE_CHECKING:
     from leader_election_cli.reports.balance import BrokerBalance
 
 LISTED_PARTITIONS = 20  # a table lists at most this many partitions of a kind; JSON lists them all
-
-
-def write_json(document: dict[str, Any], out: IO[str]) -> None:
-    json.dump(document, out, indent=2)
-    out.write("\n")
 
 
 def colors_wanted(color: bool | None) -> bool | None:
