@@ -24,7 +24,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import REDACT
-from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, tls_failure, unreachable
+from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, failure, tls_failure, unreachable
 from leader_election_cli.cluster.wire_codec import (
     Call,
     ElectionAnswer,
@@ -34,7 +34,7 @@ from leader_election_cli.cluster.wire_codec import (
     by_topic,
 )
 from leader_election_cli.config.settings import ClientSettings
-from leader_election_cli.errors import AuthError, LeaderElectionError, TimedOutError, UnreachableError
+from leader_election_cli.errors import AuthError, LeaderElectionError, UnreachableError
 from leader_election_cli.log import Logger
 from leader_election_cli.model import TopicPartition
 
@@ -140,12 +140,12 @@ def _translate(exc: BaseException, what: str) -> LeaderElectionError:
         return LeaderElectionError(f"The broker does not support a request needed while {what}: {exc}",
                                    exit_code=UnreachableError.exit_code)
     if isinstance(exc, Errors.IncompatibleBrokerVersion):
-        return UnreachableError(f"Incompatible broker while {what}: {exc}")
+        return failure("incompatible", what, str(exc))
     if isinstance(exc, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError)):
-        return TimedOutError(f"Timed out while {what}")
+        return failure("timed out", what)
     if isinstance(exc, (Errors.KafkaConnectionError, Errors.NodeNotReadyError, OSError)):
-        return UnreachableError(f"Lost the connection while {what}: {type(exc).__name__}")
-    return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
+        return failure("lost", what, type(exc).__name__)
+    return failure("unexpected", what, f"{type(exc).__name__}: {exc}")
 
 
 class _WireMetadataResponse:

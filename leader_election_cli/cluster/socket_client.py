@@ -19,14 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.metadata_wire import MetadataRead
-from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, host_and_port, lookup_name, tls_failure
+from leader_election_cli.cluster.transport import (
+    CLIENT_ID,
+    SOFTWARE,
+    failure,
+    host_and_port,
+    lookup_name,
+    tls_failure,
+)
 from leader_election_cli.cluster.wire_codec import (
     ApiVersionsAnswer,
     Call,
     request_header,
     response_header_size,
 )
-from leader_election_cli.errors import LeaderElectionError, TimedOutError, UnreachableError
+from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.log import Logger
 
 if TYPE_CHECKING:
@@ -69,12 +76,12 @@ def translate(exc: BaseException, what: str) -> LeaderElectionError:
     if isinstance(exc, LeaderElectionError):
         return exc
     if isinstance(exc, TimeoutError):  # ours, or the socket's
-        return TimedOutError(f"Timed out while {what}")
+        return failure("timed out", what)
     if isinstance(exc, IncompatibleBroker):
-        return UnreachableError(f"Incompatible broker while {what}: {exc}")
-    if isinstance(exc, (ConnectionError, OSError)):  # the name kafka-python's error had: scripts may match it
-        return UnreachableError(f"Lost the connection while {what}: KafkaConnectionError")
-    return UnreachableError(f"Unexpected failure while {what}: {type(exc).__name__}: {exc}")
+        return failure("incompatible", what, str(exc))
+    if isinstance(exc, (ConnectionError, OSError)):
+        return failure("lost", what, "KafkaConnectionError")
+    return failure("unexpected", what, f"{type(exc).__name__}: {exc}")
 
 
 class BrokerConnection:

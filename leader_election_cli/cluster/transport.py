@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from leader_election_cli import __version__
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.wire_codec import ApiVersionsCall, Call
-from leader_election_cli.errors import TimedOutError, UnreachableError
+from leader_election_cli.errors import LeaderElectionError, TimedOutError, UnreachableError
 
 CLIENT_ID = f"leader-election-cli-{__version__}"  # the request headers' client id unless client.id is set
 SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)  # who we are in ApiVersions v3+ (KIP-511)
@@ -63,6 +63,19 @@ def tls_failure(where: str, reason: str) -> UnreachableError:
         hint = ("Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
                 "ssl.endpoint.identification.algorithm in the config file.")
     return UnreachableError(f"TLS handshake with {where} failed: {reason}", hint=hint)
+
+
+def failure(kind: str, what: str, detail: str = "") -> LeaderElectionError:
+    """A request that failed while `what`, as both transports say it; `kind`: "timed out", "lost" (the
+    connection; `detail` names the error as kafka-python's client named it: scripts may match it),
+    "incompatible" (the broker), or "unexpected" (`detail`: the exception)."""
+    if kind == "timed out":
+        return TimedOutError(f"Timed out while {what}")
+    if kind == "lost":
+        return UnreachableError(f"Lost the connection while {what}: {detail}")
+    if kind == "incompatible":
+        return UnreachableError(f"Incompatible broker while {what}: {detail}")
+    return UnreachableError(f"Unexpected failure while {what}: {detail}")
 
 
 def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
