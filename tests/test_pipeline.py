@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 # The pipeline's modules import PySpark: skip (not fail) where the [spark] extra is not installed.
 pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
-
+from pyspark.sql import functions as F  # noqa: E402
 from strategies import cluster_states  # noqa: E402
 
 from leader_election_cli import planning, snapshot  # noqa: E402
@@ -347,6 +347,21 @@ def test_plans_never_come_from_a_snapshot_older_than_the_newest(spark, tmp_path:
     assert "Cluster c: its latest snapshot (2024" in result.stdout and "no plan was written" in result.stdout
     written = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert list(written["unusable_latest"]) == ["c"] and written["clusters"] == []
+
+
+def test_duplicates_are_the_equal_keys_among_colliding_hashes(spark) -> None:
+    """A shared key hash only makes rows candidates: with every hash taken as colliding, only the keys
+    listed twice in one snapshot are duplicates (not the same partition in another snapshot or cluster)."""
+    from leader_election_cli.pipeline import inputs
+
+    at, later = T0.replace(tzinfo=None), (T0 + timedelta(hours=1)).replace(tzinfo=None)
+    keys = [("c", at, "t", 0), ("c", at, "t", 0), ("c", at, "t", 1), ("c", later, "t", 0), ("d", at, "t", 0)]
+    rows = spark.createDataFrame(keys, "cluster string, taken_at timestamp, topic string, partition int").withColumn(
+        inputs.REASON, F.lit(None).cast("string"))
+    every_hash = rows.select(F.xxhash64(*inputs.PARTITION_KEY).alias(inputs.KEY_HASH)).distinct()
+    assert inputs.colliding_hashes(rows).count() == 1
+    found = [tuple(r)[:4] for r in inputs.duplicate_keys(rows, every_hash).collect()]
+    assert found == [("c", at, "t", 0)]
 
 
 def test_no_usable_row_at_all_is_an_input_error(spark, tmp_path: Path) -> None:

@@ -73,7 +73,11 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per thread.
-        builder = (builder.config("spark.sql.shuffle.partitions", str(2 * local_threads(master)))
+        threads = local_threads(master)
+        builder = (builder.config("spark.sql.shuffle.partitions", str(2 * threads))
+                   # input splits of at most 1/(8N) of the input, so that the last wave of tasks (reading
+                   # the files, then every pass over the cached rows) leaves few of the N threads idle
+                   .config("spark.sql.files.minPartitionNum", str(8 * threads))
                    .config("spark.ui.enabled", "false")  # a web server nobody looks at: 1-2 s of start
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
@@ -241,12 +245,19 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
     with spark_errors():
         rows = analysis.with_flags(inputs.read_snapshots(spark, json_files, parquet_files))
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # the files are read and the rules run once
-        duplicates = inputs.duplicate_keys(rows).cache()
+        colliding = inputs.colliding_hashes(rows).cache()
+        duplicates = None
         try:
-            result = _run(spark, inputs.mark_duplicates(rows, duplicates), out, len(json_files) + len(parquet_files),
-                          batch_size, threshold_pct, plot, balance)
+            marked = rows  # no key hash is shared (the usual case): no partition is listed twice
+            if colliding.count():  # materialised first, so that the duplicates' query knows how small it is
+                duplicates = inputs.duplicate_keys(rows, colliding).cache()
+                marked = inputs.mark_duplicates(rows, duplicates)
+            result = _run(spark, marked, out, len(json_files) + len(parquet_files), batch_size, threshold_pct,
+                          plot, balance)
         finally:
-            duplicates.unpersist()
+            if duplicates is not None:
+                duplicates.unpersist()
+            colliding.unpersist()
             rows.unpersist()
         result = replace(result, elapsed_seconds=time.monotonic() - started)
         files.write_bytes(spark, f"{out}/summary.json", json.dumps(result.to_json(), indent=2).encode())
