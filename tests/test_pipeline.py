@@ -415,6 +415,27 @@ def test_small_local_inputs_are_counted_and_start_a_quick_driver_jvm(tmp_path: P
     assert os.environ["SPARK_SUBMIT_OPTS"] == "-Dmine=1"
 
 
+def test_a_local_driver_jvm_gets_the_throughput_collector_unless_the_user_picks_one(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """Two collectors would stop the JVM from starting: a user's choice anywhere the driver reads Java
+    options keeps the collector out of ours."""
+    for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "SPARK_CONF_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert not job.picks_a_collector({"spark.driver.extraJavaOptions": "-Xss4m"})
+    assert job.picks_a_collector({"spark.driver.extraJavaOptions": "-Xss4m -XX:+UseZGC"})
+    assert job.picks_a_collector({"spark.driver.defaultJavaOptions": "-XX:+UseG1GC"})
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseSerialGC")
+    assert job.picks_a_collector({})
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -XX:+UseG1GC\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert job.picks_a_collector({})
+    monkeypatch.delenv("SPARK_CONF_DIR")
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
+    with job._driver_java_options(quiet=False, quick=False, throughput_gc=True):
+        assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.THROUGHPUT_GC_JAVA_OPTIONS} -Dmine=1"
+
+
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["analyze", "x.jsonl", "--out", str(tmp_path), "--threshold", "nan"])
     assert result.exit_code == 2 and "is not a finite number" in result.stderr
