@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 # The pipeline's modules import PySpark: skip (not fail) where the [spark] extra is not installed.
 pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
-
+from pyspark.sql import functions as F  # noqa: E402
 from strategies import cluster_states  # noqa: E402
 
 from leader_election_cli import snapshot  # noqa: E402
@@ -351,6 +351,21 @@ def test_plans_never_come_from_a_snapshot_older_than_the_newest(spark, tmp_path:
     assert list(written["unusable_latest"]) == ["c"] and written["clusters"] == []
 
 
+def test_duplicates_are_the_equal_keys_among_colliding_hashes(spark) -> None:
+    """A shared key hash only makes rows candidates: with every hash taken as colliding, only the keys
+    listed twice in one snapshot are duplicates (not the same partition in another snapshot or cluster)."""
+    from leader_election_cli.pipeline import inputs
+
+    at, later = T0.replace(tzinfo=None), (T0 + timedelta(hours=1)).replace(tzinfo=None)
+    keys = [("c", at, "t", 0), ("c", at, "t", 0), ("c", at, "t", 1), ("c", later, "t", 0), ("d", at, "t", 0)]
+    rows = spark.createDataFrame(keys, "cluster string, taken_at timestamp, topic string, partition int").withColumn(
+        inputs.REASON, F.lit(None).cast("string"))
+    every_hash = rows.select(F.xxhash64(*inputs.PARTITION_KEY).alias(inputs.KEY_HASH)).distinct()
+    assert inputs.colliding_hashes(rows).count() == 1
+    found = [tuple(r)[:4] for r in inputs.duplicate_keys(rows, every_hash).collect()]
+    assert found == [("c", at, "t", 0)]
+
+
 def test_no_usable_row_at_all_is_an_input_error(spark, tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("not json\n")
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "out")])
@@ -400,6 +415,27 @@ def test_small_local_inputs_are_counted_and_start_a_quick_driver_jvm(tmp_path: P
     with job._driver_java_options(quiet=False, quick=True):
         assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.QUICK_START_JAVA_OPTIONS} -Dmine=1"
     assert os.environ["SPARK_SUBMIT_OPTS"] == "-Dmine=1"
+
+
+def test_a_local_driver_jvm_gets_the_throughput_collector_unless_the_user_picks_one(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """Two collectors would stop the JVM from starting: a user's choice anywhere the driver reads Java
+    options keeps the collector out of ours."""
+    for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "SPARK_CONF_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert not job.picks_a_collector({"spark.driver.extraJavaOptions": "-Xss4m"})
+    assert job.picks_a_collector({"spark.driver.extraJavaOptions": "-Xss4m -XX:+UseZGC"})
+    assert job.picks_a_collector({"spark.driver.defaultJavaOptions": "-XX:+UseG1GC"})
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseSerialGC")
+    assert job.picks_a_collector({})
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -XX:+UseG1GC\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert job.picks_a_collector({})
+    monkeypatch.delenv("SPARK_CONF_DIR")
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
+    with job._driver_java_options(quiet=False, quick=False, throughput_gc=True):
+        assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.THROUGHPUT_GC_JAVA_OPTIONS} -Dmine=1"
 
 
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:

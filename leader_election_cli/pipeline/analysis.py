@@ -75,8 +75,9 @@ def cluster_health(flagged: DataFrame, brokers: DataFrame) -> DataFrame:
         F.count(F.lit(1)).alias("partitions"),
         *(_count(flag).alias(name) for name, flag in _partition_conditions().items()),
         *(_partitions_where(flag).alias(name) for name, flag in LISTS.items()),
-        F.sort_array(F.array_distinct(F.flatten(F.collect_set(F.array_except("replicas", "live_brokers")))))
-        .alias("down_brokers"))
+        F.sort_array(F.array_distinct(F.flatten(F.collect_set(F.when(  # only the rows with a down replica
+            ~F.forall("replicas", lambda b: F.array_contains("live_brokers", b)),
+            F.array_except("replicas", "live_brokers")))))).alias("down_brokers"))
     ratio = F.col("imbalance_ratio")
     per_broker = brokers.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("brokers"), _count(F.col("alive")).alias("live_brokers"),

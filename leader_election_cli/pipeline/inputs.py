@@ -25,6 +25,7 @@ REASON = "bad_reason"
 TAKEN_AT_PROBLEM = "_taken_at_problem"
 SNAPSHOT_KEY = ("cluster", "taken_at")
 PARTITION_KEY = (*SNAPSHOT_KEY, "topic", "partition")
+KEY_HASH = "_key_hash"
 
 
 def row_schema(taken_at_text: bool = False) -> T.StructType:
@@ -39,7 +40,7 @@ def row_schema(taken_at_text: bool = False) -> T.StructType:
 def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files: Sequence[str]) -> DataFrame:
     """Every input row, with its source file and, for a bad row, the reason (null for a valid row).
 
-    Duplicates are found afterwards (`duplicate_keys`, `mark_duplicates`), from the cached rows, so
+    Duplicates are found afterwards (`colliding_hashes`, `duplicate_keys`, `mark_duplicates`), from the cached rows, so
     that the files are read only once.
     """
     frames = []
@@ -92,10 +93,25 @@ def _classify(rows: DataFrame) -> DataFrame:
         snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), F.array().cast("array<int>"))})
 
 
-def duplicate_keys(rows: DataFrame) -> DataFrame:
-    """The partition keys that more than one valid row of one snapshot has (read `rows` from a cache)."""
-    return (rows.where(F.col(REASON).isNull()).groupBy(*PARTITION_KEY).count().where(F.col("count") > 1)
+def colliding_hashes(rows: DataFrame) -> DataFrame:
+    """The 64-bit hashes of the partition keys that more than one valid row has (read `rows` from a
+    cache): a shuffle of one long per row instead of the four key columns. Usually empty; equal keys
+    always collide, and `duplicate_keys` tells them from mere hash collisions."""
+    return (rows.where(F.col(REASON).isNull()).groupBy(_key_hash().alias(KEY_HASH)).count()
+            .where(F.col("count") > 1).select(KEY_HASH))
+
+
+def duplicate_keys(rows: DataFrame, colliding: DataFrame) -> DataFrame:
+    """The partition keys that more than one valid row of one snapshot has, among the rows whose key
+    hash is `colliding` (`colliding_hashes`, materialised: when it is small, as it nearly always is,
+    only those rows are grouped, not every row)."""
+    candidates = rows.where(F.col(REASON).isNull()).join(colliding, _key_hash() == colliding[KEY_HASH], "left_semi")
+    return (candidates.groupBy(*PARTITION_KEY).count().where(F.col("count") > 1)
             .select(*PARTITION_KEY, F.lit(True).alias("_duplicate")))
+
+
+def _key_hash() -> Column:
+    return F.xxhash64(*PARTITION_KEY)
 
 
 def mark_duplicates(rows: DataFrame, duplicates: DataFrame) -> DataFrame:

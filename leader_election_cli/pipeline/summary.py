@@ -5,11 +5,12 @@ Only these few rows (one per cluster, one per bad-row reason) ever reach the dri
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from leader_election_cli.pipeline.analysis import KEY, LISTS
 
@@ -72,9 +73,10 @@ class Summary:
         return sum(self.bad_rows.values())
 
     def to_json(self) -> dict[str, Any]:
-        document = asdict(self)
-        for cluster in document["clusters"]:
-            cluster["latest"] = cluster["latest"].isoformat()
+        """The JSON document (`asdict`'s, made without deep-copying a fleet's partition lists)."""
+        document = {f.name: getattr(self, f.name) for f in fields(self)}
+        document["clusters"] = [{**{f.name: getattr(c, f.name) for f in fields(c)}, "latest": c.latest.isoformat()}
+                                for c in self.clusters]
         return {"schema_version": 1, **document, "bad_row_count": self.bad_row_count}
 
 
@@ -95,12 +97,14 @@ def utc(moment: datetime) -> datetime:
 def cluster_summaries(health: DataFrame, latest: DataFrame) -> tuple[list[ClusterSummary], dict[str, str]]:
     """Each cluster's latest snapshot from the health table, sorted by cluster; and the clusters whose
     newest snapshot has no usable row (cluster -> its time). One Spark job, one row per cluster."""
-    rows = latest.join(health, KEY, "left").orderBy("cluster").collect()
+    as_text = {name: F.transform(name, lambda p: F.concat(p.topic, F.lit("-"), p.partition.cast("string")))
+               for name in LISTS}  # "topic-partition" made by Spark: strings reach Python, not one Row each
+    rows = latest.join(health, KEY, "left").withColumns(as_text).orderBy("cluster").collect()
     unusable = {r.cluster: utc(r.taken_at).isoformat() for r in rows if r.partitions is None}
     return [ClusterSummary(
         cluster=r.cluster, snapshots=r.snapshots, latest=utc(r.taken_at), partitions=r.partitions, brokers=r.brokers,
         live_brokers=r.live_brokers, not_preferred_leader=r.not_preferred_leader, under_replicated=r.under_replicated,
         under_min_isr=r.under_min_isr, offline=r.offline, fixable=r.fixable, max_imbalance_ratio=r.max_imbalance_ratio,
         worst_broker=r.worst_broker, brokers_above_threshold=r.brokers_above_threshold,
-        down_brokers=tuple(r.down_brokers), **{name: tuple(f"{p.topic}-{p.partition}" for p in r[name])
-                                               for name in LISTS}) for r in rows if r.partitions is not None], unusable
+        down_brokers=tuple(r.down_brokers), **{name: tuple(r[name]) for name in LISTS})
+        for r in rows if r.partitions is not None], unusable
