@@ -124,12 +124,12 @@ def test_duplicates_are_listed_in_the_order_of_kafkas_hash_set(tmp_path: Path) -
         assert "[" + ", ".join(map(str, selection.java_hash_set_order(case, repeats))) + "]" == kafkas
 
 
-def test_many_duplicates_are_abbreviated(tmp_path: Path) -> None:
+def test_many_duplicates_are_all_listed_as_kafka_does(tmp_path: Path) -> None:
     path = write(tmp_path, entries(*[("t", i) for i in range(30)] * 2))
     # only the list: the file's path (pytest-208/...) once contained "t-20"
     listed = load_error(path).message.split("duplicate partitions: ", 1)[1].split("]", 1)[0]
-    assert listed.startswith("[t-21, t-19, t-17, ") and listed.endswith("t-12, ... (30 in all)")
-    assert listed.count(", t-") == 19
+    assert listed.startswith("[t-21, t-19, t-17, ")
+    assert sorted(listed[1:].split(", ")) == sorted(f"t-{i}" for i in range(30))
 
 
 @pytest.mark.parametrize("make_path, reason", [

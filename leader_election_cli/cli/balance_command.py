@@ -16,11 +16,11 @@ from leader_election_cli.cli.common import (
     hooks,
     run,
     show,
-    without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 _MAX_ID = 2**31 - 1
@@ -98,9 +98,10 @@ def balance(**o: Any) -> None:
     preferred election, in batches; every partition is checked and reported, and the leaders are
     read back. `kafka-leaders restore FILE` puts the old orders back.
     """
-    sys.exit(run(lambda: without_cyclic_gc(_balance, o), o["debug"]))
+    sys.exit(run(lambda: _balance(o), o["debug"]))
 
 
+@cyclic_gc_paused()
 def _balance(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.balance import balance as balance_operation
     from leader_election_cli.reports.balance_plan import BalanceStopped

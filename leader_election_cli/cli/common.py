@@ -76,23 +76,6 @@ def ask(question: str) -> bool:
         return False
 
 
-def without_cyclic_gc(body: Callable[..., int], *args: Any, **kwargs: Any) -> int:
-    """Run `body` with the cyclic garbage collector paused.
-
-    A large cluster's read makes millions of acyclic objects (partition states, predictions, results)
-    that reference counting frees; the collector would only walk them again and again (a quarter of an
-    election's CPU time at 100,000 partitions, a third of `status`'s at 1,000,000). For the commands
-    that read a cluster once and end, not for the sandbox, which serves until stopped.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return body(*args, **kwargs)
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 @contextmanager
 def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
     """A rich progress bar on a terminal when several batches go out; never with --output json."""

@@ -27,7 +27,6 @@ from leader_election_cli.cli.common import (
     run,
     show,
     stopped_election,
-    without_cyclic_gc,
 )
 from leader_election_cli.cli.drop_in_options import PROG_NAME, quick_parse
 from leader_election_cli.errors import (
@@ -38,12 +37,13 @@ from leader_election_cli.errors import (
     InputError,
     TimedOutError,
 )
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
 
 def run_drop_in(options: dict[str, Any]) -> int:
     """Run the drop-in with its parsed options (as click gives them); the exit code."""
-    return run(lambda: without_cyclic_gc(_elect, options), options["debug"])
+    return run(lambda: _elect(options), options["debug"])
 
 
 # Options that take one value, by their Kafka names.
@@ -52,6 +52,7 @@ _SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeepe
                   "partition": "partition", "path_to_json_file": "path-to-json-file"}
 
 
+@cyclic_gc_paused()
 def _elect(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.connection import Connection
     from leader_election_cli.operations.elect import Election, elect

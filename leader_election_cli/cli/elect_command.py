@@ -22,7 +22,6 @@ from leader_election_cli.cli.common import (
     run,
     show,
     stopped_election,
-    without_cyclic_gc,
 )
 from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.cli.options import (
@@ -34,6 +33,7 @@ from leader_election_cli.cli.options import (
     verbatim,
 )
 from leader_election_cli.errors import EXIT_CODE_HELP
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.model import ControllerMode, ElectionType
 from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
@@ -123,7 +123,7 @@ def elect(**options: Any) -> None:
     and asks; without a terminal it refuses (exit 5) unless --yes is given. Each batch gets the whole
     --timeout; Ctrl-C stops after the batch in flight and reports every partition (exit 130).
     """
-    sys.exit(run(lambda: without_cyclic_gc(_run, options, dry_run=options["dry_run"]), options["debug"]))
+    sys.exit(run(lambda: _run(options, dry_run=options["dry_run"]), options["debug"]))
 
 
 @click.command(cls=Command, epilog=verbatim(SELECTION_NOTES, PLAN_EXAMPLES, EXIT_CODE_HELP),
@@ -135,9 +135,10 @@ def plan(**options: Any) -> None:
     Takes the selection and prediction flags of `elect`, not those about sending. Unclean plans flag
     partitions that would elect outside the ISR (data loss possible) or end up below min.insync.replicas.
     """
-    sys.exit(run(lambda: without_cyclic_gc(_run, options, dry_run=True), options["debug"]))
+    sys.exit(run(lambda: _run(options, dry_run=True), options["debug"]))
 
 
+@cyclic_gc_paused()
 def _run(o: dict[str, Any], dry_run: bool) -> int:
     from leader_election_cli.operations.elect import Election, elect
     from leader_election_cli.selection.topics import parse_selection

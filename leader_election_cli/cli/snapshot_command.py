@@ -8,9 +8,10 @@ from typing import Any
 
 import click
 
-from leader_election_cli.cli.common import configure_logging, connection, hooks, run, without_cyclic_gc
+from leader_election_cli.cli.common import configure_logging, connection, hooks, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import InputError, exit_code_help
+from leader_election_cli.gc_pause import cyclic_gc_paused
 
 EXAMPLES = """\
 Examples:
@@ -39,9 +40,10 @@ def snapshot(**options: Any) -> None:
 
     Run it on a schedule for each cluster, then analyze the files with `kafka-leaders analyze`.
     """
-    sys.exit(run(lambda: without_cyclic_gc(_snapshot, options), options["debug"]))
+    sys.exit(run(lambda: _snapshot(options), options["debug"]))
 
 
+@cyclic_gc_paused()
 def _snapshot(o: dict[str, Any]) -> int:
     from leader_election_cli import snapshot as snapshots
     from leader_election_cli.operations.snapshot import take_snapshot

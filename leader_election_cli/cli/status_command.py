@@ -16,7 +16,6 @@ from leader_election_cli.cli.common import (
     hooks,
     run,
     show,
-    without_cyclic_gc,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
 from leader_election_cli.cli.options import (
@@ -28,6 +27,7 @@ from leader_election_cli.cli.options import (
     verbatim,
 )
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -67,9 +67,10 @@ def status(**o: Any) -> None:
     under-replicated, under min.insync.replicas, leaderless or offline, and pending reassignments; and
     the most leaders on a broker beside the least maximum new replica orders reach (kafka-leaders
     balance: the optimum, and how many partitions it changes)."""
-    sys.exit(run(lambda: without_cyclic_gc(_status, o), o["debug"]))
+    sys.exit(run(lambda: _status(o), o["debug"]))
 
 
+@cyclic_gc_paused()
 def _status(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.status import status
     from leader_election_cli.reports.balance import StatusUnread
@@ -126,9 +127,10 @@ def rebalance(**o: Any) -> None:
     preferred broker is above the threshold, in batches, as Kafka's own automatic rebalance does.
     Silent when there is nothing to do, unless -v.
     """
-    sys.exit(run(lambda: without_cyclic_gc(_rebalance, o), o["debug"]))
+    sys.exit(run(lambda: _rebalance(o), o["debug"]))
 
 
+@cyclic_gc_paused()
 def _rebalance(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.rebalance import rebalance
 

@@ -9,16 +9,14 @@ schema does; only the first bad entry is handed to jsonschema, which says what i
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from itertools import islice
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
@@ -47,14 +45,12 @@ _WEIGHTS = _Kind("weights-file", "--weights", "Invalid weights file", "Weights f
 
 def load_election_file(path: str) -> tuple[TopicPartition, ...]:
     """The partitions of a Kafka election file, in file order; an empty list is valid (nothing to do)."""
-    with _gc_paused():
+    with cyclic_gc_paused():
         document = _parse(path, _ELECTION, _read(path, _ELECTION.option, kafka_line=True))
         partitions = tuple(_entries(path, _ELECTION, document, _election_entry))
         repeats = _repeats(partitions)
-        if repeats:  # Kafka's message (`[t-1, t-2]`, in its HashSet's order), plus where the first repeat is
-            listed = ", ".join(shown(str(tp)) for tp in islice(java_hash_set_order(partitions, repeats), 20))
-            if len(repeats) > 20:
-                listed += f", ... ({len(repeats)} in all)"
+        if repeats:  # Kafka's message, every repeat (`[t-1, t-2]`, in its HashSet's order), then where the first is
+            listed = ", ".join(shown(str(tp)) for tp in java_hash_set_order(partitions, repeats))
             first, again = next(iter(repeats.values()))
             raise InputError(f"Replica election data contains duplicate partitions: [{listed}]",
                              detail=f"{shown(path)}: $.partitions[{again}] repeats $.partitions[{first}]",
@@ -80,18 +76,6 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
             raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: too large",
                              hint=_WEIGHTS.hint)
     return dict(pairs)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """A big file makes millions of acyclic objects: the cyclic collector would only slow the load down."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
