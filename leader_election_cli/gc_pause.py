@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector inside the block (or the decorated function), as it was before after.
+    """Pause the cyclic collector inside the block (or the decorated function); leave it as it was after.
 
     A large cluster's read or a big election file makes millions of acyclic objects (partition states,
     predictions, results) that reference counting frees; the collector would only walk them again and
