@@ -11,6 +11,8 @@ from typing import Any
 from kafka.protocol.admin import (
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
 )
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
@@ -18,9 +20,10 @@ from leader_election_cli.sandbox.handlers import (
     Context,
     Settings,
     describe_topic_partitions,
+    elect_leaders,
     metadata,
 )
-from leader_election_cli.sandbox.state import Cluster
+from leader_election_cli.sandbox.state import PREFERRED, Cluster
 
 # Utils.to32BitField of AclEntry.supportedOperations(TOPIC): READ WRITE CREATE DELETE ALTER DESCRIBE
 # DESCRIBE_CONFIGS ALTER_CONFIGS (3 4 5 6 7 8 10 11), all allowed without an authorizer.
@@ -121,3 +124,29 @@ def test_a_cursor_on_a_topic_not_asked_for_is_an_invalid_request() -> None:
     assert [(t.name, t.error_code, t.partitions) for t in response.topics] == [("t", 42, []), ("u", 42, [])]
     assert response.next_cursor is None
     assert [t.name for t in describe(cluster, [], cursor=("t", 1)).topics] == ["t"]  # every topic: no check
+
+
+def elect(cluster: Cluster, timeout_ms: int, topics: dict[str, list[int]] | None) -> Any:
+    request = ElectLeadersRequest(version=2, election_type=PREFERRED, timeout_ms=timeout_ms, topic_partitions=None
+                                  if topics is None else [ElectLeadersRequest.TopicPartitions(topic=t, partitions=ps)
+                                                          for t, ps in topics.items()])
+    return answer(elect_leaders, cluster, request, ElectLeadersResponse, 2)
+
+
+def test_kraft_an_election_whose_timeout_has_already_passed_times_out() -> None:
+    """ControllerApis.handleElectLeaders gives the controller's write event the deadline now + TimeoutMs;
+    KafkaEventQueue times out an event whose deadline has passed before running it, so TimeoutMs <= 0 is
+    REQUEST_TIMED_OUT (7) at the top and on every partition (getErrorResponse, no message) and nothing is
+    elected. An empty partition list is answered before the event is queued."""
+    cluster = cluster_with_a_leaderless_partition()
+    cluster.edit("t", 1, leader=3)
+    for timeout_ms in (0, -1):
+        response = elect(cluster, timeout_ms, {"t": [1]})
+        assert response.error_code == 7
+        assert [(p.partition_id, p.error_code, p.error_message)
+                for r in response.replica_election_results for p in r.partition_result] == [(1, 7, None)]
+        assert cluster.partition_state("t", 1).leader == 3
+        everything = elect(cluster, timeout_ms, None)
+        assert (everything.error_code, everything.replica_election_results) == (7, [])
+    assert (elect(cluster, 0, {}).error_code, cluster.partition_state("t", 1).leader) == (0, 3)
+    assert elect(cluster, 1000, {"t": [1]}).error_code == 0 and cluster.partition_state("t", 1).leader == 2

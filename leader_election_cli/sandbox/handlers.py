@@ -334,6 +334,10 @@ def elect_leaders(ctx: Context, req: Any) -> Any:
     election_type = req.election_type if ctx.version >= 1 else 0
     if not ctx.may(ALTER):
         answer = unauthorized_election(ctx, requested)
+    elif ctx.cluster.mode is Mode.KRAFT and req.timeout_ms <= 0 and requested != []:
+        # ControllerApis: the controller's write event gets the deadline now + TimeoutMs, and KafkaEventQueue
+        # times out an event whose deadline has passed before running it (an empty list is answered before)
+        answer = error_answer(requested, ke.REQUEST_TIMED_OUT, None)
     else:
         answer = ctx.cluster.elect_leaders(election_type, requested, broker=ctx.broker_id)
     return election_response(ctx, answer)
