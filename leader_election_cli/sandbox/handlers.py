@@ -206,6 +206,16 @@ def is_internal(topic: str) -> bool:
     return topic in INTERNAL_TOPICS
 
 
+def legal_topic_name(name: str) -> bool:
+    """`Topic.validate`: not empty, not "." or "..", at most 249 characters of [a-zA-Z0-9._-]."""
+    return bool(name) and name not in (".", "..") and len(name) <= 249 and TOPIC_NAME.fullmatch(name) is not None
+
+
+def unknown_topic_error(name: str) -> int:
+    """The code for a topic name the metadata cache does not hold (KafkaApis.getTopicMetadata)."""
+    return ke.UNKNOWN_TOPIC_OR_PARTITION if legal_topic_name(name) else ke.INVALID_TOPIC_EXCEPTION
+
+
 def _metadata(ctx: Context, req: Any) -> Any:
     R = MetadataResponse
     c = ctx.cluster
@@ -216,16 +226,16 @@ def _metadata(ctx: Context, req: Any) -> Any:
         if req.topics is None or (v == 0 and not req.topics):
             wanted = [(t.name, None) for t in c.topics.values()]
         else:
-            wanted = [(t.name, t.topic_id) for t in req.topics]
+            wanted = list(dict.fromkeys((t.name, t.topic_id) for t in req.topics))  # KafkaApis: a set
         topic_ops = ctx.allowed(TOPIC_OPERATIONS) if req.include_topic_authorized_operations else None
         topics = []
         for name, topic_id in wanted:
             topic = c.topics.get(name) if name is not None else _topic_by_id(c, topic_id)
             if topic is None:
-                code = ke.UNKNOWN_TOPIC_OR_PARTITION if name is not None else 100  # UNKNOWN_TOPIC_ID
+                code = unknown_topic_error(name) if name is not None else 100  # UNKNOWN_TOPIC_ID
                 topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id,
-                                                      is_internal=False, partitions=[],
-                                                      authorized_operations=topic_ops))
+                                                      is_internal=name is not None and is_internal(name),
+                                                      partitions=[], authorized_operations=topic_ops))
                 continue
             partitions = []
             for pid, p in enumerate(topic.partitions):
@@ -324,6 +334,10 @@ def elect_leaders(ctx: Context, req: Any) -> Any:
     election_type = req.election_type if ctx.version >= 1 else 0
     if not ctx.may(ALTER):
         answer = unauthorized_election(ctx, requested)
+    elif ctx.cluster.mode is Mode.KRAFT and req.timeout_ms <= 0 and requested != []:
+        # ControllerApis: the controller's write event gets the deadline now + TimeoutMs, and KafkaEventQueue
+        # times out an event whose deadline has passed before running it (an empty list is answered before)
+        answer = error_answer(requested, ke.REQUEST_TIMED_OUT, None)
     else:
         answer = ctx.cluster.elect_leaders(election_type, requested, broker=ctx.broker_id)
     return election_response(ctx, answer)
@@ -387,7 +401,7 @@ def create_topics(ctx: Context, req: Any) -> Any:
 
 def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | None, int, int]:
     name = t.name
-    if not name or name in (".", "..") or len(name) > 249 or not TOPIC_NAME.fullmatch(name):
+    if not legal_topic_name(name):
         return ke.INVALID_TOPIC_EXCEPTION, f"Topic name {name!r} is illegal.", -1, -1
     if name in c.topics:
         return ke.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", -1, -1
@@ -561,36 +575,50 @@ def list_reassignments_error(ctx: Context, req: Any, code: int, message: str | N
 # -- DescribeTopicPartitions (KIP-966: reports ELR) -------------------------------------------------
 
 def describe_topic_partitions(ctx: Context, req: Any) -> Any:
+    """`DescribeTopicPartitionsRequestHandler` and `KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse`.
+
+    The names asked for (a set; every topic when none is), from the cursor's topic on, in name order, up to
+    `response_partition_limit` partitions (at most the broker's limit). An unknown topic is answered only
+    when asked for by name and while partitions are left to give; once none are, the cursor points at the
+    next topic. A cursor on a topic not asked for is an invalid request.
+    """
     R = DescribeTopicPartitionsResponse
     c = ctx.cluster
+    cursor = req.cursor
+    after = "" if cursor is None else cursor.topic_name
+    every_topic = not req.topics
     limit = max(1, min(req.response_partition_limit, DESCRIBE_TOPIC_PARTITIONS_LIMIT))
+    operations = sum(1 << op for op in ctx.allowed(TOPIC_OPERATIONS))  # Utils.to32BitField
     with c.lock:
-        names = sorted(t.name for t in req.topics) if req.topics else sorted(c.topics)
-        cursor = req.cursor
-        if cursor is not None:
-            names = [n for n in names if n >= cursor.topic_name]
+        names = sorted({n for n in (c.topics if every_topic else (t.name for t in req.topics)) if n >= after})
+        if cursor is not None and not every_topic and cursor.topic_name not in names:
+            return describe_topic_partitions_error(
+                ctx, req, ke.INVALID_REQUEST,
+                f"DescribeTopicPartitionsRequest topic list should contain the cursor topic: {cursor.topic_name}")
         topics, next_cursor, budget = [], None, limit
         for name in names:
+            if budget == 0:
+                next_cursor = R.Cursor(topic_name=name, partition_index=0)
+                break
             topic = c.topics.get(name)
             if topic is None:
                 topics.append(R.DescribeTopicPartitionsResponseTopic(
-                    error_code=ke.UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=None, is_internal=False,
-                    partitions=[], topic_authorized_operations=UNSET_OPERATIONS))
+                    error_code=unknown_topic_error(name), name=name, topic_id=None, is_internal=is_internal(name),
+                    partitions=[], topic_authorized_operations=operations))
                 continue
-            first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
-            if budget == 0:
-                next_cursor = R.Cursor(topic_name=name, partition_index=first)
-                break
+            first = cursor.partition_index if name == after else 0
             stop = min(len(topic.partitions), first + budget)
-            topics.append(_describe_topic(ctx, topic, range(first, stop)))
-            budget -= stop - first
+            pids = range(max(first, 0), stop)
+            topics.append(_describe_topic(ctx, topic, pids, operations))
             if stop < len(topic.partitions):
                 next_cursor = R.Cursor(topic_name=name, partition_index=stop)
                 break
+            budget -= len(pids)
     return R(version=ctx.version, throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
 
 
-def _describe_topic(ctx: Context, topic: Topic, pids: range) -> Any:
+def _describe_topic(ctx: Context, topic: Topic, pids: range, operations: int) -> Any:
+    """One topic's partitions; one without a live leader has leader -1 and, unlike Metadata, no error code."""
     R = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
     live = ctx.cluster.live
     partitions = []
@@ -598,12 +626,12 @@ def _describe_topic(ctx: Context, topic: Topic, pids: range) -> Any:
         p = topic.partitions[pid]
         led = p.leader != NO_LEADER and p.leader in live
         partitions.append(R.DescribeTopicPartitionsResponsePartition(
-            error_code=ke.NONE if led else 5, partition_index=pid, leader_id=p.leader if led else NO_LEADER,
+            error_code=ke.NONE, partition_index=pid, leader_id=p.leader if led else NO_LEADER,
             leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
             eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
             offline_replicas=[r for r in p.replicas if r not in live]))
     return R(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=is_internal(topic.name),
-             partitions=partitions, topic_authorized_operations=UNSET_OPERATIONS)
+             partitions=partitions, topic_authorized_operations=operations)
 
 
 def describe_topic_partitions_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
