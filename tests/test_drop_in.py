@@ -162,6 +162,28 @@ def test_an_option_given_twice_is_refused_as_kafka_does(sb: Sandbox, repeat: lis
     assert sb.request_count() == before
 
 
+@pytest.mark.parametrize("repeat, name, value", [
+    (["--election-type", "bogus", "--election-type", "preferred"], "election-type", "bogus"),
+    (["--partition", "x", "--partition", "0"], "partition", "x")])
+def test_every_value_of_a_repeated_option_is_converted_first_as_kafka_does(
+        sb: Sandbox, repeat: list[str], name: str, value: str) -> None:
+    """joptsimple's valueOf converts every value before it refuses a second one."""
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--topic", "t1", *repeat,
+                           *(["--partition", "0"] if name != "partition" else ["--election-type", "preferred"]))
+    assert (code, out, err.splitlines()[0]) == (2, "", f"Cannot parse argument '{value}' of option {name}")
+
+
+@pytest.mark.parametrize("topic, partition, shown", [("t1", "-1", "t1--1"), ("bad name", "0", "bad name-0"),
+                                                     ("t\u00f3pico", "0", "t\u00f3pico-0")])
+def test_a_partition_no_topic_can_have_is_sent_and_answered_as_kafka_does(
+        sb: Sandbox, topic: str, partition: str, shown: str) -> None:
+    """Kafka's tool checks neither the name nor the sign: the controller answers UNKNOWN_TOPIC_OR_PARTITION."""
+    code, out, err = preferred(sb, "--topic", topic, "--partition", partition)
+    assert out.startswith(f"Error completing leader election (PREFERRED) for partition: {shown}: "
+                          "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ")
+    assert (code, err) == (1, "1 replica(s) could not be elected\n")
+
+
 def test_unreachable_server_times_out_quickly() -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -98,7 +98,7 @@ def _validated(o: dict[str, Any]) -> Any:
         topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
         command_config=o["command_config"],
-        repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
+        repeated={_SINGLE_VALUED[key]: values for key, values in given.items() if len(values) > 1}))
 
 
 @contextmanager
