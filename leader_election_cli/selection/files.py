@@ -110,6 +110,15 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
                              hint=kind.hint)
         raise InputError(f"{where} is empty", hint=kind.hint)
     try:
+        return _decode(text, where, kind)
+    except InputError as exc:  # Kafka's Json.parseFull answers no document for any JSON it cannot read
+        if kind is not _ELECTION:
+            raise
+        raise InputError("Replica election data is empty", detail=exc.message, hint=kind.hint) from None
+
+
+def _decode(text: str, where: str, kind: _Kind) -> Any:
+    try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where} is not valid JSON: {exc.msg.removesuffix(' at')} "
