@@ -80,9 +80,10 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
     """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is Kafka's line alone
-    ("Unable to read file PATH"), the reason on a line of its own."""
+    ("java.io.IOException: Unable to read file PATH": Utils.readFileAsString's IOException, wrapped in a
+    RuntimeException whose message is its toString), the reason on a line of its own."""
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
-                             reason_on_detail=kafka_line,
+                             reason_on_detail=kafka_line, io_error_prefix="java.io.IOException: " if kafka_line else "",
                              too_large_hint="Split the partitions over several files and run once per file.")
 
 
