@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +116,13 @@ def test_completion_is_left_to_click() -> None:
 def test_the_table_is_the_click_commands() -> None:
     declared = [param for param in command.params if isinstance(param, click.Option) and param.name != "version"]
     assert [param.name for param in declared] == [option.dest for option in OPTIONS]
+
+
+def test_no_arguments_start_with_kafkas_usage_line() -> None:
+    """CommandLineUtils.printUsageAndExit: the tool's description first, on stderr (then our help)."""
+    result = CliRunner().invoke(command, [], prog_name=PROG_NAME)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[0] == ("This tool attempts to elect a new leader for a set of topic partitions. "
+                                             "The type of elections supported are preferred replicas and unclean "
+                                             "replicas.")
+    assert "Usage: kafka-leader-election [OPTIONS]" in result.stderr

@@ -22,9 +22,11 @@ from leader_election_cli.cli.options import (
 )
 from leader_election_cli.errors import InputError, exit_code_help
 
-HELP = """\
-This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
-are preferred replicas and unclean replicas.
+# The first line of Kafka's usage (CommandLineUtils.printUsageAndExit, on stderr, for no arguments at all).
+KAFKA_USAGE_LINE = ("This tool attempts to elect a new leader for a set of topic partitions. The type of elections "
+                    "supported are preferred replicas and unclean replicas.")
+HELP = f"""\
+{KAFKA_USAGE_LINE}
 
 The preferred replica of a partition is the first broker in its replica list; a preferred election
 moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
@@ -74,7 +76,8 @@ class DropInCommand(Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if ctx.resilient_parsing:  # shell completion: click's own reading of the words typed so far
             return super().parse_args(ctx, args)
-        if not args:
+        if not args:  # Kafka's usage line first, as its tool prints it, then the help
+            click.echo(KAFKA_USAGE_LINE, err=True)
             raise click.exceptions.NoArgsIsHelpError(ctx)
         try:
             words = kafka_words(args)
