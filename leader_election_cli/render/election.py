@@ -40,7 +40,7 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     Kafka's tool has no unconfirmed outcome: such a partition is in none of Kafka's stdout lines (not
     in "Successfully completed": that was not seen), and has its own line on stderr (exit code 3)."""
     kind = report.election_type.name
-    by_outcome = _in_kafkas_order(report.results)
+    by_outcome = _in_kafkas_order(report.results, report.all_partitions)
     if by_outcome[Outcome.ELECTED]:
         out.write(f"Successfully completed leader election ({kind}) for partitions "
                   f"{_names(by_outcome[Outcome.ELECTED])}\n")
@@ -58,13 +58,14 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     _write_stop_notes(report, err)
 
 
-def _in_kafkas_order(results: list[PartitionResult]) -> dict[Outcome, list[PartitionResult]]:
+def _in_kafkas_order(results: list[PartitionResult], all_partitions: bool) -> dict[Outcome, list[PartitionResult]]:
     """The results by outcome, the answered ones in the order Kafka's tool prints them: the admin client
     puts the answer in a HashMap (in the order of the response), the tool copies it, in that map's order,
     into a HashSet of the elected, one of the already elected and a HashMap of the failed, and prints each
-    in its own order."""
+    in its own order. (With --all-topic-partitions, the controller's answer leaves the already elected out.)"""
     by_outcome = {o: [r for r in results if r.outcome is o] for o in Outcome}
-    kafkas = (Outcome.ELECTED, Outcome.ALREADY_ELECTED, Outcome.FAILED)
+    kafkas = (Outcome.ELECTED, Outcome.FAILED) if all_partitions else (Outcome.ELECTED, Outcome.ALREADY_ELECTED,
+                                                                       Outcome.FAILED)
     answered = [r for r in results if r.outcome in kafkas]  # (each partition once)
     if len(answered) > 1:
         hashes = spread_hashes([r.tp for r in answered])
