@@ -33,14 +33,15 @@ def _size_text(limit: int) -> str:
 
 def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str,
                       shown_as: str | None = None, reason_on_detail: bool = False,
-                      too_large_hint: str | None = None) -> bytes:
+                      too_large_hint: str | None = None, io_error_prefix: str = "") -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes; anything else one clear InputError
     (exit 2): "Unable to read {what} {path}: {reason}" with the fix (`hint`, or `too_large_hint` for a
     file over the limit). `shown_as` is the path as the message shows it (default: `path`, made inert);
-    `reason_on_detail` puts the reason on the detail line, leaving the first line alone."""
+    `reason_on_detail` puts the reason on the detail line, leaving the first line alone; `io_error_prefix`
+    starts the first line when the system refused the file (not for our own refusals)."""
 
-    def unreadable(reason: str, fix: str = hint) -> InputError:
-        line = f"Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
+    def unreadable(reason: str, fix: str = hint, prefix: str = io_error_prefix) -> InputError:
+        line = f"{prefix}Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
         if reason_on_detail:
             return InputError(line, hint=fix, detail=reason)
         return InputError(f"{line}: {reason}", hint=fix)
@@ -50,13 +51,13 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
     except OSError as exc:
         raise unreadable(exc.strerror or str(exc)) from None
     except ValueError as exc:  # a NUL character in the path
-        raise unreadable(str(exc)) from None
+        raise unreadable(str(exc), prefix="") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise unreadable(os.strerror(errno.EISDIR))
         if not stat.S_ISREG(mode):
-            raise unreadable(f"it is {kind_of(mode)}, not a regular file")
+            raise unreadable(f"it is {kind_of(mode)}, not a regular file", prefix="")
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -69,7 +70,7 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
     finally:
         os.close(fd)
     if size > limit:
-        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint)
+        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint, prefix="")
     return b"".join(chunks)
 
 

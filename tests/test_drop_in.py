@@ -16,6 +16,8 @@ import pytest
 from commands import run_command
 
 from leader_election_cli.cli.drop_in_command import command
+from leader_election_cli.java_order import java_hash_set_order
+from leader_election_cli.model import TopicPartition
 from leader_election_cli.sandbox import Sandbox
 
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
@@ -162,6 +164,28 @@ def test_an_option_given_twice_is_refused_as_kafka_does(sb: Sandbox, repeat: lis
     assert sb.request_count() == before
 
 
+@pytest.mark.parametrize("repeat, name, value", [
+    (["--election-type", "bogus", "--election-type", "preferred"], "election-type", "bogus"),
+    (["--partition", "x", "--partition", "0"], "partition", "x")])
+def test_every_value_of_a_repeated_option_is_converted_first_as_kafka_does(
+        sb: Sandbox, repeat: list[str], name: str, value: str) -> None:
+    """joptsimple's valueOf converts every value before it refuses a second one."""
+    code, out, err = elect("--bootstrap-server", sb.bootstrap_servers, "--topic", "t1", *repeat,
+                           *(["--partition", "0"] if name != "partition" else ["--election-type", "preferred"]))
+    assert (code, out, err.splitlines()[0]) == (2, "", f"Cannot parse argument '{value}' of option {name}")
+
+
+@pytest.mark.parametrize("topic, partition, shown", [("t1", "-1", "t1--1"), ("bad name", "0", "bad name-0"),
+                                                     ("t\u00f3pico", "0", "t\u00f3pico-0")])
+def test_a_partition_no_topic_can_have_is_sent_and_answered_as_kafka_does(
+        sb: Sandbox, topic: str, partition: str, shown: str) -> None:
+    """Kafka's tool checks neither the name nor the sign: the controller answers UNKNOWN_TOPIC_OR_PARTITION."""
+    code, out, err = preferred(sb, "--topic", topic, "--partition", partition)
+    assert out.startswith(f"Error completing leader election (PREFERRED) for partition: {shown}: "
+                          "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ")
+    assert (code, err) == (1, "1 replica(s) could not be elected\n")
+
+
 def test_unreachable_server_times_out_quickly() -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -198,17 +222,12 @@ def test_not_controller_is_refreshed_and_retried() -> None:
         assert sb.request_count(ELECT_LEADERS) == 2
 
 
-def test_admin_config_is_deprecated_like_kafka_says_it(sb: Sandbox, tmp_path: Path) -> None:
+def test_admin_config_prints_no_deprecation_as_in_kafka_4_0(sb: Sandbox, tmp_path: Path) -> None:
+    """Kafka 4.0.0 reads --admin.config without a word (its deprecation line came with --command-config, in 4.2)."""
     config = tmp_path / "admin.properties"
     config.write_text("client.id=runbook\n")
-    deprecated = ("Option --admin.config has been deprecated and will be removed in a future version. "
-                  "Use --command-config instead.")
     code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", "--admin.config", str(config))
-    assert code == 0  # Kafka prints it on stdout, before the result lines
-    assert out.splitlines() == [deprecated, "Valid replica already elected for partitions t1-0"]
-    code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", "--admin.config", str(config),
-                               output="json")
-    assert json.loads(out)["summary"]["already_elected"] == 1 and deprecated in err  # stdout stays JSON
+    assert (code, out, err) == (0, "Valid replica already elected for partitions t1-0\n", "")
 
 
 @pytest.mark.parametrize("extra", [[], ["--dry-run"]], ids=["elect", "dry-run"])
@@ -267,8 +286,11 @@ def test_a_large_election_goes_out_in_requests_a_kraft_controller_accepts(tmp_pa
             args = ["--path-to-json-file", str(tmp_path / "p.json")]
         code, out, _ = preferred(sb, *args)
         lines = out.splitlines()
+        elected, not_needed = [TopicPartition("big", p) for p in range(11_000)], \
+            [TopicPartition("big", p) for p in range(11_000, 12_000)]
+        answer = java_hash_set_order(elected + ([] if selection == "all" else not_needed), elected + not_needed)
         assert code == 0 and lines[0] == "Successfully completed leader election (PREFERRED) for partitions " + \
-            ", ".join(f"big-{p}" for p in range(11_000))
-        already = ", ".join(f"big-{p}" for p in range(11_000, 12_000))
+            ", ".join(map(str, java_hash_set_order(answer, set(elected))))  # in Kafka's HashSet order
+        already = ", ".join(map(str, java_hash_set_order(answer, set(not_needed))))
         assert lines[1:] == ([] if selection == "all" else [f"Valid replica already elected for partitions {already}"])
         assert [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS] == [10_000, 1_000]

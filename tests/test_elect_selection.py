@@ -120,7 +120,7 @@ def test_preferred_election_leaves_out_partitions_already_led_by_their_preferred
     code, out, err = invoke(elect, sb, "--topic", "t", "--output", "text")
     assert (code, err) == (0, "2 partition(s) already led by their preferred replica: left out of the request.\n")
     assert out.splitlines() == ["Successfully completed leader election (PREFERRED) for partitions t-1",
-                                "Valid replica already elected for partitions t-0, t-2"]
+                                "Valid replica already elected for partitions t-2, t-0"]
     assert [r.partitions for r in sb.request_log if r.api_key == ELECT_LEADERS] == [1]
     code, out, _ = invoke(elect, sb, "--topic", "t", "--output", "json")
     document = json.loads(out)

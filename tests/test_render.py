@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import random
+import shutil
+import subprocess
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,7 +48,7 @@ MIXED = _report(
 def test_text_reproduces_kafkas_lines_in_kafkas_order() -> None:
     out, err = _text(MIXED)
     assert out.splitlines() == [
-        "Successfully completed leader election (PREFERRED) for partitions t-0, t-1",
+        "Successfully completed leader election (PREFERRED) for partitions t-1, t-0",  # HashSet order
         "Valid replica already elected for partitions t-2",
         "Error completing leader election (PREFERRED) for partition: t-3: "
         "org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred leader was not available.",
@@ -166,3 +171,32 @@ def test_each_json_row_is_json_dumps_of_its_row(results: list[PartitionResult], 
     assert document["partitions"] == [json.loads(json.dumps(election_report.row(r, dry_run))) for r in results]
     lines = [line.strip().rstrip(",") for line in out.getvalue().splitlines() if line.strip().startswith('{"topic"')]
     assert lines == [json.dumps(election_report.row(r, dry_run)) for r in results]
+
+
+def test_the_result_lines_list_partitions_in_the_order_of_kafkas_hash_sets() -> None:
+    """Kafka's own code (tests/java/ResultOrder.java, run by the JDK) gives the order to match; with
+    --all-topic-partitions the controller's answer has no already elected partitions."""
+    if shutil.which("javac") is None:
+        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+    rng = random.Random(7)
+    outcomes = {"E": Outcome.ELECTED, "N": Outcome.ALREADY_ELECTED, "F": Outcome.FAILED}
+    cases = []
+    for size in [2, 3, 5, 12, 13, 40, 100, 700] * 4:
+        topics = [f"{rng.choice(['orders', 't', 'topic-1', 'a.b_c'])}{rng.randint(0, 30)}" for _ in range(4)]
+        chosen = dict.fromkeys(TopicPartition(rng.choice(topics), rng.randint(0, 200)) for _ in range(size))
+        case = [(tp, rng.choice("EEENF")) for tp in chosen]
+        cases += [(case, False), (case, True)]
+    source = Path(__file__).parent / "java" / "ResultOrder.java"
+    lines = "".join("\t".join(f"{tp.topic} {tp.partition} {o}" for tp, o in case if not (everything and o == "N"))
+                    + "\n" for case, everything in cases)
+    java = subprocess.run(["java", str(source)], input=lines, capture_output=True, text=True, timeout=120, check=True)
+    for (case, everything), kafkas in zip(cases, java.stdout.splitlines(), strict=True):
+        elected, noop, failed = kafkas.split(" | ")
+        report = _report(*(PartitionResult(tp, outcomes[o], 80 if o == "F" else 0) for tp, o in case),
+                         all_partitions=everything)
+        lines_of = _text(report)[0].splitlines()
+        assert [line.removeprefix("Successfully completed leader election (PREFERRED) for partitions ")
+                for line in lines_of if line.startswith("Successfully")] == ([elected] if elected else [])
+        assert [line.removeprefix("Valid replica already elected for partitions ")
+                for line in lines_of if line.startswith("Valid")] == ([noop] if noop else [])
+        assert ", ".join(line.split(": ")[1] for line in lines_of if line.startswith("Error")) == failed

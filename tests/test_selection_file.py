@@ -132,15 +132,15 @@ def test_many_duplicates_are_all_listed_as_kafka_does(tmp_path: Path) -> None:
     assert sorted(listed[1:].split(", ")) == sorted(f"t-{i}" for i in range(30))
 
 
-@pytest.mark.parametrize("make_path, reason", [
-    (lambda tmp: str(tmp / "missing.json"), "No such file or directory"),
-    (lambda tmp: str(tmp), "Is a directory"),
-    (lambda tmp: str(tmp / "nul\0.json"), "embedded null byte"),
+@pytest.mark.parametrize("make_path, reason, java", [
+    (lambda tmp: str(tmp / "missing.json"), "No such file or directory", "java.io.IOException: "),
+    (lambda tmp: str(tmp), "Is a directory", "java.io.IOException: "),
+    (lambda tmp: str(tmp / "nul\0.json"), "embedded null byte", ""),  # (Java: an InvalidPathException)
 ])
-def test_unreadable_file(tmp_path: Path, make_path, reason: str) -> None:
+def test_unreadable_file(tmp_path: Path, make_path, reason: str, java: str) -> None:
     path = make_path(tmp_path)
     error = load_error(path)
-    assert error.message == f"Unable to read file {shown(str(path))}"  # Kafka's line alone
+    assert error.message == f"{java}Unable to read file {shown(str(path))}"  # Kafka's line alone
     assert error.detail is not None and error.detail.endswith(reason)
     assert "\0" not in error.message
 
@@ -212,9 +212,12 @@ def test_a_topic_over_249_utf16_units_reports_its_length_first(tmp_path: Path) -
     ('{"partitions": [],\n "x": -Infinity}', "-Infinity is not a JSON value at line 2, column 7"),
     ("{'partitions': []}", "Expecting property name enclosed in double quotes at line 1, column 2"),
 ])
-def test_broken_json_says_where(tmp_path: Path, content: str, problem: str) -> None:
+def test_broken_json_is_kafkas_empty_data_and_says_where(tmp_path: Path, content: str, problem: str) -> None:
+    """Kafka's Json.parseFull gives no document for JSON it cannot read: "Replica election data is empty"."""
     path = write(tmp_path, content)
-    assert load_error(path).message == f"Replica election data in {path} is not valid JSON: {problem}"
+    error = load_error(path)
+    assert (error.message, error.detail) == ("Replica election data is empty",
+                                             f"Replica election data in {path} is not valid JSON: {problem}")
 
 
 def test_non_utf8_bytes_say_where(tmp_path: Path) -> None:
@@ -225,9 +228,12 @@ def test_non_utf8_bytes_say_where(tmp_path: Path) -> None:
 
 def test_deeply_nested_and_huge_numbers_are_input_errors(tmp_path: Path) -> None:
     deep = write(tmp_path, "[" * 200_000 + "]" * 200_000, "deep.json")
-    assert load_error(deep).message == f"Replica election data in {deep} is nested too deeply to read"
+    error = load_error(deep)  # (Jackson's limits, 1,000 levels and 1,000 digits, also make Kafka's "empty")
+    assert (error.message, error.detail) == ("Replica election data is empty",
+                                             f"Replica election data in {deep} is nested too deeply to read")
     long_number = write(tmp_path, '{"partitions": [{"topic": "t", "partition": 1' + "0" * 5000 + "}]}", "n.json")
-    assert load_error(long_number).message == f"Replica election data in {long_number} holds a number too long to read"
+    error = load_error(long_number)
+    assert error.detail == f"Replica election data in {long_number} holds a number too long to read"
 
 
 # -- properties ------------------------------------------------------------------------------------------

@@ -65,5 +65,5 @@ def test_a_missing_election_file_is_kafkas_line_then_the_reason(tmp_path: Path) 
     result = CliRunner().invoke(command, ["--bootstrap-server", NOWHERE, "--election-type", "preferred",
                                           "--path-to-json-file", missing], catch_exceptions=False)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.splitlines() == [f"Unable to read file {missing}", "No such file or directory",
-                                          "Hint: Check the --path-to-json-file path."]
+    assert result.stderr.splitlines() == [f"java.io.IOException: Unable to read file {missing}",
+                                          "No such file or directory", "Hint: Check the --path-to-json-file path."]

@@ -105,7 +105,7 @@ def wait_until(condition: object, timeout: float = 10.0) -> bool:
 def test_all_partitions_are_elected_and_reported(sandbox: Sandbox, connect: str, zk: KazooClient) -> None:
     result = elect(connect, "--all-topic-partitions")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "Successfully completed leader election (PREFERRED) for partitions t1-0, t1-2\n"
+    assert result.stdout == "Successfully completed leader election (PREFERRED) for partitions t1-2, t1-0\n"
     assert result.stderr == DEPRECATION
     assert leaders(sandbox) == {"t1-0": 1, "t1-1": 2, "t1-2": 3, "t2-0": 2}
     assert zk.exists(ELECTION_PATH) is None
@@ -197,7 +197,7 @@ def test_topics_being_deleted_and_partitions_without_state_are_left_out(sandbox:
     assert result.exit_code == 1, result.stderr
     lines = result.stdout.splitlines()
     assert lines, result.stderr
-    assert lines[0] == "Successfully completed leader election (PREFERRED) for partitions t1-0, t1-2"
+    assert lines[0] == "Successfully completed leader election (PREFERRED) for partitions t1-2, t1-0"
     assert any(line.startswith("Error completing leader election (PREFERRED) for partition: t2-0: "
                                "org.apache.kafka.common.errors.InvalidTopicException: The topic is being deleted")
                for line in lines)

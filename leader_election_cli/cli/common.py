@@ -165,7 +165,7 @@ def stopped_election(election_type: ElectionType, partitions: Sequence[TopicPart
         results = exc.results if exc.results is not None else \
             [PartitionResult(tp, Outcome.NOT_ATTEMPTED) for tp in partitions or ()]
         stopped = ElectionReport(election_type, list(results), dry_run=dry_run)
-        stopped.abort(exc.exit_code, exc.message)
+        stopped.abort(exc.exit_code, f"{exc.message}: {exc.detail}" if exc.detail else exc.message)
         return stopped
 
     return report

@@ -69,8 +69,6 @@ def _elect(o: dict[str, Any]) -> int:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
     partitions = validated.request().partitions
-    for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
-        echo(warning, err=output != "text")
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
     if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
         connection.settings(hooks(output).warn)
@@ -98,7 +96,7 @@ def _validated(o: dict[str, Any]) -> Any:
         topic=o["topic"], partition=o["partition"], all_topic_partitions=bool(o["all_topic_partitions"]),
         path_to_json_file=o["path_to_json_file"], admin_config=o["admin_config"],
         command_config=o["command_config"],
-        repeated=frozenset(_SINGLE_VALUED[key] for key, values in given.items() if len(values) > 1)))
+        repeated={_SINGLE_VALUED[key]: values for key, values in given.items() if len(values) > 1}))
 
 
 @contextmanager

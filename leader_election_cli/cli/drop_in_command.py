@@ -11,13 +11,22 @@ import click
 
 from leader_election_cli import __version__
 from leader_election_cli.cli.completion import complete_topics
-from leader_election_cli.cli.drop_in_options import OPTIONS, PROG_NAME, Option
-from leader_election_cli.cli.options import COMMAND_SETTINGS, INTERVAL_SECONDS, TIMEOUT_SECONDS, Command, verbatim
-from leader_election_cli.errors import exit_code_help
+from leader_election_cli.cli.drop_in_options import OPTIONS, PROG_NAME, Option, kafka_words
+from leader_election_cli.cli.options import (
+    COMMAND_SETTINGS,
+    INTERVAL_SECONDS,
+    TIMEOUT_SECONDS,
+    Command,
+    HintedUsageError,
+    verbatim,
+)
+from leader_election_cli.errors import InputError, exit_code_help
 
-HELP = """\
-This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported
-are preferred replicas and unclean replicas.
+# The first line of Kafka's usage (CommandLineUtils.printUsageAndExit, on stderr, for no arguments at all).
+KAFKA_USAGE_LINE = ("This tool attempts to elect a new leader for a set of topic partitions. The type of elections "
+                    "supported are preferred replicas and unclean replicas.")
+HELP = f"""\
+{KAFKA_USAGE_LINE}
 
 The preferred replica of a partition is the first broker in its replica list; a preferred election
 moves leadership back to it, undoing the imbalance left by broker restarts. It is not needed when the
@@ -60,6 +69,23 @@ def _click_option(option: Option) -> Callable[[Callable[..., Any]], Callable[...
     return click.option(*names, **settings)
 
 
+class DropInCommand(Command):
+    """The drop-in's command: it reads the words as Kafka's parser does first (`kafka_words`); its help is
+    for no words at all (words Kafka ignores alone reach Kafka's checks)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion: click's own reading of the words typed so far
+            return super().parse_args(ctx, args)
+        if not args:  # Kafka's usage line first, as its tool prints it, then the help
+            click.echo(KAFKA_USAGE_LINE, err=True)
+            raise click.exceptions.NoArgsIsHelpError(ctx)
+        try:
+            words = kafka_words(args)
+        except InputError as exc:
+            raise HintedUsageError(exc.message, exc.hint, ctx) from None
+        return super().parse_args(ctx, words)
+
+
 def _elect(**options: Any) -> None:
     from leader_election_cli.cli.drop_in import run_drop_in
 
@@ -69,5 +95,5 @@ def _elect(**options: Any) -> None:
 command = click.version_option(__version__, prog_name=PROG_NAME)(_elect)
 for _option in reversed(OPTIONS):
     command = _click_option(_option)(command)
-command = click.command(cls=Command, name=PROG_NAME, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODES),
-                        no_args_is_help=True, context_settings=COMMAND_SETTINGS)(command)
+command = click.command(cls=DropInCommand, name=PROG_NAME, help=HELP, epilog=verbatim(EXAMPLES, EXIT_CODES),
+                        context_settings=COMMAND_SETTINGS)(command)

@@ -1,11 +1,17 @@
 """The drop-in's options, defined once: the click command (`cli.drop_in_command`) is built from this table,
 and `quick_parse` reads the plain command lines that need no click.
 
-`quick_parse` is a shortcut, never a second set of rules: it answers only for a command line made of
-the table's text options and flags (`--flag value`, `--flag=value`, `--flag`), and returns None for
-anything else (help, version, completion, a number or a choice to check, an unknown word, a bare
-`--`), which click then parses. For every command line it answers, its options equal click's (a
-property test checks this).
+Both read the words through `kafka_words` first, which reads them as Kafka's parser (jopt-simple
+5.0.4, without abbreviations) does: its messages for an unknown option or a missing value, and its
+forms: `-name` for `--name`, a value taken from the next word whatever it is (`--topic --partition`:
+the topic is "--partition"), Kafka's flags ignoring `=value`, and the words that are no option's value
+(and all after `--`) ignored.
+
+`quick_parse` is a shortcut, never a second set of rules: it answers only for a command line whose
+words are the table's text options and flags (`--flag value`, `--flag=value`, `--flag`), and returns
+None for anything else (help, version, completion, a number or a choice to check, an unknown word),
+which click then parses. For every command line it answers, its options equal click's (a property test
+checks this).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from leader_election_cli.errors import InputError
 from leader_election_cli.render.modes import KAFKA_LINE_MODES
 
 PROG_NAME = "kafka-leader-election"
@@ -75,15 +82,23 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+def defaults() -> dict[str, Any]:
+    """The options click gives the command when no option is given."""
+    return {option.dest: () if option.kind == "text" else option.default for option in OPTIONS}
+
+
 def quick_parse(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, Any] | None:
     """The options click would give the command for `argv`, or None when click must parse it."""
     if not argv or COMPLETE_VAR in environ:
         return None
+    try:
+        argv = kafka_words(argv)
+    except InputError:  # click's command says it, as it reads the words the same way
+        return None
     by_name = {option.name: option for option in OPTIONS if option.kind != "number"}
     by_name.update({"--no-color": by_name["--color"]})
-    values: dict[str, Any] = {option.dest: () if option.kind == "text" else option.default for option in OPTIONS}
-    words = iter(argv)
-    for word in words:
+    values = defaults()
+    for word in argv:  # (every value as `--name=value` now)
         name, equals, value = word.partition("=")
         option = by_name.get(name)
         if option is None or (equals and option.kind in ("flag", "color")):
@@ -92,15 +107,62 @@ def quick_parse(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, An
             values[option.dest] = True
         elif option.kind == "color":
             values[option.dest] = name == "--color"
+        elif option.kind == "text":
+            values[option.dest] += (value,)
+        elif value in option.choices:
+            values[option.dest] = value
         else:
-            if not equals:
-                value = next(words, None)
-                if value is None:
-                    return None
-            if option.kind == "text":
-                values[option.dest] += (value,)
-            elif value in option.choices:
-                values[option.dest] = value
-            else:
-                return None
+            return None
     return values
+
+
+# Kafka's own flags: jopt-simple ignores a value given to them with `=` (ours refuse one, through click).
+_KAFKA_FLAGS = ("--all-topic-partitions", "--help", "--version")
+
+
+def kafka_words(argv: Sequence[str]) -> list[str]:
+    """`argv` as Kafka's parser reads it, for `quick_parse` and click: every option as `--name` or
+    `--name=value`, the words Kafka ignores left out; an `InputError` with Kafka's message (jopt-simple's
+    UnrecognizedOptionException, OptionMissingRequiredArgumentException) for the first bad word."""
+    takes_value = {option.name: option.kind not in ("flag", "color") for option in OPTIONS}
+    takes_value.update({"--no-color": False, "--help": False, "--version": False})
+    words: list[str] = []
+    rest = iter(argv)
+    for word in rest:
+        if word == "--":  # jopt-simple: the rest are not options, and Kafka's tool never reads those
+            break
+        if word == "-h":  # click's short help, kept (Kafka's parser says "h is not a recognized option")
+            words.append(word)
+            continue
+        if not word.startswith("-") or word == "-":
+            continue  # a non-option argument: Kafka's tool ignores it
+        name, equals, value = word.partition("=")
+        name = "--" + name.lstrip("-") if not name.startswith("--") else name  # `-topic`: a long option
+        if name not in takes_value:
+            raise InputError(f"{_unknown(word)} is not a recognized option", hint=_suggestion(name))
+        if not takes_value[name]:
+            words.append(name if name in _KAFKA_FLAGS or not equals else word)
+            continue
+        if not equals:  # jopt-simple takes the next word as the value, whatever it is
+            value = next(rest, None)
+            if value is None:
+                raise InputError(f"Option {name[2:]} requires an argument", hint=f"Give {name} a value.")
+        words.append(f"{name}={value}")
+    return words
+
+
+def _unknown(word: str) -> str:
+    """The name jopt-simple reports: a long option's without dashes or value; else the first letter of a
+    short-option cluster."""
+    if word.startswith("--"):
+        return word[2:].partition("=")[0]
+    return word[1]
+
+
+def _suggestion(name: str) -> str:
+    import difflib
+
+    known = [option.name for option in OPTIONS] + ["--help", "--version"]
+    close = difflib.get_close_matches(name, known, n=1) or [k for k in known if k.startswith(name) and name != "--"]
+    return f"Did you mean {close[0]}? (options are never abbreviated)" if close else \
+        "See kafka-leader-election --help for the options."

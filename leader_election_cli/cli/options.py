@@ -74,6 +74,14 @@ def color_option(command: Callable[..., Any]) -> Callable[..., Any]:
                              "TERM=dumb).")(command)
 
 
+class HintedUsageError(click.UsageError):
+    """A usage error with its own hint line (instead of "Run '... --help' for usage.")."""
+
+    def __init__(self, message: str, hint: str | None, ctx: click.Context | None = None) -> None:
+        super().__init__(message, ctx)
+        self.hint = hint
+
+
 class OneLineUsageErrors:
     """A click command mixin: click's own usage errors become our one-line format (exit 2)."""
 
@@ -88,7 +96,8 @@ class OneLineUsageErrors:
             code = int(ExitCode.USAGE)
         except click.UsageError as exc:
             name = exc.ctx.command_path if exc.ctx else prog_name
-            fail(shown(exc.format_message(), limit=600), f"Run '{name} --help' for usage.")
+            hint = getattr(exc, "hint", None) or f"Run '{name} --help' for usage."
+            fail(shown(exc.format_message(), limit=600), hint)
             code = int(ExitCode.USAGE)
         except click.exceptions.Abort:
             fail("Aborted.")

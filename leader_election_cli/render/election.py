@@ -12,6 +12,7 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.errors import one_line
+from leader_election_cli.java_order import java_iteration_order, spread_hashes
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
 from leader_election_cli.render.tables import inert, make_console, make_table, names, print_table
 from leader_election_cli.reports.election import ElectionReport
@@ -39,7 +40,7 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     Kafka's tool has no unconfirmed outcome: such a partition is in none of Kafka's stdout lines (not
     in "Successfully completed": that was not seen), and has its own line on stderr (exit code 3)."""
     kind = report.election_type.name
-    by_outcome = {o: [r for r in report.results if r.outcome is o] for o in Outcome}
+    by_outcome = _in_kafkas_order(report.results, report.all_partitions)
     if by_outcome[Outcome.ELECTED]:
         out.write(f"Successfully completed leader election ({kind}) for partitions "
                   f"{_names(by_outcome[Outcome.ELECTED])}\n")
@@ -55,6 +56,26 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
     for r in by_outcome[Outcome.UNCONFIRMED]:
         err.write(f"Unconfirmed leader election ({kind}) for partition: {r.tp}: {r.error}\n")
     _write_stop_notes(report, err)
+
+
+def _in_kafkas_order(results: list[PartitionResult], all_partitions: bool) -> dict[Outcome, list[PartitionResult]]:
+    """The results by outcome, the answered ones in the order Kafka's tool prints them: the admin client
+    puts the answer in a HashMap (in the order of the response), the tool copies it, in that map's order,
+    into a HashSet of the elected, one of the already elected and a HashMap of the failed, and prints each
+    in its own order. (With --all-topic-partitions, the controller's answer leaves the already elected out.)"""
+    by_outcome = {o: [r for r in results if r.outcome is o] for o in Outcome}
+    kafkas = (Outcome.ELECTED, Outcome.FAILED) if all_partitions else (Outcome.ELECTED, Outcome.ALREADY_ELECTED,
+                                                                       Outcome.FAILED)
+    answered = [r for r in results if r.outcome in kafkas]  # (each partition once)
+    if len(answered) > 1:
+        hashes = spread_hashes([r.tp for r in answered])
+        in_map = java_iteration_order(hashes)
+        for outcome in kafkas:
+            copied = [i for i in in_map if answered[i].outcome is outcome]
+            if len(copied) < len(in_map):  # (a copy of the whole map iterates in the map's order)
+                copied = [copied[j] for j in java_iteration_order([hashes[i] for i in copied])]
+            by_outcome[outcome] = [answered[i] for i in copied]
+    return by_outcome
 
 
 def _write_predictions(report: ElectionReport, predicted: list[PartitionResult], out: IO[str]) -> None:

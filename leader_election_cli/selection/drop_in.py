@@ -6,12 +6,12 @@ access; every failure is an `InputError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ElectionType, TopicPartition
-from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
+from leader_election_cli.selection.names import MAX_PARTITION
 
 
 class ElectionRequest(NamedTuple):
@@ -33,7 +33,7 @@ class DropInOptions(NamedTuple):
     path_to_json_file: str | None = None
     admin_config: str | None = None
     command_config: str | None = None
-    repeated: frozenset[str] = frozenset()  # options given more than once (Kafka's names), the last value above
+    repeated: Mapping[str, tuple[str, ...]] = {}  # options given more than once (Kafka's names): every value
 
 
 class ValidatedDropIn(NamedTuple):
@@ -60,8 +60,6 @@ class ValidatedDropIn(NamedTuple):
         return ElectionRequest(self.election_type, self.partitions)
 
 
-ADMIN_CONFIG_DEPRECATED = ("Option --admin.config has been deprecated and will be removed in a future version. "
-                           "Use --command-config instead.")
 ZOOKEEPER_DEPRECATED = ("Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.",
                         "Use --bootstrap-server instead to specify a broker to connect to.")
 
@@ -96,6 +94,8 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
     if o.topic is None and o.partition is not None:
         raise InputError("Option partition is only allowed if topic is used",
                          hint="Add --topic NAME, or drop --partition.")
+    for text in o.repeated.get("election-type", ()):  # joptsimple's valueOf converts every value first
+        _parse_election_type(text)
     election_type = _parse_election_type(o.election_type)
     _refuse_repeated(o.repeated, ("election-type", "path-to-json-file", "topic"))
     if o.zookeeper is not None and election_type is ElectionType.UNCLEAN:
@@ -103,14 +103,13 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
                          hint="Use --bootstrap-server for an unclean election.")
     partitions = None
     if o.topic is not None:
-        partitions = (TopicPartition(o.topic, _parse_partition(o.partition)),)
-        _refuse_repeated(o.repeated, ("partition",))
-        problem = topic_problem(o.topic)
-        if problem:
-            raise InputError(problem, hint="Topic names use only ASCII letters, digits, '.', '_' and '-'.")
+        for text in o.repeated.get("partition", ()):
+            _parse_partition(text)
+        partitions = (TopicPartition(o.topic, _parse_partition(o.partition)),)  # sent as given, as Kafka
+        _refuse_repeated(o.repeated, ("partition",))  # does: a name or id no topic has gets the controller's
     _refuse_repeated(o.repeated, ("admin.config", "command-config", "bootstrap-server", "zookeeper"))
-    warnings = ((ADMIN_CONFIG_DEPRECATED,) if o.admin_config is not None else ()) + \
-        (ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ())
+    # (--admin.config is not deprecated in Kafka 4.0.0, which prints nothing for it: its deprecation line came in 4.2)
+    warnings = ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ()
     return ValidatedDropIn(election_type=election_type, partitions=partitions, json_file=o.path_to_json_file,
                            config_path=config_path, bootstrap_server=o.bootstrap_server, zookeeper=o.zookeeper,
                            warnings=warnings)
@@ -137,14 +136,12 @@ def _parse_election_type(text: str | None) -> ElectionType:
 
 
 def _parse_partition(text: str | None) -> int:
-    """Java's Integer.valueOf (optional sign, decimal digits), limited to non-negative ids."""
-    if text is not None and re.fullmatch(r"[+-]?\d{1,10}", text):
-        value = int(text)
-        if 0 <= value <= MAX_PARTITION:
-            return value
-        if -MAX_PARTITION - 1 <= value < 0:  # Kafka would send it and get UNKNOWN_TOPIC_OR_PARTITION
-            raise InputError(f"Invalid partition {value} of option partition: partition ids start at 0",
-                             hint=f"--partition takes a partition id from 0 to {MAX_PARTITION}.")
+    """Java's Integer.valueOf: an optional sign and decimal digits (any script's in the BMP, as
+    Character.digit on Java's UTF-16 chars), a Java int. A negative one is Kafka's to send (the controller
+    answers UNKNOWN_TOPIC_OR_PARTITION)."""
+    if text is not None and re.fullmatch(r"[+-]?\d{1,10}", text) and max(map(ord, text)) < 0x10000 \
+            and -MAX_PARTITION - 1 <= int(text) <= MAX_PARTITION:
+        return int(text)
     raise InputError(f"Cannot parse argument '{shown(text or '')}' of option partition",
                      hint=f"--partition takes a partition id from 0 to {MAX_PARTITION}.")
 

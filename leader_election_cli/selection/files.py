@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.gc_pause import cyclic_gc_paused
+from leader_election_cli.java_order import java_hash_set_order
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
@@ -80,9 +80,10 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
     """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is Kafka's line alone
-    ("Unable to read file PATH"), the reason on a line of its own."""
+    ("java.io.IOException: Unable to read file PATH": Utils.readFileAsString's IOException, wrapped in a
+    RuntimeException whose message is its toString), the reason on a line of its own."""
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
-                             reason_on_detail=kafka_line,
+                             reason_on_detail=kafka_line, io_error_prefix="java.io.IOException: " if kafka_line else "",
                              too_large_hint="Split the partitions over several files and run once per file.")
 
 
@@ -109,6 +110,15 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
             raise InputError("Replica election data is empty", detail=f"{shown(path)} holds no JSON document",
                              hint=kind.hint)
         raise InputError(f"{where} is empty", hint=kind.hint)
+    try:
+        return _decode(text, where, kind)
+    except InputError as exc:  # Kafka's Json.parseFull answers no document for any JSON it cannot read
+        if kind is not _ELECTION:
+            raise
+        raise InputError("Replica election data is empty", detail=exc.message, hint=kind.hint) from None
+
+
+def _decode(text: str, where: str, kind: _Kind) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -308,51 +318,6 @@ def _repeats(partitions: Sequence[TopicPartition]) -> dict[TopicPartition, tuple
         if first != index and tp not in repeats:
             repeats[tp] = (first, index)
     return repeats
-
-
-def java_hash_set_order(inserted: Iterable[TopicPartition],
-                        members: Collection[TopicPartition]) -> list[TopicPartition]:
-    """`members` in the order Java's HashSet iterates them after `inserted` was added in turn (the ones
-    not in `members` skipped), as Kafka's tool lists its duplicates: by bucket (TopicPartition.hashCode,
-    spread as HashMap.hash does, masked by the table's size), then in order of insertion. The table starts
-    at 16 buckets and doubles when it is more than 3/4 full, or when a bucket of 8 gets another entry while
-    it has fewer than 64 buckets. Not modelled: a bucket of more than 8 in a table of 64 or more becomes a
-    tree, which iterates in another order (it takes names chosen to collide)."""
-    order: list[tuple[int, TopicPartition]] = []
-    seen: set[TopicPartition] = set()
-    size, in_bucket = 16, Counter[int]()
-    for tp in inserted:
-        if tp not in members or tp in seen:
-            continue
-        seen.add(tp)
-        h = _java_int(31 * (31 + tp.partition) + _java_string_hash(tp.topic)) & 0xFFFFFFFF
-        h ^= h >> 16
-        grown = size
-        if in_bucket[h & (size - 1)] >= 8 and size < 64:  # HashMap.treeifyBin resizes a small table instead
-            grown *= 2
-        order.append((h, tp))
-        if len(order) > grown * 3 // 4:  # HashMap.putVal: ++size > threshold
-            grown *= 2
-        if grown == size:
-            in_bucket[h & (size - 1)] += 1
-        else:
-            size, in_bucket = grown, Counter(h & (grown - 1) for h, _ in order)
-    return [tp for _, tp in sorted(order, key=lambda entry: entry[0] & (size - 1))]  # sorted() is stable
-
-
-def _java_string_hash(text: str) -> int:
-    """Java's String.hashCode: over UTF-16 code units, in 32-bit arithmetic."""
-    h = 0
-    units = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def _java_int(value: int) -> int:
-    """`value` as a Java int (32-bit two's complement)."""
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def _check_once(path: str, kind: _Kind, partitions: Sequence[TopicPartition], hint: str) -> None:
