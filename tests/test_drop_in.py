@@ -222,12 +222,17 @@ def test_not_controller_is_refreshed_and_retried() -> None:
         assert sb.request_count(ELECT_LEADERS) == 2
 
 
-def test_admin_config_prints_no_deprecation_as_in_kafka_4_0(sb: Sandbox, tmp_path: Path) -> None:
-    """Kafka 4.0.0 reads --admin.config without a word (its deprecation line came with --command-config, in 4.2)."""
+def test_admin_config_is_deprecated_like_kafka_says_it(sb: Sandbox, tmp_path: Path) -> None:
     config = tmp_path / "admin.properties"
     config.write_text("client.id=runbook\n")
+    deprecated = ("Option --admin.config has been deprecated and will be removed in a future version. "
+                  "Use --command-config instead.")
     code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", "--admin.config", str(config))
-    assert (code, out, err) == (0, "Valid replica already elected for partitions t1-0\n", "")
+    assert code == 0  # Kafka prints it on stdout, before the result lines
+    assert out.splitlines() == [deprecated, "Valid replica already elected for partitions t1-0"]
+    code, out, err = preferred(sb, "--topic", "t1", "--partition", "0", "--admin.config", str(config),
+                               output="json")
+    assert json.loads(out)["summary"]["already_elected"] == 1 and deprecated in err  # stdout stays JSON
 
 
 @pytest.mark.parametrize("extra", [[], ["--dry-run"]], ids=["elect", "dry-run"])

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from leader_election_cli.errors import ExitCode, InputError
 from leader_election_cli.model import ElectionType, TopicPartition
 from leader_election_cli.selection.drop_in import (
+    ADMIN_CONFIG_DEPRECATED,
     ZOOKEEPER_DEPRECATED,
     DropInOptions,
     ElectionRequest,
@@ -115,10 +116,13 @@ def test_json_file_source_loads_on_request(tmp_path) -> None:
     assert validated.request() == ElectionRequest(ElectionType.PREFERRED, (TopicPartition("t", 3),))
 
 
-def test_config_paths_and_no_admin_config_deprecation_as_in_kafka_4_0() -> None:
+def test_config_paths_and_the_admin_config_deprecation() -> None:
     assert validate_drop_in(GOOD._replace(command_config="c.properties")).config_path == "c.properties"
-    admin_config = validate_drop_in(GOOD._replace(admin_config="a.properties"))
-    assert (admin_config.config_path, admin_config.warnings) == ("a.properties", ())
+    deprecated = validate_drop_in(GOOD._replace(admin_config="a.properties"))
+    assert deprecated.config_path == "a.properties"
+    assert deprecated.warnings == (ADMIN_CONFIG_DEPRECATED,)
+    assert ADMIN_CONFIG_DEPRECATED == ("Option --admin.config has been deprecated and will be removed in a future "
+                                       "version. Use --command-config instead.")
 
 
 def test_zookeeper_replaces_bootstrap_server() -> None:

@@ -69,6 +69,8 @@ def _elect(o: dict[str, Any]) -> int:
         raise InputError("Option --no-wait is only allowed with --zookeeper",
                          hint="Drop --no-wait: through --bootstrap-server the election completes before the answer.")
     partitions = validated.request().partitions
+    for warning in validated.warnings:  # Kafka prints --admin.config's deprecation on stdout, after the file
+        echo(warning, err=output != "text")
     connection = Connection.of(o["bootstrap_server"], validated.config_path, o["timeout"])
     if partitions == ():  # an empty election file: Kafka prints nothing and exits 0; a table or JSON says so
         connection.settings(hooks(output).warn)

@@ -60,6 +60,8 @@ class ValidatedDropIn(NamedTuple):
         return ElectionRequest(self.election_type, self.partitions)
 
 
+ADMIN_CONFIG_DEPRECATED = ("Option --admin.config has been deprecated and will be removed in a future version. "
+                           "Use --command-config instead.")
 ZOOKEEPER_DEPRECATED = ("Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.",
                         "Use --bootstrap-server instead to specify a broker to connect to.")
 
@@ -108,8 +110,8 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
         partitions = (TopicPartition(o.topic, _parse_partition(o.partition)),)  # sent as given, as Kafka
         _refuse_repeated(o.repeated, ("partition",))  # does: a name or id no topic has gets the controller's
     _refuse_repeated(o.repeated, ("admin.config", "command-config", "bootstrap-server", "zookeeper"))
-    # (--admin.config is not deprecated in Kafka 4.0.0, which prints nothing for it: its deprecation line came in 4.2)
-    warnings = ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ()
+    warnings = ((ADMIN_CONFIG_DEPRECATED,) if o.admin_config is not None else ()) + \
+        (ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ())
     return ValidatedDropIn(election_type=election_type, partitions=partitions, json_file=o.path_to_json_file,
                            config_path=config_path, bootstrap_server=o.bootstrap_server, zookeeper=o.zookeeper,
                            warnings=warnings)
