@@ -63,16 +63,19 @@ def _in_kafkas_order(results: list[PartitionResult], all_partitions: bool) -> di
     puts the answer in a HashMap (in the order of the response), the tool copies it, in that map's order,
     into a HashSet of the elected, one of the already elected and a HashMap of the failed, and prints each
     in its own order. (With --all-topic-partitions, the controller's answer leaves the already elected out.)"""
-    by_outcome = {o: [r for r in results if r.outcome is o] for o in Outcome}
+    by_outcome: dict[Outcome, list[PartitionResult]] = {o: [] for o in Outcome}
+    for result in results:
+        by_outcome[result.outcome].append(result)
     kafkas = (Outcome.ELECTED, Outcome.FAILED) if all_partitions else (Outcome.ELECTED, Outcome.ALREADY_ELECTED,
                                                                        Outcome.FAILED)
     answered = [r for r in results if r.outcome in kafkas]  # (each partition once)
     if len(answered) > 1:
         hashes = spread_hashes([r.tp for r in answered])
-        in_map = java_iteration_order(hashes)
-        for outcome in kafkas:
-            copied = [i for i in in_map if answered[i].outcome is outcome]
-            if len(copied) < len(in_map):  # (a copy of the whole map iterates in the map's order)
+        copies: dict[Outcome, list[int]] = {outcome: [] for outcome in kafkas}
+        for i in java_iteration_order(hashes):
+            copies[answered[i].outcome].append(i)
+        for outcome, copied in copies.items():
+            if len(copied) < len(answered):  # (a copy of the whole map iterates in the map's order)
                 copied = [copied[j] for j in java_iteration_order([hashes[i] for i in copied])]
             by_outcome[outcome] = [answered[i] for i in copied]
     return by_outcome
