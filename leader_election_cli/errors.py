@@ -93,7 +93,11 @@ def extra_hint(extra: str) -> str:
 
 class LeaderElectionError(Exception):
     """A failure with a one-line message, an optional detail line (where, exactly: the message itself may
-    be Kafka's own line, which scripts compare byte for byte), an optional hint and an exit code."""
+    be Kafka's own line, which scripts compare byte for byte), an optional hint and an exit code.
+
+    `kafka_line`: the first line Kafka's tool prints for the same failure, when it is not `message` (a
+    Java exception's text, often less telling): the drop-in prints it first, `message` below it.
+    """
 
     exit_code: ExitCode = ExitCode.USAGE
     # A run refused before anything was sent may say what it would have done, partition by partition (the
@@ -101,11 +105,12 @@ class LeaderElectionError(Exception):
     results: list[Any] | None = None
 
     def __init__(self, message: str, hint: str | None = None, exit_code: ExitCode | None = None,
-                 detail: str | None = None):
+                 detail: str | None = None, kafka_line: str | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.detail = detail
+        self.kafka_line = kafka_line
         if exit_code is not None:
             self.exit_code = exit_code
 

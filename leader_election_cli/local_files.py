@@ -33,31 +33,32 @@ def _size_text(limit: int) -> str:
 
 def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str,
                       shown_as: str | None = None, reason_on_detail: bool = False,
-                      too_large_hint: str | None = None, io_error_prefix: str = "") -> bytes:
+                      too_large_hint: str | None = None, kafka_io_line: str | None = None) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes; anything else one clear InputError
     (exit 2): "Unable to read {what} {path}: {reason}" with the fix (`hint`, or `too_large_hint` for a
     file over the limit). `shown_as` is the path as the message shows it (default: `path`, made inert);
-    `reason_on_detail` puts the reason on the detail line, leaving the first line alone; `io_error_prefix`
-    starts the first line when the system refused the file (not for our own refusals)."""
+    `reason_on_detail` puts the reason on the detail line, leaving the first line alone; `kafka_io_line`
+    is Kafka's first line when the system refused the file (not for our own refusals)."""
 
-    def unreadable(reason: str, fix: str = hint, prefix: str = io_error_prefix) -> InputError:
-        line = f"{prefix}Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
+    def unreadable(reason: str, fix: str = hint, by_system: bool = True) -> InputError:
+        line = f"Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
+        kafka_line = kafka_io_line if by_system else None
         if reason_on_detail:
-            return InputError(line, hint=fix, detail=reason)
-        return InputError(f"{line}: {reason}", hint=fix)
+            return InputError(line, hint=fix, detail=reason, kafka_line=kafka_line)
+        return InputError(f"{line}: {reason}", hint=fix, kafka_line=kafka_line)
 
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
         raise unreadable(exc.strerror or str(exc)) from None
     except ValueError as exc:  # a NUL character in the path
-        raise unreadable(str(exc), prefix="") from None
+        raise unreadable(str(exc), by_system=False) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise unreadable(os.strerror(errno.EISDIR))
         if not stat.S_ISREG(mode):
-            raise unreadable(f"it is {kind_of(mode)}, not a regular file", prefix="")
+            raise unreadable(f"it is {kind_of(mode)}, not a regular file", by_system=False)
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -70,7 +71,7 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
     finally:
         os.close(fd)
     if size > limit:
-        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint, prefix="")
+        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint, by_system=False)
     return b"".join(chunks)
 
 

@@ -247,18 +247,22 @@ def test_mutated_election_files(sb: Sandbox, files: Path, data: bytes, through: 
     assert_refused((drop_in_file if through == "drop-in" else elect_file)(sb, path))
 
 
+# JSON Kafka's parser cannot read: Kafka's line ("empty") first in the drop-in, ours (where it breaks) in elect
+UNREADABLE_JSON = ("Replica election data is empty", "Replica election data in")
+
+
 @pytest.mark.parametrize("name, text, first_words", [
-    ("deep nesting", "[" * 200_000, "Replica election data is empty"),
+    ("deep nesting", "[" * 200_000, UNREADABLE_JSON),
     ("deep nesting in an entry", '{"partitions": [{"topic": "t1", "partition": ' + "[" * 990 + "]" * 990 + "}]}",
-     "Replica election data is empty"),
+     UNREADABLE_JSON),
     ("deep object as a topic", '{"partitions": [{"topic": ' + '{"a":' * 900 + "0" + "}" * 900 + ', "partition": 0}]}',
      "Invalid replica election data in"),
     ("a 4,000-digit partition", '{"partitions": [{"topic": "t1", "partition": ' + "9" * 4000 + "}]}",
      "Invalid replica election data in"),
     ("a 5,000-digit partition", '{"partitions": [{"topic": "t1", "partition": -' + "9" * 5000 + "}]}",
-     "Replica election data is empty"),
+     UNREADABLE_JSON),
     ("1e400", '{"partitions": [{"topic": "t1", "partition": 1e400}]}', "Invalid replica election data in"),
-    ("NaN", '{"partitions": [{"topic": "t1", "partition": NaN}]}', "Replica election data is empty"),
+    ("NaN", '{"partitions": [{"topic": "t1", "partition": NaN}]}', UNREADABLE_JSON),
     ("control characters", '{"partitions": [{"topic": "t1\\u0000\\u001b[2J\\n\\u202e", "partition": 0}]}',
      "Invalid replica election data in"),
     ("a lone surrogate", '{"partitions": [{"topic": "\\ud800", "partition": 0}]}', "Invalid replica election data in"),
@@ -275,6 +279,8 @@ def test_hostile_election_files(sb: Sandbox, files: Path, name: str, text: str |
     path = files / "hostile.json"
     path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
     line = assert_refused((drop_in_file if through == "drop-in" else elect_file)(sb, path))
+    if first_words is UNREADABLE_JSON:
+        first_words = UNREADABLE_JSON[through == "elect"]
     assert line.startswith(first_words)
     assert line.isprintable()  # control characters and surrogates are escaped, never written raw
 
@@ -548,9 +554,8 @@ def test_bootstrap_hosts_that_do_not_resolve(sb: Sandbox, output: str) -> None:
         assert run.out == ""
     else:
         assert json.loads(run.out)["summary"]["exit_code"] == 3
-    run = invoke(sb, toolkit, ["status", "--bootstrap-server", "no-such-host.invalid:9092"])
-    assert run.code == 3 and run.err.startswith("Failed to create new KafkaAdminClient\n"
-                                                "No resolvable bootstrap urls given in bootstrap.servers\n")
+    run = invoke(sb, toolkit, ["status", "--bootstrap-server", "no-such-host.invalid:9092"])  # our line alone
+    assert run.code == 3 and run.err.startswith("No resolvable bootstrap urls given in bootstrap.servers\n")
     from leader_election_cli.cluster.admin import bootstrap_addresses
 
     assert bootstrap_addresses(f"no-such-host.invalid:9092,{sb.bootstrap_servers}") == sb.bootstrap_servers.split(",")

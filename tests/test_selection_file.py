@@ -133,15 +133,17 @@ def test_many_duplicates_are_all_listed_as_kafka_does(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("make_path, reason, java", [
-    (lambda tmp: str(tmp / "missing.json"), "No such file or directory", "java.io.IOException: "),
-    (lambda tmp: str(tmp), "Is a directory", "java.io.IOException: "),
-    (lambda tmp: str(tmp / "nul\0.json"), "embedded null byte", ""),  # (Java: an InvalidPathException)
+    (lambda tmp: str(tmp / "missing.json"), "No such file or directory", True),
+    (lambda tmp: str(tmp), "Is a directory", True),
+    (lambda tmp: str(tmp / "nul\0.json"), "embedded null byte", False),  # (Java: an InvalidPathException)
 ])
-def test_unreadable_file(tmp_path: Path, make_path, reason: str, java: str) -> None:
+def test_unreadable_file(tmp_path: Path, make_path, reason: str, java: bool) -> None:
     path = make_path(tmp_path)
     error = load_error(path)
-    assert error.message == f"{java}Unable to read file {shown(str(path))}"  # Kafka's line alone
+    assert error.message == f"Unable to read file {shown(str(path))}"
     assert error.detail is not None and error.detail.endswith(reason)
+    # the drop-in's first line: Kafka's (Utils.readFileAsString's IOException, as a RuntimeException says it)
+    assert error.kafka_line == (f"java.io.IOException: Unable to read file {shown(str(path))}" if java else None)
     assert "\0" not in error.message
 
 
@@ -216,8 +218,8 @@ def test_broken_json_is_kafkas_empty_data_and_says_where(tmp_path: Path, content
     """Kafka's Json.parseFull gives no document for JSON it cannot read: "Replica election data is empty"."""
     path = write(tmp_path, content)
     error = load_error(path)
-    assert (error.message, error.detail) == ("Replica election data is empty",
-                                             f"Replica election data in {path} is not valid JSON: {problem}")
+    assert (error.kafka_line, error.message) == ("Replica election data is empty",
+                                                 f"Replica election data in {path} is not valid JSON: {problem}")
 
 
 def test_non_utf8_bytes_say_where(tmp_path: Path) -> None:
@@ -229,11 +231,11 @@ def test_non_utf8_bytes_say_where(tmp_path: Path) -> None:
 def test_deeply_nested_and_huge_numbers_are_input_errors(tmp_path: Path) -> None:
     deep = write(tmp_path, "[" * 200_000 + "]" * 200_000, "deep.json")
     error = load_error(deep)  # (Jackson's limits, 1,000 levels and 1,000 digits, also make Kafka's "empty")
-    assert (error.message, error.detail) == ("Replica election data is empty",
-                                             f"Replica election data in {deep} is nested too deeply to read")
+    assert (error.kafka_line, error.message) == ("Replica election data is empty",
+                                                 f"Replica election data in {deep} is nested too deeply to read")
     long_number = write(tmp_path, '{"partitions": [{"topic": "t", "partition": 1' + "0" * 5000 + "}]}", "n.json")
     error = load_error(long_number)
-    assert error.detail == f"Replica election data in {long_number} holds a number too long to read"
+    assert error.message == f"Replica election data in {long_number} holds a number too long to read"
 
 
 # -- properties ------------------------------------------------------------------------------------------

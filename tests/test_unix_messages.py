@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from leader_election_cli.cli.drop_in_command import command
+from leader_election_cli.cli.toolkit import cli as toolkit
 
 NOWHERE = "127.0.0.1:1"  # validation comes first: nothing is ever sent
 
@@ -67,3 +68,7 @@ def test_a_missing_election_file_is_kafkas_line_then_the_reason(tmp_path: Path) 
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [f"java.io.IOException: Unable to read file {missing}",
                                           "No such file or directory", "Hint: Check the --path-to-json-file path."]
+    # Kafka's Java text is the drop-in's alone: the toolkit says it in its own words
+    result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", NOWHERE, "--path-to-json-file", missing])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:2] == [f"Unable to read file {missing}", "No such file or directory"]

@@ -189,9 +189,10 @@ def _traceback(debug: bool) -> None:
         traceback.print_exc()
 
 
-def run(body: Callable[[], int], debug: bool) -> int:
+def run(body: Callable[[], int], debug: bool, kafka_lines: bool = False) -> int:
     """Run a command body under the one signal policy (operations/signals.py); every failure becomes a
-    one-line message and a documented exit code."""
+    one-line message and a documented exit code. `kafka_lines` (the drop-in): a failure's first line is
+    Kafka's own where it has one (`LeaderElectionError.kafka_line`), the message on the line below."""
     from leader_election_cli.operations import signals
 
     with signals.policy() as stop:
@@ -199,7 +200,11 @@ def run(body: Callable[[], int], debug: bool) -> int:
             return body()
         except LeaderElectionError as exc:
             _traceback(debug)
-            fail(exc.message, exc.hint, exc.detail)
+            if kafka_lines and exc.kafka_line:  # (the message below it, unless Kafka's line already says it)
+                ours = exc.message if exc.message not in exc.kafka_line else None
+                fail(exc.kafka_line, exc.hint, ": ".join(filter(None, (ours, exc.detail))))
+            else:
+                fail(exc.message, exc.hint, exc.detail)
             if exc.exit_code is ExitCode.INTERRUPTED:
                 return int(interrupted_exit(stop.signum))
             return int(exc.exit_code)

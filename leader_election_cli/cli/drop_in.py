@@ -43,7 +43,7 @@ from leader_election_cli.render.modes import KAFKA_LINE_MODES, resolve
 
 def run_drop_in(options: dict[str, Any]) -> int:
     """Run the drop-in with its parsed options (as click gives them); the exit code."""
-    return run(lambda: _elect(options), options["debug"])
+    return run(lambda: _elect(options), options["debug"], kafka_lines=True)
 
 
 # Options that take one value, by their Kafka names.

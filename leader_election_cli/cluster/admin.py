@@ -63,7 +63,7 @@ _SINCE_3_7 = ((35, 5), (2, 11), (0, 13), (2, 10), (1, 17), (0, 11), (1, 16))
 MAX_BOOTSTRAP_SERVERS = 1000
 _BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
 # Kafka's line for a bad bootstrap.servers: KafkaAdminClient.createInternal wraps ClientUtils' ConfigException
-# (our detail line), and Kafka's tools print the wrapper's message. (DNS: exit 3, unreachable.)
+# (our message), and Kafka's tools print the wrapper's message. (DNS: exit 3, unreachable.)
 _ADMIN_NOT_CREATED = "Failed to create new KafkaAdminClient"
 
 
@@ -86,20 +86,20 @@ def bootstrap_addresses(bootstrap_servers: str) -> list[str]:
     for address in addresses:
         parsed = host_and_port(address)
         if parsed is None:
-            raise InputError(_ADMIN_NOT_CREATED, detail=f"Invalid url in bootstrap.servers: {shown(address)}",
-                             hint=_BOOTSTRAP_HINT)
+            raise InputError(f"Invalid url in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT,
+                             kafka_line=_ADMIN_NOT_CREATED)
         if parsed[1] > 65535:
-            raise InputError(_ADMIN_NOT_CREATED, detail=f"Invalid port in bootstrap.servers: {shown(address)}",
-                             hint=_BOOTSTRAP_HINT)
+            raise InputError(f"Invalid port in bootstrap.servers: {shown(address)}", hint=_BOOTSTRAP_HINT,
+                             kafka_line=_ADMIN_NOT_CREATED)
         hosts[address] = parsed[0]
     if not addresses:
-        raise InputError(_ADMIN_NOT_CREATED, detail="No resolvable bootstrap urls given in bootstrap.servers",
-                         hint=_BOOTSTRAP_HINT)
+        raise InputError("No resolvable bootstrap urls given in bootstrap.servers", hint=_BOOTSTRAP_HINT,
+                         kafka_line=_ADMIN_NOT_CREATED)
     resolves = {host: _resolves(host) for host in dict.fromkeys(hosts.values())}  # each name looked up once
     resolvable = [address for address in addresses if resolves[hosts[address]]]
     if not resolvable:
         names = ", ".join(dict.fromkeys(shown(host) for host in hosts.values()))
-        raise UnreachableError(_ADMIN_NOT_CREATED, detail="No resolvable bootstrap urls given in bootstrap.servers",
+        raise UnreachableError("No resolvable bootstrap urls given in bootstrap.servers", kafka_line=_ADMIN_NOT_CREATED,
                                hint=f"No host name resolves ({names}): check them in --bootstrap-server, and DNS.")
     return resolvable
 

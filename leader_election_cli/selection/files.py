@@ -79,11 +79,13 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
 
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
-    """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is Kafka's line alone
-    ("java.io.IOException: Unable to read file PATH": Utils.readFileAsString's IOException, wrapped in a
-    RuntimeException whose message is its toString), the reason on a line of its own."""
+    """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is "Unable to read file
+    PATH", the reason on a line of its own; Kafka's own line, when the system refused the file, is
+    "java.io.IOException: Unable to read file PATH" (Utils.readFileAsString's IOException, wrapped in a
+    RuntimeException whose message is its toString)."""
+    kafkas = f"java.io.IOException: Unable to read file {shown(path)}" if kafka_line else None
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
-                             reason_on_detail=kafka_line, io_error_prefix="java.io.IOException: " if kafka_line else "",
+                             reason_on_detail=kafka_line, kafka_io_line=kafkas,
                              too_large_hint="Split the partitions over several files and run once per file.")
 
 
@@ -113,9 +115,9 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
     try:
         return _decode(text, where, kind)
     except InputError as exc:  # Kafka's Json.parseFull answers no document for any JSON it cannot read
-        if kind is not _ELECTION:
-            raise
-        raise InputError("Replica election data is empty", detail=exc.message, hint=kind.hint) from None
+        if kind is _ELECTION:
+            exc.kafka_line = "Replica election data is empty"
+        raise
 
 
 def _decode(text: str, where: str, kind: _Kind) -> Any:
