@@ -68,3 +68,25 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     server.close()
     for name, value in before.items():
         os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+
+
+@pytest.fixture(scope="session")
+def kafka_order() -> Callable[[str, list[str]], list[str]]:
+    """Runs Kafka's own ordering code (tests/java/KafkaOrder.java, on the JDK): `kafka_order(mode, lines)`,
+    mode "duplicates" or "results", one output line per input line. Skips without a JDK."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("javac") is None:
+        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+    source = Path(__file__).parent / "java" / "KafkaOrder.java"
+
+    def run(mode: str, lines: list[str]) -> list[str]:
+        java = subprocess.run(["java", str(source), mode], input="".join(line + "\n" for line in lines),
+                              capture_output=True, text=True, timeout=120, check=True)
+        answer = java.stdout.splitlines()
+        assert len(answer) == len(lines)
+        return answer
+
+    return run

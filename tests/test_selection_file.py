@@ -6,8 +6,6 @@ import itertools
 import json
 import random
 import re
-import shutil
-import subprocess
 from importlib.resources import files
 from pathlib import Path
 
@@ -109,16 +107,10 @@ def duplicate_cases() -> list[list[TopicPartition]]:
     return cases
 
 
-def test_duplicates_are_listed_in_the_order_of_kafkas_hash_set(tmp_path: Path) -> None:
-    """Kafka's own code (tests/java/DuplicateOrder.java, run by the JDK) gives the order to match."""
-    if shutil.which("javac") is None:
-        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+def test_duplicates_are_listed_in_the_order_of_kafkas_hash_set(kafka_order) -> None:
+    """Kafka's own code (tests/java/KafkaOrder.java, run by the JDK) gives the order to match."""
     cases = duplicate_cases()
-    source = Path(__file__).parent / "java" / "DuplicateOrder.java"
-    lines = "".join("\t".join(f"{tp.topic} {tp.partition}" for tp in case) + "\n" for case in cases)
-    java = subprocess.run(["java", str(source)], input=lines, capture_output=True, text=True, timeout=120, check=True)
-    expected = java.stdout.splitlines()
-    assert len(expected) == len(cases)
+    expected = kafka_order("duplicates", ["\t".join(f"{tp.topic} {tp.partition}" for tp in case) for case in cases])
     for case, kafkas in zip(cases, expected, strict=True):
         repeats = {tp for tp in case if case.count(tp) > 1}
         assert "[" + ", ".join(map(str, selection.java_hash_set_order(case, repeats))) + "]" == kafkas
