@@ -176,7 +176,8 @@ def test_every_value_of_a_repeated_option_is_converted_first_as_kafka_does(
 
 
 @pytest.mark.parametrize("topic, partition, shown", [("t1", "-1", "t1--1"), ("bad name", "0", "bad name-0"),
-                                                     ("t\u00f3pico", "0", "t\u00f3pico-0")])
+                                                     ("t\u00f3pico", "0", "t\u00f3pico-0"), ("", "0", "-0"),
+                                                     ("t" * 300, "-2147483648", "t" * 300 + "--2147483648")])
 def test_a_partition_no_topic_can_have_is_sent_and_answered_as_kafka_does(
         sb: Sandbox, topic: str, partition: str, shown: str) -> None:
     """Kafka's tool checks neither the name nor the sign: the controller answers UNKNOWN_TOPIC_OR_PARTITION."""
@@ -184,6 +185,11 @@ def test_a_partition_no_topic_can_have_is_sent_and_answered_as_kafka_does(
     assert out.startswith(f"Error completing leader election (PREFERRED) for partition: {shown}: "
                           "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ")
     assert (code, err) == (1, "1 replica(s) could not be elected\n")
+    code, out, err = preferred(sb, "--topic", topic, "--partition", partition, output="json")
+    document = json.loads(out)  # the partition as sent, in a document its schema accepts
+    jsonschema.validate(document, REPORT_SCHEMA)
+    assert [(p["topic"], p["partition"], p["outcome"]) for p in document["partitions"]] == \
+        [(topic, int(partition), "failed")]
 
 
 def test_unreachable_server_times_out_quickly() -> None:
