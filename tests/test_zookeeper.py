@@ -259,6 +259,17 @@ def test_unknown_partitions_are_refused_before_writing(no_controller: Sandbox, c
     assert zk.exists(ELECTION_PATH) is None
 
 
+@pytest.mark.parametrize("topic", ["", "..", "../../admin", "a/b"])
+def test_a_name_no_topic_can_have_is_refused_before_zookeeper_is_read(no_controller: Sandbox, connect: str,
+                                                                      zk: KazooClient, topic: str) -> None:
+    """On this path a topic name becomes a znode's path (/brokers/topics/NAME): Kafka's rules first."""
+    result = elect(connect, "--topic", topic, "--partition", "0")
+    assert result.exit_code == 2
+    first = result.stderr.removeprefix(DEPRECATION).splitlines()[0]
+    assert first.startswith("Topic name") and "Internal error" not in result.stderr
+    assert zk.exists(ELECTION_PATH) is None
+
+
 def test_an_acl_refusal_writes_nothing(sandbox: Sandbox, connect: str, zk: KazooClient) -> None:
     zk.set_acls("/admin", [make_digest_acl("kafka", "secret", all=True)])  # as a secured cluster would
     result = elect(connect, "--all-topic-partitions")

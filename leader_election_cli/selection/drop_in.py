@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.model import ElectionType, TopicPartition
-from leader_election_cli.selection.names import MAX_PARTITION
+from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 
 class ElectionRequest(NamedTuple):
@@ -109,6 +109,9 @@ def validate_drop_in(options: DropInOptions) -> ValidatedDropIn:
             _parse_partition(text)
         partitions = (TopicPartition(o.topic, _parse_partition(o.partition)),)  # sent as given, as Kafka
         _refuse_repeated(o.repeated, ("partition",))  # does: a name or id no topic has gets the controller's
+        problem = topic_problem(o.topic) if o.zookeeper is not None else None
+        if problem:  # (the ZooKeeper path is ours, not Kafka 4's: there a name becomes a znode's path)
+            raise InputError(problem, hint="Topic names use only ASCII letters, digits, '.', '_' and '-'.")
     _refuse_repeated(o.repeated, ("admin.config", "command-config", "bootstrap-server", "zookeeper"))
     warnings = ((ADMIN_CONFIG_DEPRECATED,) if o.admin_config is not None else ()) + \
         (ZOOKEEPER_DEPRECATED if o.zookeeper is not None else ())
