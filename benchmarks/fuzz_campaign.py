@@ -40,7 +40,7 @@ from pathlib import Path
 
 from kafka.cluster import collect_hosts
 
-from leader_election_cli.cli.drop_in import command as drop_in
+from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.cluster.admin import bootstrap_addresses
 from leader_election_cli.config.jaas import parse_jaas_config
