@@ -14,7 +14,8 @@ target checks one promise:
   file also has that text somewhere public;
 - jaas: `parse_jaas_config` returns login modules or a ValueError that never quotes the password;
 - partition-spec: `parse_partition_spec` returns partitions or a one-line InputError;
-- bootstrap: `bootstrap_addresses` refuses with an InputError or returns addresses kafka-python parses;
+- bootstrap: `bootstrap_addresses` refuses with an InputError, says no host name resolves (UnreachableError,
+  exit 3) or returns addresses kafka-python parses;
 - drop-in / elect: the commands (in this process, against a sandbox that counts requests) exit with a
   documented code, never print a traceback or an internal error, and an exit 2 sends nothing at all
   (elect: no write; nothing at all unless the error names what the metadata showed missing).
@@ -46,7 +47,7 @@ from leader_election_cli.cluster.admin import bootstrap_addresses
 from leader_election_cli.config.jaas import parse_jaas_config
 from leader_election_cli.config.properties import parse_properties
 from leader_election_cli.config.settings import load_client_settings
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, UnreachableError
 from leader_election_cli.sandbox import Sandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -184,6 +185,9 @@ def bootstrap_check(data: bytes) -> str:
     except InputError as error:
         one_line(error)
         return "refused"
+    except UnreachableError as error:  # no host name resolves: exit 3, as Kafka's "No resolvable bootstrap urls"
+        one_line(error)
+        return "unresolvable"
     collect_hosts(addresses)  # what kafka-python does with them first: it must not crash
     return "accepted"
 
