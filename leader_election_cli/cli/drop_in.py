@@ -28,7 +28,7 @@ from leader_election_cli.cli.common import (
     show,
     stopped_election,
 )
-from leader_election_cli.cli.drop_in_options import PROG_NAME, quick_parse
+from leader_election_cli.cli.drop_in_options import OPTIONS, PROG_NAME, quick_parse
 from leader_election_cli.errors import (
     NOT_AUTHORIZED_LINE,
     TIMEOUT_LINE,
@@ -46,10 +46,8 @@ def run_drop_in(options: dict[str, Any]) -> int:
     return run(lambda: _elect(options), options["debug"], kafka_lines=True)
 
 
-# Options that take one value, by their Kafka names.
-_SINGLE_VALUED = {"bootstrap_server": "bootstrap-server", "zookeeper": "zookeeper", "command_config": "command-config",
-                  "admin_config": "admin.config", "election_type": "election-type", "topic": "topic",
-                  "partition": "partition", "path_to_json_file": "path-to-json-file"}
+# Kafka's options that take one value (click collects each as a tuple), by their Kafka names.
+_SINGLE_VALUED = {option.dest: option.name.removeprefix("--") for option in OPTIONS if option.kind == "text"}
 
 
 @cyclic_gc_paused()

@@ -96,7 +96,8 @@ class OneLineUsageErrors:
             code = int(ExitCode.USAGE)
         except click.UsageError as exc:
             name = exc.ctx.command_path if exc.ctx else prog_name
-            hint = getattr(exc, "hint", None) or f"Run '{name} --help' for usage."
+            hint = exc.hint if isinstance(exc, HintedUsageError) else None
+            hint = hint or f"Run '{name} --help' for usage."
             fail(shown(exc.format_message(), limit=600), hint)
             code = int(ExitCode.USAGE)
         except click.exceptions.Abort:

@@ -65,17 +65,19 @@ def tls_failure(where: str, reason: str) -> UnreachableError:
     return UnreachableError(f"TLS handshake with {where} failed: {reason}", hint=hint)
 
 
+_FAILURES: dict[str, tuple[type[LeaderElectionError], str]] = {
+    "timed out": (TimedOutError, "Timed out while {what}"),
+    # `detail` names the error as kafka-python's client named it: scripts may match it
+    "lost": (UnreachableError, "Lost the connection while {what}: {detail}"),
+    "incompatible": (UnreachableError, "Incompatible broker while {what}: {detail}"),
+    "unexpected": (UnreachableError, "Unexpected failure while {what}: {detail}"),  # `detail`: the exception
+}
+
+
 def failure(kind: str, what: str, detail: str = "") -> LeaderElectionError:
-    """A request that failed while `what`, as both transports say it; `kind`: "timed out", "lost" (the
-    connection; `detail` names the error as kafka-python's client named it: scripts may match it),
-    "incompatible" (the broker), or "unexpected" (`detail`: the exception)."""
-    if kind == "timed out":
-        return TimedOutError(f"Timed out while {what}")
-    if kind == "lost":
-        return UnreachableError(f"Lost the connection while {what}: {detail}")
-    if kind == "incompatible":
-        return UnreachableError(f"Incompatible broker while {what}: {detail}")
-    return UnreachableError(f"Unexpected failure while {what}: {detail}")
+    """A request that failed while `what`, as both transports say it (`kind`: a key of `_FAILURES`)."""
+    error, line = _FAILURES[kind]
+    return error(line.format(what=what, detail=detail))
 
 
 def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:

@@ -29,8 +29,7 @@ _ROWS_PER_WRITE = 1000
 
 def _write_rows(report: ElectionReport, out: IO[str]) -> None:
     """The partitions, one per line, a thousand per write: each row is `json.dumps` of its
-    `reports.election.row` (the tests check it), written by hand: a million rows take about a third of
-    the time that building and encoding their dicts does."""
+    `reports.election.row` (the tests check it)."""
     results, dry_run = report.results, report.dry_run
     names: dict[str, str] = {}
     out.write("[")

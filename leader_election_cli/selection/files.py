@@ -21,6 +21,8 @@ from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
+# Kafka's line for an election file with no document in it, or JSON it cannot read (Json.parseFull: none)
+_KAFKA_EMPTY = "Replica election data is empty"
 MAX_ELECTION_FILE_BYTES = 256 * 2**20  # about five million entries; a bigger file is a mistake
 
 
@@ -109,14 +111,14 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
         if kind is _ELECTION:
-            raise InputError("Replica election data is empty", detail=f"{shown(path)} holds no JSON document",
+            raise InputError(_KAFKA_EMPTY, detail=f"{shown(path)} holds no JSON document",
                              hint=kind.hint)
         raise InputError(f"{where} is empty", hint=kind.hint)
     try:
         return _decode(text, where, kind)
     except InputError as exc:  # Kafka's Json.parseFull answers no document for any JSON it cannot read
         if kind is _ELECTION:
-            exc.kafka_line = "Replica election data is empty"
+            exc.kafka_line = _KAFKA_EMPTY
         raise
 
 
