@@ -146,6 +146,19 @@ def _hidden(uri: str, root: str = "") -> bool:
 def write_bytes(spark: SparkSession, uri: str, data: bytes) -> None:
     """Create or replace the file at `uri` (parent directories are created)."""
     path, fs = _path(spark, uri)
+    _write(fs, path, data)
+
+
+def write_files(spark: SparkSession, directory: str, contents: Iterable[tuple[str, bytes]]) -> None:
+    """Create or replace each (relative name, data) of `contents` below `directory`, as they come: the
+    file system is looked up once, not once a file (each look-up is several calls into the JVM)."""
+    root, fs = _path(spark, directory)
+    make_path: Any = spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    for name, data in contents:
+        _write(fs, make_path(root, name), data)
+
+
+def _write(fs: Any, path: Any, data: bytes) -> None:
     stream = fs.create(path, True)
     try:
         stream.write(bytearray(data))

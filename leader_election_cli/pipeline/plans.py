@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from leader_election_cli.pipeline.files import delete_tree, write_bytes
+from leader_election_cli.pipeline.files import delete_tree, write_files
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -34,8 +35,9 @@ def batch_name(number: int) -> str:
     return f"batch-{number:04d}.json"
 
 
-def election_file(partitions: Iterable[dict[str, Any]]) -> bytes:
-    return (json.dumps({"partitions": list(partitions)}, indent=2) + "\n").encode()
+def election_file(entries: Iterable[str]) -> bytes:
+    """Kafka's election file, one partition a line, from each partition's JSON object."""
+    return ('{"partitions": [\n  ' + ",\n  ".join(entries) + "\n]}\n").encode()
 
 
 def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
@@ -45,15 +47,21 @@ def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
 
 def write_plans(spark: SparkSession, planned: DataFrame, plans_dir: str, batch_size: int
                 ) -> dict[str, tuple[int, int]]:
-    """Replace `plans_dir` with every cluster's election files; return (files, partitions) per cluster."""
+    """Replace `plans_dir` with every cluster's election files; return (files, partitions) per cluster.
+
+    Spark writes each partition's JSON object (`{"topic":...,"partition":...}`): one string a row
+    reaches Python, not a Row to take apart and encode again.
+    """
     delete_tree(spark, plans_dir)
-    ordered = planned.select("cluster", "topic", "partition").orderBy("cluster", "topic", "partition")
+    ordered = (planned.orderBy("cluster", "topic", "partition")
+               .select("cluster", F.to_json(F.struct("topic", "partition")).alias("entry")))
     written: dict[str, tuple[int, int]] = {}
-    for cluster, rows in itertools.groupby(ordered.toLocalIterator(), key=lambda row: row.cluster):
-        partitions = ({"topic": row.topic, "partition": row.partition} for row in rows)
-        total = 0
-        for number, batch in enumerate(_chunks(partitions, batch_size), 1):
-            write_bytes(spark, f"{plans_dir}/{cluster_dir(cluster)}/{batch_name(number)}", election_file(batch))
-            total += len(batch)
-            written[cluster] = (number, total)
+
+    def batches() -> Iterator[tuple[str, bytes]]:
+        for cluster, rows in itertools.groupby(ordered.toLocalIterator(), key=operator.itemgetter(0)):
+            for number, batch in enumerate(_chunks((row[1] for row in rows), batch_size), 1):
+                written[cluster] = (number, written.get(cluster, (0, 0))[1] + len(batch))
+                yield f"{cluster_dir(cluster)}/{batch_name(number)}", election_file(batch)
+
+    write_files(spark, plans_dir, batches())
     return written
