@@ -9,9 +9,11 @@ It prints each wall time with the machine's load average at its start and the co
 (CPU seconds of its whole process tree, JVM included, over the wall time: local[1] uses more than one,
 because the JVM's JIT compilers and garbage collector run beside its one task thread), the plain-Python
 time over the Spark time (above 1: Spark is faster), the local[1] / local[2] speed-up beside its target
-(1.3) and the 1-row wall time beside its target. Nothing asserts. Run:
+(1.3) and the 1-row wall time beside its target. An untimed run comes first (`warm_up`). Nothing asserts. Run:
     .venv/bin/python benchmarks/pipeline_cost.py [--rows 1 1000000 5000000] [--formats parquet jsonl]
-        [--masters 'local[1]' 'local[2]']
+        [--masters 'local[1]' 'local[2]'] [--rounds N]
+With --rounds N each master runs N times, the masters in turn, so that each round's runs see the same
+load: the wall times shown are each master's median, the speed-up the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -136,39 +139,55 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1, 1_000_000])
     parser.add_argument("--formats", nargs="+", choices=["parquet", "jsonl"], default=["parquet"])
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each master, in turn (medians are shown)")
     args = parser.parse_args()
     figures = []
     with tempfile.TemporaryDirectory(prefix="pipeline-cost-") as work:
+        warm_up(Path(work))
         for rows in args.rows:
             for file_format in args.formats:
-                figures += measure(rows, file_format, args.masters, Path(work))
+                figures += measure(rows, file_format, args.masters, Path(work), args.rounds)
     print(json.dumps({"benchmark": "pipeline_cost", "figures": figures}))
 
 
-def measure(rows: int, file_format: str, masters: list[str], work: Path) -> list[dict]:
+def warm_up(work: Path) -> None:
+    """One untimed run first: the first local `analyze` on a machine dumps the driver JVM's class archive
+    (docs/SPARK.md), which every later run maps; the timed runs are such later runs, as a user's are."""
+    wall, _ = time_analyze(generate(1, work / "warm-up", "parquet"), "local[1]", work / "out-warm-up")
+    print(f"warm-up run (makes the class archive if missing; not counted) {wall:.1f} s", flush=True)
+
+
+def measure(rows: int, file_format: str, masters: list[str], work: Path, rounds: int = 1) -> list[dict]:
     figures = []
     source = generate(rows, work, file_format)
     what = f"{rows:,} rows {file_format}"
     print(f"{what}: plain Python starts ({load()})", flush=True)
     baseline, broker_rows = plain_python(str(source), file_format)
     print(f"{what}: plain Python {baseline:.1f} s ({broker_rows:,} broker figures)", flush=True)
-    walls = {}
-    for master in masters:
-        print(f"{what}: analyze on {master} starts ({load()})", flush=True)
-        walls[master], cpu = time_analyze(source, master, work / f"out-{rows}-{file_format}-{len(walls)}")
-        cores = "" if cpu is None else f", {cpu / walls[master]:.2f} cores used"
-        print(f"{what}: analyze on {master} {walls[master]:.1f} s{cores}; plain Python / Spark = "
-              f"{baseline / walls[master]:.2f}", flush=True)
-        if cpu is not None:
-            figures.append({"name": f"cores used, {what}, {master}", "value": round(cpu / walls[master], 2),
+    runs: dict[str, list[tuple[float, float | None]]] = {master: [] for master in masters}
+    for round_number in range(1, rounds + 1):  # the masters in turn: a round's runs see the same machine
+        for master in masters:
+            print(f"{what}: analyze on {master} starts, round {round_number} ({load()})", flush=True)
+            wall, cpu = time_analyze(source, master, work / f"out-{rows}-{file_format}-{master}")
+            runs[master].append((wall, cpu))
+            cores = "" if cpu is None else f", {cpu / wall:.2f} cores used"
+            print(f"{what}: analyze on {master} {wall:.1f} s{cores}; plain Python / Spark = {baseline / wall:.2f}",
+                  flush=True)
+    walls = {master: statistics.median(wall for wall, _ in done) for master, done in runs.items()}
+    for master, done in runs.items():
+        cpus = [cpu / wall for wall, cpu in done if cpu is not None]
+        if cpus:
+            figures.append({"name": f"cores used, {what}, {master}", "value": round(statistics.median(cpus), 2),
                             "unit": "cores", "target": None})
         figures.append({"name": f"analyze wall, {what}, {master}", "value": round(walls[master], 1),
                         "unit": "s", "target": TARGET_ONE_ROW_S if rows == 1 else None, "goal": "max"})
         figures.append({"name": f"plain Python / analyze, {what}, {master}",
                         "value": round(baseline / walls[master], 2), "unit": "x", "target": 1.0 if rows > 1 else None})
-    if "local[1]" in walls and "local[2]" in walls:
-        speed_up = walls["local[1]"] / walls["local[2]"]
-        print(f"{what}: local[2] is {speed_up:.2f}x as fast as local[1]", flush=True)
+    if "local[1]" in runs and "local[2]" in runs:
+        ratios = [one[0] / two[0] for one, two in zip(runs["local[1]"], runs["local[2]"], strict=True)]
+        speed_up = statistics.median(ratios)
+        print(f"{what}: local[2] is {speed_up:.2f}x as fast as local[1] (median of the rounds: "
+              f"{', '.join(f'{ratio:.2f}' for ratio in ratios)})", flush=True)
         figures.append({"name": f"local[1] / local[2], {what}", "value": round(speed_up, 2), "unit": "x",
                         "target": TARGET_SPEED_UP if rows >= 5_000_000 else None})
     figures.append({"name": f"plain Python wall, {what}", "value": round(baseline, 1), "unit": "s", "target": None})

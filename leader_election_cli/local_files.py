@@ -149,6 +149,12 @@ def open_regular(path: Path, flags: int, mode: int = 0o666, *, char_device_ok: b
     return fd
 
 
+def cache_directory() -> Path:
+    """This tool's directory in the user's cache: under $XDG_CACHE_HOME (an absolute path), else ~/.cache."""
+    cache = os.environ.get("XDG_CACHE_HOME")
+    return (Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache") / "leader-election-cli"
+
+
 def private_directory(path: Path) -> Path:
     """`path`, a directory of this user's only (mode 0700), created if missing; OSError if it is anything else
     (a symlink, another user's, open to others): a shared name would let another user plant a file there."""

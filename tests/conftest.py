@@ -26,10 +26,17 @@ settings.load_profile("suite")
 SandboxFactory = Callable[..., Sandbox]
 
 
+@pytest.fixture(scope="session")
+def _cache_home(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture(autouse=True)
-def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Default restore files go under $XDG_STATE_HOME: a directory of the test's, never the user's."""
+def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _cache_home: str) -> None:
+    """Default restore files go under $XDG_STATE_HOME, a directory of the test's; caches (`analyze`'s class
+    archive, dumped once) under $XDG_CACHE_HOME, one of the suite's: never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CACHE_HOME", _cache_home)
 
 
 @pytest.fixture(scope="module", params=["kraft", "zk"])

@@ -79,21 +79,15 @@ def _analyze(o: dict[str, Any]) -> int:
         raise InputError(f"kafka-leaders analyze needs {' and '.join(missing)}, which "
                          f"{'is' if len(missing) == 1 else 'are'} not installed",
                          hint=f"{extra_hint('spark')} It needs Java 17 or newer too.")
-    from pyspark.sql import SparkSession
     from rich.console import Console
 
     from leader_election_cli.pipeline import job, report
 
     job.preflight(o["snapshots"], o["out"], o["master"], conf)
-    shared = SparkSession.getActiveSession() is not None  # e.g. a notebook's: not ours to stop
-    spark = job.spark_session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"],
-                              small_input=job.is_small_input(o["snapshots"], o["master"], conf))
-    try:
+    with job.session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"],
+                     small_input=job.is_small_input(o["snapshots"], o["master"], conf)) as spark:
         result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
                              threshold_pct=o["threshold"], plot=o["plot"], balance=o["balance_plans"])
-    finally:
-        if not shared:
-            spark.stop()
-    # Not on a terminal (logs, pipes): the table at its natural width, no cluster name cut or folded.
-    report.render(result, Console(width=None if sys.stdout.isatty() else 10_000))
+        # Not on a terminal (logs, pipes): the table at its natural width, no cluster name cut or folded.
+        report.render(result, Console(width=None if sys.stdout.isatty() else 10_000))
     return 0

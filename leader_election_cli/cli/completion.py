@@ -19,6 +19,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from leader_election_cli.cli.common import BOOTSTRAP_ENV
+from leader_election_cli.local_files import cache_directory
 
 TIMEOUT_MS = 1500
 CACHE_SECONDS = 60.0
@@ -64,9 +65,8 @@ def cache_file(bootstrap: str, config: str | None) -> Path:
     """One file per cluster and config file, under $XDG_CACHE_HOME (or ~/.cache)."""
     import hashlib  # here: OpenSSL's loading is a tenth of every start-up otherwise
 
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     key = hashlib.sha256(f"{bootstrap}\0{config or ''}".encode()).hexdigest()[:16]
-    return root / "leader-election-cli" / f"topics-{key}.json"
+    return cache_directory() / f"topics-{key}.json"
 
 
 def _ask_cluster(bootstrap: str, config: str | None) -> list[str]:

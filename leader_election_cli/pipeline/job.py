@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.pipeline import analysis, balance_plans, cluster_mode, files, inputs, plans, summary
+from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
@@ -56,7 +57,7 @@ _PICKS_A_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
                   connect_timeout_s: float = cluster_mode.DEFAULT_CONNECT_TIMEOUT_S,
-                  small_input: bool = False) -> SparkSession:
+                  small_input: bool = False, archive: ClassArchive | None = None) -> SparkSession:
     """The session to run on: `master`; else spark-submit's own master; else local[*].
 
     A local master runs its Python workers with this very interpreter, so they import this package, and
@@ -65,7 +66,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     (`cluster_mode`). `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
     A local driver JVM started here collects with the throughput collector (unless the user's Java options
-    pick one) and, with `small_input` (`is_small_input`), compiles with C1 only.
+    pick one) and, with `small_input` (`is_small_input`), compiles with C1 only, and with `archive` maps
+    its classes from that archive or dumps them into it (`class_archive`; `session` publishes it).
     """
     conf = dict(conf or {})
     master = _master(master, conf)
@@ -95,13 +97,51 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.config(key, value)
     local = bool(master) and cluster_mode.is_local(master or "")
     with spark_errors("cluster"), _driver_java_options(not verbose, quick=small_input and local,
-                                                       throughput_gc=local and not picks_a_collector(conf)):
+                                                       throughput_gc=local and not picks_a_collector(conf),
+                                                       archive=archive.java_options() if archive else ()):
         if not shipping:
             return builder.getOrCreate()
         SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
         session = cluster_mode.within(connect_timeout_s, master, builder.getOrCreate)
         session.sparkContext.addPyFile(cluster_mode.package_zip())
     return session
+
+
+@contextmanager
+def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_timeout_s: float,
+            small_input: bool) -> Iterator[SparkSession]:
+    """The command's session (`spark_session`), stopped at the end unless it was active before (say, a
+    notebook's). A local driver JVM it starts maps the class archive, or dumps it (`class_archive`):
+    published once the block has run without an error."""
+    shared = SparkSession.getActiveSession() is not None
+    archive = _class_archive(master, conf)
+    spark = spark_session(master, conf, verbose=verbose, connect_timeout_s=connect_timeout_s,
+                          small_input=small_input, archive=archive)
+    if archive is not None:
+        archive.remember_class_path(spark.sparkContext._jvm)
+    try:
+        yield spark
+    finally:
+        if not shared:
+            spark.stop()
+    if archive is not None:
+        archive.publish(getattr(SparkContext._gateway, "proc", None))
+
+
+def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive | None:
+    """The class archive for a local driver JVM this process starts, unless the user's Java options
+    already decide on class sharing."""
+    chosen = _master(master, conf) or ""
+    starts_a_jvm = (SparkSession.getActiveSession() is None and SparkContext._gateway is None
+                    and "PYSPARK_GATEWAY_PORT" not in os.environ)  # not spark-submit's JVM
+    if not (cluster_mode.is_local(chosen) and starts_a_jvm) or shares_classes(" ".join(_users_java_options(conf))):
+        return None
+    return ClassArchive.for_spark(spark_home())
+
+
+def spark_home() -> Path:
+    """The Spark installation spark-submit runs from: $SPARK_HOME, else the pyspark package's own."""
+    return Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
 
 
 def local_threads(master: str) -> int:
@@ -128,28 +168,34 @@ def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[s
 
 
 def picks_a_collector(conf: Mapping[str, str]) -> bool:
-    """Whether Java options the driver JVM would get choose a garbage collector: the driver's Java options
-    in `conf` or spark-defaults.conf, or the environment variables the launcher and Java read."""
+    """Whether Java options the driver JVM would get choose a garbage collector."""
+    return any(_PICKS_A_COLLECTOR.search(source) for source in _users_java_options(conf))
+
+
+def _users_java_options(conf: Mapping[str, str]) -> list[str]:
+    """Where the user gives the driver JVM Java options: the driver's Java options in `conf` or
+    spark-defaults.conf, and the environment variables the launcher and Java read."""
     sources = [conf.get(key, "") for key in ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions")]
     sources += [os.environ.get(name, "") for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
                                                       "_JAVA_OPTIONS")]
-    conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or Path(os.environ.get("SPARK_HOME") or
-                                                             Path(pyspark.__file__).parent) / "conf")
-    defaults = conf_dir / "spark-defaults.conf"
+    defaults = Path(os.environ.get("SPARK_CONF_DIR") or spark_home() / "conf") / "spark-defaults.conf"
     if defaults.is_file():
         sources.append(defaults.read_text(errors="replace"))
-    return any(_PICKS_A_COLLECTOR.search(source) for source in sources)
+    return sources
 
 
 @contextmanager
-def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False) -> Iterator[None]:
+def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False,
+                         archive: Sequence[str] = ()) -> Iterator[None]:
     """A driver JVM started meanwhile logs nothing (spark-submit's has started already), when `quick`
-    compiles with C1 only, and with `throughput_gc` collects with the throughput collector. The settings
-    go before the driver's own Java options (SPARK_SUBMIT_OPTS): a -D or -XX of a user's,
-    spark-defaults.conf's or spark.driver.extraJavaOptions still wins, and neither is replaced."""
+    compiles with C1 only, with `throughput_gc` collects with the throughput collector, and gets the
+    `archive` options. The settings go before the driver's own Java options (SPARK_SUBMIT_OPTS): a -D or
+    -XX of a user's, spark-defaults.conf's or spark.driver.extraJavaOptions still wins, and neither is
+    replaced."""
     before = os.environ.get("SPARK_SUBMIT_OPTS")
     ours = ([f"-Dlog4j2.configurationFile={QUIET_LOGGING.as_uri()}"] if quiet else []) + (
-        [QUICK_START_JAVA_OPTIONS] if quick else []) + ([THROUGHPUT_GC_JAVA_OPTIONS] if throughput_gc else [])
+        [QUICK_START_JAVA_OPTIONS] if quick else []) + ([THROUGHPUT_GC_JAVA_OPTIONS] if throughput_gc else []) + [
+        *archive]
     if ours:
         os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*ours, before or ""]).strip()
     try:
@@ -189,7 +235,7 @@ def _hadoop_configured(conf: Mapping[str, str]) -> bool:
         return True
     if any(os.environ.get(name) for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "HADOOP_HOME")):
         return True
-    conf_dir = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "conf"
+    conf_dir = spark_home() / "conf"
     return any((conf_dir / name).exists() for name in ("spark-defaults.conf", "spark-env.sh", "core-site.xml"))
 
 
