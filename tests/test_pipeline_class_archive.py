@@ -47,7 +47,12 @@ def test_the_name_follows_java_the_jars_and_the_class_path_settings(tmp_path: Pa
     rebuilt = archive_name(JAVA, spark_home)
     assert rebuilt != first
     monkeypatch.setenv("SPARK_DIST_CLASSPATH", "/opt/hadoop/share/*")
-    assert archive_name(JAVA, spark_home) != rebuilt
+    with_hadoop = archive_name(JAVA, spark_home)
+    assert with_hadoop != rebuilt
+    assert archive_name(JAVA, spark_home, "/opt/extra.jar") != with_hadoop  # --conf spark.driver.extraClassPath
+    (spark_home / "conf").mkdir()
+    (spark_home / "conf" / "spark-defaults.conf").write_text("spark.driver.extraClassPath /opt/extra.jar\n")
+    assert archive_name(JAVA, spark_home) != with_hadoop
 
 
 @pytest.mark.parametrize(("options", "shares"), [

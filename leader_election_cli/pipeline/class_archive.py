@@ -46,10 +46,11 @@ def java_executable() -> str | None:
     return os.path.join(home, "bin", "java") if home else shutil.which("java")
 
 
-def archive_name(java: str, spark_home: Path) -> str:
+def archive_name(java: str, spark_home: Path, extra_class_path: str = "") -> str:
     """The archive's file name: a digest of what makes an archive valid, so that a change in any of it
-    (another Java, an upgraded JDK in place, another Spark or a jar replaced, class path settings) names
-    a new archive instead of one the JVM would refuse."""
+    (another Java, an upgraded JDK in place, another Spark or a jar replaced, class path settings: the
+    environment's, spark-defaults.conf's, `extra_class_path`) names a new archive instead of one the JVM
+    would refuse."""
     java_home = Path(os.path.realpath(java)).parent.parent
     digest = hashlib.sha256(os.path.realpath(java).encode())
     for path in (java_home / "release", java_home / "lib" / "server" / "libjvm.so"):
@@ -62,6 +63,9 @@ def archive_name(java: str, spark_home: Path) -> str:
             digest.update(f"\0{jar.name}\0{info.st_size}\0{info.st_mtime_ns}".encode())
     for name in ("SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR"):
         digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
+    digest.update(f"\0{extra_class_path}".encode())
+    with contextlib.suppress(OSError):
+        digest.update(Path(os.environ.get("SPARK_CONF_DIR") or spark_home / "conf", "spark-defaults.conf").read_bytes())
     return f"{PREFIX}{digest.hexdigest()[:16]}{SUFFIX}"
 
 
@@ -77,9 +81,9 @@ class ClassArchive:
             _remove_abandoned_dumps(path.parent)
 
     @classmethod
-    def for_spark(cls, spark_home: Path) -> ClassArchive | None:
-        """The archive for the JVM spark-submit would start from `spark_home`, or None when there is no
-        Java to be found or no private cache directory."""
+    def for_spark(cls, spark_home: Path, extra_class_path: str = "") -> ClassArchive | None:
+        """The archive for the JVM spark-submit would start from `spark_home` (with the driver's
+        `extra_class_path`), or None when there is no Java to be found or no private cache directory."""
         java = java_executable()
         if java is None:
             return None
@@ -87,7 +91,7 @@ class ClassArchive:
             directory = private_directory(cache_directory())
         except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
             return None
-        return cls(directory / archive_name(java, spark_home))
+        return cls(directory / archive_name(java, spark_home, extra_class_path))
 
     def java_options(self) -> list[str]:
         """Map the archive when it exists, else dump one into this run's own file."""

@@ -136,7 +136,7 @@ def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive 
                     and "PYSPARK_GATEWAY_PORT" not in os.environ)  # not spark-submit's JVM
     if not (cluster_mode.is_local(chosen) and starts_a_jvm) or shares_classes(" ".join(_users_java_options(conf))):
         return None
-    return ClassArchive.for_spark(spark_home())
+    return ClassArchive.for_spark(spark_home(), conf.get("spark.driver.extraClassPath", ""))
 
 
 def spark_home() -> Path:
