@@ -19,7 +19,7 @@ pytest.importorskip("pyspark")
 
 from leader_election_cli import snapshot  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
-from leader_election_cli.pipeline import job  # noqa: E402
+from leader_election_cli.pipeline import class_archive, job  # noqa: E402
 from leader_election_cli.pipeline.class_archive import (  # noqa: E402
     DUMP_WAIT_S,
     PREFIX,
@@ -68,6 +68,30 @@ def test_no_archive_in_a_cache_directory_others_can_write(tmp_path: Path, monkey
     (tmp_path / "leader-election-cli").chmod(0o777)  # someone else could plant an archive: code in the JVM
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert ClassArchive.for_spark(job.spark_home()) is None
+
+
+@needs_java
+def test_no_archive_where_the_launcher_would_split_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my cache"))
+    assert ClassArchive.for_spark(job.spark_home()) is None
+
+
+@needs_java
+def test_publishing_keeps_the_archive_used_last_and_removes_older_ones(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    archive = ClassArchive.for_spark(job.spark_home())
+    assert archive is not None
+    others = [archive.path.with_name(f"{PREFIX}{n:016x}{SUFFIX}") for n in range(3)]
+    for age, other in enumerate(others):  # others[0] used last
+        other.write_bytes(b"x")
+        os.utime(other, (time.time() - 60 * (age + 1),) * 2)
+    archive.dump.write_bytes(b"dumped classes")
+    archive.class_path = "unused"
+    monkeypatch.setattr(class_archive.subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(args, 0))
+    archive.publish(subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL))
+    assert sorted((tmp_path / "leader-election-cli").iterdir()) == sorted([archive.path, others[0]])
+    assert archive.path.read_bytes() == b"dumped classes"
 
 
 @needs_java

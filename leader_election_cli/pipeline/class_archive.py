@@ -6,7 +6,8 @@ instead of read, parsed and verified from about 250 jars at every start.
   (`-Xshare:on`, which fails on a bad archive) and only then renames it into place: a half-written
   archive (a JVM killed mid-dump, a full disk) crashes a JVM that maps it, so it is never used.
 - Later runs map it (`-XX:SharedArchiveFile`, Java's own messages about it off): when Java, Spark's jars
-  or the class path settings change, the name changes with them, and the next archive replaces the old.
+  or the class path settings change, the name changes with them and a new archive is made; the two
+  used last are kept (two Spark installations used in turn), older ones removed.
 - It lives in the user's private cache directory ($XDG_CACHE_HOME or ~/.cache, `leader-election-cli`,
   mode 0700: a planted archive would be code in the JVM), about 190 MB. Nothing is archived when that
   directory cannot be made private, or when the user's Java options share classes themselves.
@@ -31,6 +32,8 @@ SUFFIX = ".jsa"
 # Java's own lines about an archive it cannot use (say, after a jar changed under it) stay off the terminal.
 QUIET = "-Xlog:cds=off,cds+dynamic=off"
 _SHARES_CLASSES = re.compile(r"-Xshare:|-XX:(?:SharedArchiveFile|ArchiveClassesAtExit)=|-XX:[+-]UseSharedSpaces\b")
+_SPLIT = re.compile(r"[\s'\"\\]")
+KEEP = 2  # archives kept: the newest and the one used last before it
 DUMP_WAIT_S = 120.0  # the JVM's exit, archive included (a few seconds)
 TRY_WAIT_S = 60.0  # a JVM that maps the archive and prints its version
 
@@ -91,12 +94,16 @@ class ClassArchive:
             directory = private_directory(cache_directory())
         except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
             return None
+        if _SPLIT.search(str(directory)):  # SPARK_SUBMIT_OPTS is split into options at spaces and quotes
+            return None
         return cls(directory / archive_name(java, spark_home, extra_class_path))
 
     def java_options(self) -> list[str]:
         """Map the archive when it exists, else dump one into this run's own file."""
         if self.dumping:
             return [f"-XX:ArchiveClassesAtExit={self.dump}", QUIET]
+        with contextlib.suppress(OSError):
+            os.utime(self.path)  # its time says when it was last used: the older ones go first
         return [f"-XX:SharedArchiveFile={self.path}", QUIET]
 
     def remember_class_path(self, jvm: Any) -> None:
@@ -106,8 +113,9 @@ class ClassArchive:
 
     def publish(self, gateway_process: subprocess.Popen[bytes] | None) -> None:
         """Once the session has stopped: end the JVM (it exits when its standard input closes), wait for
-        its dump, try the dump in another JVM and rename it into place; remove older archives. Any
-        failure leaves no archive, and the run goes on as it would without one."""
+        its dump, try the dump in another JVM and rename it into place; keep the archive used last before
+        it (say, another Spark installation's, used in turn) and remove the older ones. Any failure leaves
+        no archive, and the run goes on as it would without one."""
         if not self.dumping or gateway_process is None or self.class_path is None:
             return
         try:
@@ -120,9 +128,10 @@ class ClassArchive:
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TRY_WAIT_S)
             if tried.returncode == 0 and self.dump.is_file():
                 os.replace(self.dump, self.path)
-                for old in self.path.parent.glob(f"{PREFIX}*{SUFFIX}"):
-                    if old != self.path:
-                        old.unlink(missing_ok=True)
+                others = sorted((p for p in self.path.parent.glob(f"{PREFIX}*{SUFFIX}") if p != self.path),
+                                key=lambda p: p.stat().st_mtime, reverse=True)
+                for old in others[KEEP - 1:]:
+                    old.unlink(missing_ok=True)
         except (OSError, subprocess.SubprocessError):
             pass
         finally:
