@@ -210,6 +210,20 @@ def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
                                                                 {"topic": "t", "partition": 5}]
 
 
+def test_names_with_glob_characters_are_read_as_named(spark, tmp_path: Path) -> None:
+    """Spark's readers read a path as a glob: a snapshot file found in a directory, and --out, named with
+    [ ] { } are read back as named (they failed: 'Path does not exist: .../snap[1].jsonl')."""
+    (tmp_path / "in").mkdir()
+    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "in" / "snap[1]{a}.jsonl")
+    out = tmp_path / "out[2024]"
+
+    result = job.analyze(spark, [str(tmp_path / "in")], str(out))
+
+    assert (result.rows, result.bad_rows) == (2, {}) and result.clusters[0].fixable == 1
+    assert len(table(out, "cluster_health")) == 1 and planned_partitions(out, "c", 1000) == [
+        {"topic": "t", "partition": 1}]
+
+
 def test_globs_and_directories_find_snapshot_files(spark, tmp_path: Path) -> None:
     nested = tmp_path / "snaps" / "2024" / "05"
     nested.mkdir(parents=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +19,7 @@ from leader_election_cli.errors import InputError
 
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz")
 PARQUET_SUFFIXES = (".parquet",)
+_GLOB = re.compile(r"[\\{}\[\]*?]")  # Hadoop's glob characters (GlobPattern)
 
 
 def _path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
@@ -141,6 +143,12 @@ def _hidden(uri: str, root: str = "") -> bool:
     `_temporary`, `.staging`, `_SUCCESS`, files still being written."""
     below = uri[len(root):] if root and uri.startswith(root) else uri.rstrip("/").rsplit("/", 1)[-1]
     return any(part.startswith((".", "_")) for part in below.strip("/").split("/") if part)
+
+
+def literal(uri: str) -> str:
+    """`uri` for Spark's readers, which read a path as a glob: its pattern characters escaped, so that a
+    file or directory named, say, `out[1]` is read as named."""
+    return _GLOB.sub(r"\\\g<0>", uri)
 
 
 def write_bytes(spark: SparkSession, uri: str, data: bytes) -> None:

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from leader_election_cli import snapshot
+from leader_election_cli.pipeline.files import literal
 
 CORRUPT = "_corrupt_record"
 SOURCE = "source_file"
@@ -46,13 +47,13 @@ def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files
     frames = []
     if json_files:
         text = (spark.read.schema(row_schema(taken_at_text=True)).option("mode", "PERMISSIVE")
-                .option("columnNameOfCorruptRecord", CORRUPT).json(list(json_files)))
+                .option("columnNameOfCorruptRecord", CORRUPT).json([literal(f) for f in json_files]))
         frames.append(text.withColumn(SOURCE, F.col("_metadata.file_path"))
                       .withColumn(TAKEN_AT_PROBLEM, _taken_at_problem(F.col("taken_at")))
                       .withColumn("taken_at", F.when(F.col(TAKEN_AT_PROBLEM).isNull(),
                                                      F.try_to_timestamp(F.col("taken_at")))))
     if parquet_files:
-        frames.append(spark.read.schema(row_schema()).parquet(*parquet_files)
+        frames.append(spark.read.schema(row_schema()).parquet(*map(literal, parquet_files))
                       .withColumn(SOURCE, F.col("_metadata.file_path"))
                       .withColumn(TAKEN_AT_PROBLEM, F.lit(None).cast("string")))
     rows = reduce(DataFrame.unionByName, frames)

@@ -286,7 +286,7 @@ def _save(frame: DataFrame, path: str) -> DataFrame:
     """Write a table as Parquet and read it back, so later steps never recompute it (with its schema
     given: inferring it from the files would be one more Spark job)."""
     frame.write.mode("overwrite").parquet(path)
-    return frame.sparkSession.read.schema(frame.schema).parquet(path)
+    return frame.sparkSession.read.schema(frame.schema).parquet(files.literal(path))
 
 
 def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_size: int = DEFAULT_BATCH_SIZE,
