@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
-from leader_election_cli.pipeline import analysis, balance_plans, cluster_mode, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
@@ -358,6 +358,8 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
     balanced = {}
     if balance:
         whole = _whole_latest(rows, valid, latest, any_bad=set(reasons) != {None})
+        from leader_election_cli.pipeline import balance_plans  # pandas and the solver: a second of every start
+
         balanced = balance_plans.write_balance_plans(spark, whole, balance_dir)
     else:
         files.delete_tree(spark, balance_dir)  # no stale balance plan survives a run
