@@ -67,10 +67,12 @@ def wait_for(condition, what: str, seconds: float = 60) -> None:
 
 
 def alive_workers(ui_port: int) -> int:
+    """The workers the master's web UI reports; -1 until it answers with its JSON (under load it first
+    answered /json/ with an HTML page, once in a whole-suite run)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as answer:
             return int(json.load(answer).get("aliveworkers", 0))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not JSON (yet)
         return -1
 
 

@@ -34,7 +34,7 @@ QUIET = "-Xlog:cds=off,cds+dynamic=off"
 _SHARES_CLASSES = re.compile(r"-Xshare:|-XX:(?:SharedArchiveFile|ArchiveClassesAtExit)=|-XX:[+-]UseSharedSpaces\b")
 _SPLIT = re.compile(r"[\s'\"\\]")
 KEEP = 2  # archives kept: the newest and the one used last before it
-DUMP_WAIT_S = 120.0  # the JVM's exit, archive included (a few seconds)
+DUMP_WAIT_S = 120.0  # the JVM's exit, archive included (20 s on a slow 2-core machine)
 TRY_WAIT_S = 60.0  # a JVM that maps the archive and prints its version
 
 
