@@ -32,7 +32,8 @@ def _cache_home(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _cache_home: str) -> None:
+def _user_directories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                      _cache_home: str) -> None:
     """Default restore files go under $XDG_STATE_HOME, a directory of the test's; caches (`analyze`'s class
     archive, dumped once) under $XDG_CACHE_HOME, one of the suite's: never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

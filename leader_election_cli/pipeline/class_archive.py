@@ -54,8 +54,9 @@ def archive_name(java: str, spark_home: Path, extra_class_path: str = "") -> str
     (another Java, an upgraded JDK in place, another Spark or a jar replaced, class path settings: the
     environment's, spark-defaults.conf's, `extra_class_path`) names a new archive instead of one the JVM
     would refuse."""
-    java_home = Path(os.path.realpath(java)).parent.parent
-    digest = hashlib.sha256(os.path.realpath(java).encode())
+    real = os.path.realpath(java)
+    java_home = Path(real).parent.parent
+    digest = hashlib.sha256(real.encode())
     for path in (java_home / "release", java_home / "lib" / "server" / "libjvm.so"):
         with contextlib.suppress(OSError):
             info = path.stat()
@@ -75,13 +76,12 @@ def archive_name(java: str, spark_home: Path, extra_class_path: str = "") -> str
 class ClassArchive:
     """The archive of one local driver JVM: mapped when it exists, else dumped by this run and published."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, java: str) -> None:
         self.path = path
+        self.java = java
         self.dumping = not path.is_file()  # decided once: another run may publish one meanwhile
         self.dump = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         self.class_path: str | None = None
-        if self.dumping:
-            _remove_abandoned_dumps(path.parent)
 
     @classmethod
     def for_spark(cls, spark_home: Path, extra_class_path: str = "") -> ClassArchive | None:
@@ -96,7 +96,10 @@ class ClassArchive:
             return None
         if _SPLIT.search(str(directory)):  # SPARK_SUBMIT_OPTS is split into options at spaces and quotes
             return None
-        return cls(directory / archive_name(java, spark_home, extra_class_path))
+        archive = cls(directory / archive_name(java, spark_home, extra_class_path), java)
+        if archive.dumping:
+            _remove_abandoned_dumps(directory)
+        return archive
 
     def java_options(self) -> list[str]:
         """Map the archive when it exists, else dump one into this run's own file."""
@@ -122,8 +125,7 @@ class ClassArchive:
             if gateway_process.stdin is not None:
                 gateway_process.stdin.close()
             gateway_process.wait(DUMP_WAIT_S)
-            java = java_executable()
-            tried = subprocess.run([java or "java", "-Xshare:on", f"-XX:SharedArchiveFile={self.dump}", QUIET,
+            tried = subprocess.run([self.java, "-Xshare:on", f"-XX:SharedArchiveFile={self.dump}", QUIET,
                                     "-cp", self.class_path, "-version"], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TRY_WAIT_S)
             if tried.returncode == 0 and self.dump.is_file():
