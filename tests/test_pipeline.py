@@ -13,6 +13,8 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from importlib import resources
@@ -111,21 +113,23 @@ def as_recorded(state: ClusterState) -> ClusterState:
 @pytest.mark.timeout(300)  # six Spark jobs: about 65 s here, and CI machines may be slower
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 9.2, 10, 25, 50]),
-       parquet=st.booleans())
+       parquet=st.booleans(), interpreted=st.booleans())
 def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.TempPathFactory,
                                                snapshots: list[tuple[str, ClusterState]], batch_size: int,
-                                               threshold: float, parquet: bool) -> None:
+                                               threshold: float, parquet: bool, interpreted: bool) -> None:
     """`analyze` over snapshots of clusters says what `status` says of the same clusters, and plans what
     `rebalance` would elect, and writes the balance plans `solve_leadership` makes of each cluster's latest
-    state: the expected side is computed from the ClusterStates, not from the rows."""
+    state: the expected side is computed from the ClusterStates, not from the rows. With generated code,
+    or interpreted as small local inputs run."""
     work = tmp_path_factory.mktemp("property")
     states = {(cluster, T0 + timedelta(minutes=i)): state for i, (cluster, state) in enumerate(snapshots)}
     rows = [row for (cluster, at), state in states.items() for row in snapshot.rows(state, cluster, at)]
     source = work / ("in.parquet" if parquet else "in.jsonl")
     snapshot.write(rows, source)
 
-    result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size, threshold_pct=threshold,
-                         balance=True)
+    with generated_code(spark, interpreted):
+        result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size,
+                             threshold_pct=threshold, balance=True)
 
     out = work / "out"
     assert (result.rows, result.bad_rows, result.snapshots, result.legacy_rows) == (len(rows), {}, len(states), 0)
@@ -452,6 +456,34 @@ def test_a_local_driver_jvm_gets_the_throughput_collector_unless_the_user_picks_
         assert os.environ["SPARK_SUBMIT_OPTS"] == f"{job.THROUGHPUT_GC_JAVA_OPTIONS} -Dmine=1"
 
 
+def test_a_local_driver_jvm_gets_a_quarter_of_the_memory_unless_the_user_sizes_it(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """Spark's 1g suits a driver beside executors; a local one gets a quarter of the machine's (or its control
+    group's) memory, at most 4g, not below 4 GiB, and not where the user chose any size; small inputs run
+    interpreted; a running JVM's size is left alone."""
+    for name in ("SPARK_DRIVER_MEMORY", "PYSPARK_SUBMIT_ARGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    for memory, expected in ((64 * 2**30, 4096), (8 * 2**30, 2048), (4 * 2**30, None), (None, None)):
+        monkeypatch.setattr(job, "_memory_bytes", lambda memory=memory: memory)
+        assert job.local_driver_memory_mb({}) == expected
+    monkeypatch.setattr(job, "_memory_bytes", lambda: 8 * 2**30)
+    assert job.local_settings("local[3]", False, {}, new_jvm=True) == {
+        "spark.sql.shuffle.partitions": "6", "spark.sql.files.minPartitionNum": "24", "spark.ui.enabled": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true", "spark.driver.memory": "2048m"}
+    assert job.local_settings("local[1]", True, {}, new_jvm=False).items() >= job.INTERPRETED.items()
+    assert "spark.driver.memory" not in job.local_settings("local[1]", True, {}, new_jvm=False)
+    assert job.local_driver_memory_mb({"spark.driver.memory": "3g"}) is None
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g pyspark-shell")
+    assert job.local_driver_memory_mb({}) is None
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
+    monkeypatch.setenv("SPARK_DRIVER_MEMORY", "3g")
+    assert job.local_driver_memory_mb({}) is None
+    monkeypatch.delenv("SPARK_DRIVER_MEMORY")
+    (tmp_path / "spark-defaults.conf").write_text("spark.executor.memory 2g\n  spark.driver.memory=3g\n")
+    assert job.local_driver_memory_mb({}) is None
+
+
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["analyze", "x.jsonl", "--out", str(tmp_path), "--threshold", "nan"])
     assert result.exit_code == 2 and "is not a finite number" in result.stderr
@@ -556,12 +588,39 @@ FLAG_CLUSTERS = 400  # generated clusters per run, all flagged by one Spark job
 THRESHOLDS = [0, 9.2, 10, 1e-30, 33.333, 99.99999, 100, 250]
 
 
+@contextmanager
+def generated_code(spark, interpreted: bool) -> Iterator[None]:
+    """The session's queries with no generated code (`job.INTERPRETED`, as a small local input runs), or
+    with it (as the session starts)."""
+    for key, value in job.INTERPRETED.items():
+        spark.conf.set(key, value) if interpreted else spark.conf.unset(key)
+    try:
+        yield
+    finally:
+        for key in job.INTERPRETED:
+            spark.conf.unset(key)
+
+
+def classes_compiled(spark) -> int:
+    """How many classes Spark has compiled from generated Java in this JVM."""
+    return spark._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME().getCount()
+
+
 @pytest.mark.timeout(120)
-def test_the_spark_expressions_are_the_planners_predicates(spark) -> None:
+@pytest.mark.parametrize("interpreted", [False, True], ids=["generated code", "interpreted"])
+def test_the_spark_expressions_are_the_planners_predicates(spark, interpreted: bool) -> None:
     """Every per-row rule and the per-broker ratio and threshold, as Spark built-in expressions, equal
     the pure-Python predicates `status` and `rebalance` use: on hundreds of generated clusters (pending
     reassignments, ELR, dead brokers, RF=1 topics) and thousands of broker counts against dozens of
-    thresholds, each side evaluated once (one DataFrame with a cluster column, one Spark job)."""
+    thresholds, each side evaluated once (one DataFrame with a cluster column, one Spark job); with
+    generated code, and interpreted (no class compiled) as small local inputs run."""
+    before = classes_compiled(spark)
+    with generated_code(spark, interpreted):
+        _check_the_expressions(spark)
+    assert (classes_compiled(spark) == before) == interpreted
+
+
+def _check_the_expressions(spark) -> None:
     from leader_election_cli.pipeline import analysis, rules
 
     states = drawn(fleet_states(), FLAG_CLUSTERS)

@@ -16,13 +16,15 @@ Outputs under DIR:
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,11 +50,18 @@ QUIET_LOGGING = Path(__file__).with_name("log4j2-quiet.properties")
 # optimising compiler (see docs/SPARK.md, "Performance").
 QUICK_START_MAX_ROWS = 100_000
 QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+# ... and with no generated code: compiling each query's Java (Janino, then the JIT) costs more than
+# running a few thousand rows through Spark's interpreted expressions and operators.
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # A local driver JVM runs every task itself: the throughput collector does the same work in about 10 CPU
 # seconds less than G1 at 5,000,000 rows (no concurrent marking, cheaper write barriers), unless the
 # user's Java options pick a collector (two would stop the JVM from starting).
 THROUGHPUT_GC_JAVA_OPTIONS = "-XX:+UseParallelGC"
 _PICKS_A_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+# Spark gives a driver 1g of heap, sized for a driver beside executors; a local driver runs every task and
+# caches every row: at 5,000,000 rows 1g meant 18 full collections, 7 s of pauses and 157 MB spilled to disk.
+# A local driver JVM started here gets a quarter of the memory (the JVM's own default), at most 4g.
+LOCAL_DRIVER_MEMORY_MAX_MB = 4096
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
@@ -66,8 +75,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     (`cluster_mode`). `conf` (e.g. --conf settings) is applied last and wins.
     Spark's own logs and progress bars stay off unless `verbose`: failures are reported in one line.
     A local driver JVM started here collects with the throughput collector (unless the user's Java options
-    pick one) and, with `small_input` (`is_small_input`), compiles with C1 only, and with `archive` maps
-    its classes from that archive or dumps them into it (`class_archive`; `session` publishes it).
+    pick one) and, with `small_input` (`is_small_input`), compiles with C1 only and runs the queries
+    interpreted (no generated code), and with `archive` maps its classes from that archive or dumps them
+    into it (`class_archive`; `session` publishes it).
     """
     conf = dict(conf or {})
     master = _master(master, conf)
@@ -80,14 +90,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.master(master)
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per thread.
-        threads = local_threads(master)
-        builder = (builder.config("spark.sql.shuffle.partitions", str(2 * threads))
-                   # input splits of at most 1/(8N) of the input, so that the last wave of tasks (reading
-                   # the files, then every pass over the cached rows) leaves few of the N threads idle
-                   .config("spark.sql.files.minPartitionNum", str(8 * threads))
-                   .config("spark.ui.enabled", "false")  # a web server nobody looks at: 1-2 s of start
-                   .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+        new_jvm = SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ  # not spark-submit's
+        for key, value in local_settings(master, small_input, conf, new_jvm).items():
+            builder = builder.config(key, value)
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
     if shipping:
         cluster_mode.check_reachable(master, connect_timeout_s)
@@ -99,12 +104,44 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     with spark_errors("cluster"), _driver_java_options(not verbose, quick=small_input and local,
                                                        throughput_gc=local and not picks_a_collector(conf),
                                                        archive=archive.java_options() if archive else ()):
+        if SparkContext._gateway is None:
+            _import_while_the_jvm_starts()
         if not shipping:
             return builder.getOrCreate()
         SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
         session = cluster_mode.within(connect_timeout_s, master, builder.getOrCreate)
         session.sparkContext.addPyFile(cluster_mode.package_zip())
     return session
+
+
+def local_settings(master: str, small_input: bool, conf: Mapping[str, str], new_jvm: bool) -> dict[str, str]:
+    """A local master's tuning for one machine (`conf` is applied after it and wins): `small_input` runs
+    interpreted, and a `new_jvm` (one this process starts) gets its heap from `local_driver_memory_mb`."""
+    threads = local_threads(master)
+    settings = {
+        # Spark's 200 shuffle partitions suit a cluster; one machine runs far faster with a few per thread.
+        "spark.sql.shuffle.partitions": str(2 * threads),
+        # input splits of at most 1/(8N) of the input, so that the last wave of tasks (reading the files,
+        # then every pass over the cached rows) leaves few of the N threads idle
+        "spark.sql.files.minPartitionNum": str(8 * threads),
+        "spark.ui.enabled": "false",  # a web server nobody looks at: 1-2 s of start
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        **(INTERPRETED if small_input else {})}
+    memory = local_driver_memory_mb(conf) if new_jvm else None
+    if memory:
+        settings["spark.driver.memory"] = f"{memory}m"
+    return settings
+
+
+def _import_while_the_jvm_starts() -> None:
+    """PySpark's first call into the JVM that passes an argument imports `pyspark.testing.utils` (its numpy
+    converter asks it whether numpy is there), and pandas with it: half a second in which the new JVM
+    waits. A thread imports it while the JVM starts instead; on any failure the first call imports it."""
+    def load() -> None:
+        with suppress(Exception):
+            importlib.import_module("pyspark.testing.utils")
+
+    threading.Thread(target=load, name="imports", daemon=True).start()
 
 
 @contextmanager
@@ -167,6 +204,32 @@ def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[s
     return rows is not None and rows < QUICK_START_MAX_ROWS
 
 
+def local_driver_memory_mb(conf: Mapping[str, str]) -> int | None:
+    """The heap for a local driver JVM: a quarter of the memory this machine (or its control group) has, at
+    most LOCAL_DRIVER_MEMORY_MAX_MB; None (Spark's 1g) below 4 GiB, where it cannot be read, or where the user
+    chooses (--conf or spark-defaults.conf spark.driver.memory, SPARK_DRIVER_MEMORY, --driver-memory in
+    PYSPARK_SUBMIT_ARGS)."""
+    if ("spark.driver.memory" in conf or os.environ.get("SPARK_DRIVER_MEMORY")
+            or "--driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+            or re.search(r"^\s*spark\.driver\.memory\b", _spark_defaults(), re.MULTILINE)):
+        return None
+    memory = _memory_bytes()
+    quarter = min(memory // 4 // 2**20, LOCAL_DRIVER_MEMORY_MAX_MB) if memory else 0
+    return quarter if quarter > 1024 else None
+
+
+def _memory_bytes() -> int | None:
+    """The memory this process may use: the machine's, or its control group's limit when lower (Linux)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with suppress(OSError, ValueError):  # "max": no limit
+            memory = min(memory, int(Path(limit).read_text()))
+    return memory
+
+
 def picks_a_collector(conf: Mapping[str, str]) -> bool:
     """Whether Java options the driver JVM would get choose a garbage collector."""
     return any(_PICKS_A_COLLECTOR.search(source) for source in _users_java_options(conf))
@@ -178,10 +241,13 @@ def _users_java_options(conf: Mapping[str, str]) -> list[str]:
     sources = [conf.get(key, "") for key in ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions")]
     sources += [os.environ.get(name, "") for name in ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
                                                       "_JAVA_OPTIONS")]
+    return [*sources, _spark_defaults()]
+
+
+def _spark_defaults() -> str:
+    """The text of the spark-defaults.conf spark-submit reads, or nothing."""
     defaults = Path(os.environ.get("SPARK_CONF_DIR") or spark_home() / "conf") / "spark-defaults.conf"
-    if defaults.is_file():
-        sources.append(defaults.read_text(errors="replace"))
-    return sources
+    return defaults.read_text(errors="replace") if defaults.is_file() else ""
 
 
 @contextmanager
