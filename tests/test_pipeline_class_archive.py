@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from leader_election_cli import snapshot  # noqa: E402
+from leader_election_cli.cli.analyze_command import ARCHIVE_NOTICE  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
 from leader_election_cli.pipeline import class_archive, job  # noqa: E402
 from leader_election_cli.pipeline.class_archive import (  # noqa: E402
@@ -89,7 +90,10 @@ def test_publishing_keeps_the_archive_used_last_and_removes_older_ones(tmp_path:
     archive.dump.write_bytes(b"dumped classes")
     archive.class_path = "unused"
     monkeypatch.setattr(class_archive.subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(args, 0))
-    archive.publish(subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL))
+    announced = []
+    archive.publish(subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL),
+                    lambda: announced.append(True))
+    assert announced == [True]  # the wait is said before it starts
     assert sorted((tmp_path / "leader-election-cli").iterdir()) == sorted([archive.path, others[0]])
     assert archive.path.read_bytes() == b"dumped classes"
 
@@ -102,7 +106,7 @@ def test_a_dump_no_jvm_can_map_is_never_published(tmp_path: Path, monkeypatch: p
     archive.dump.write_bytes(b"\0" * 65536)  # say, what a JVM killed mid-dump leaves
     archive.class_path = str(job.spark_home() / "jars" / "*")
     driver = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)  # exits as its input closes
-    archive.publish(driver)
+    archive.publish(driver, lambda: None)
     assert driver.returncode == 0
     assert list(tmp_path.rglob("*")) == [tmp_path / "leader-election-cli"]
 
@@ -142,6 +146,7 @@ def test_a_first_run_publishes_the_archive_and_later_runs_map_their_classes_from
                                "--master", "local[1]", *conf], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         assert "cds" not in done.stderr.lower()  # Java says nothing of the archive
+        assert (ARCHIVE_NOTICE in done.stderr) == (out == "first")  # the first run says why it waits
         summary = json.loads((tmp_path / out / "summary.json").read_text())
         return {key: value for key, value in summary.items() if key not in ("out", "tables", "plans_dir",
                                                                             "elapsed_seconds")}

@@ -13,6 +13,9 @@ from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Finite, S
 from leader_election_cli.errors import InputError, exit_code_help, extra_hint
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
+# Printed on standard error before the first local run on a machine waits for its JVM's class dump.
+ARCHIVE_NOTICE = ("Saving Spark's classes so that later runs start faster: once, until Java or Spark changes "
+                  "(tens of seconds).")
 EXAMPLES = """\
 Examples:
   kafka-leaders analyze metadata.jsonl --out leadership --plot
@@ -85,7 +88,8 @@ def _analyze(o: dict[str, Any]) -> int:
 
     job.preflight(o["snapshots"], o["out"], o["master"], conf)
     with job.session(o["master"], conf, verbose=o["debug"], connect_timeout_s=o["connect_timeout"],
-                     small_input=job.is_small_input(o["snapshots"], o["master"], conf)) as spark:
+                     small_input=job.is_small_input(o["snapshots"], o["master"], conf),
+                     announce_archive=lambda: click.echo(ARCHIVE_NOTICE, err=True)) as spark:
         result = job.analyze(spark, o["snapshots"], o["out"], batch_size=o["batch_size"],
                              threshold_pct=o["threshold"], plot=o["plot"], balance=o["balance_plans"])
         # Not on a terminal (logs, pipes): the table at its natural width, no cluster name cut or folded.

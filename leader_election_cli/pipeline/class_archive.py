@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,13 +115,14 @@ class ClassArchive:
         if self.dumping:
             self.class_path = str(jvm.java.lang.System.getProperty("java.class.path"))
 
-    def publish(self, gateway_process: subprocess.Popen[bytes] | None) -> None:
-        """Once the session has stopped: end the JVM (it exits when its standard input closes), wait for
-        its dump, try the dump in another JVM and rename it into place; keep the archive used last before
-        it (say, another Spark installation's, used in turn) and remove the older ones. Any failure leaves
-        no archive, and the run goes on as it would without one."""
+    def publish(self, gateway_process: subprocess.Popen[bytes] | None, announce: Callable[[], None]) -> None:
+        """Once the session has stopped: `announce` the wait, end the JVM (it exits when its standard input
+        closes), wait for its dump, try the dump in another JVM and rename it into place; keep the archive
+        used last before it (say, another Spark installation's, used in turn) and remove the older ones.
+        Any failure leaves no archive, and the run goes on as it would without one."""
         if not self.dumping or gateway_process is None or self.class_path is None:
             return
+        announce()
         try:
             if gateway_process.stdin is not None:
                 gateway_process.stdin.close()

@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
@@ -146,10 +146,10 @@ def _import_while_the_jvm_starts() -> None:
 
 @contextmanager
 def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_timeout_s: float,
-            small_input: bool) -> Iterator[SparkSession]:
+            small_input: bool, announce_archive: Callable[[], None] = lambda: None) -> Iterator[SparkSession]:
     """The command's session (`spark_session`), stopped at the end unless it was active before (say, a
     notebook's). A local driver JVM it starts maps the class archive, or dumps it (`class_archive`):
-    published once the block has run without an error."""
+    published once the block has run without an error, after `announce_archive` (the wait is 20-30 s)."""
     shared = SparkSession.getActiveSession() is not None
     archive = _class_archive(master, conf)
     spark = spark_session(master, conf, verbose=verbose, connect_timeout_s=connect_timeout_s,
@@ -162,7 +162,7 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
         if not shared:
             spark.stop()
     if archive is not None:
-        archive.publish(getattr(SparkContext._gateway, "proc", None))
+        archive.publish(getattr(SparkContext._gateway, "proc", None), announce_archive)
 
 
 def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive | None:
