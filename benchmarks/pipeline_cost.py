@@ -19,6 +19,7 @@ load: the wall times shown are each master's median, the speed-up the median of 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -92,14 +93,11 @@ def time_analyze(source: Path, master: str, out: Path) -> tuple[float, float | N
         started = time.perf_counter()
         run = subprocess.Popen([KAFKA_LEADERS, "analyze", str(source), "--out", str(out), "--master", master],
                                stdout=subprocess.DEVNULL, stderr=errors, text=True)
-        while True:
+        while run.poll() is None:
             if os.path.isdir("/proc"):
                 cpu_seconds(run.pid, used)
-            try:
-                run.wait(timeout=SAMPLE_S)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                run.wait(timeout=SAMPLE_S)  # returns at the exit
         wall = time.perf_counter() - started
         if run.returncode:
             errors.seek(0)

@@ -485,6 +485,22 @@ def test_a_local_driver_jvm_gets_a_quarter_of_the_memory_unless_the_user_sizes_i
     assert job.local_driver_memory_mb({}) is None
 
 
+def test_the_memory_read_is_the_control_groups_limit_when_lower(tmp_path: Path, monkeypatch) -> None:
+    """cgroup v2's memory.max or v1's memory.limit_in_bytes, when below the machine's memory; "max" (no
+    limit), a missing file or one larger than the machine's memory change nothing."""
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    v2, v1 = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
+    monkeypatch.setattr(job, "CGROUP_MEMORY_LIMITS", (str(v2), str(v1)))
+    assert job._memory_bytes() == machine  # neither file
+    v2.write_text("max\n")
+    v1.write_text(f"{machine * 4}\n")
+    assert job._memory_bytes() == machine
+    v1.write_text(f"{2 * 2**30}\n")
+    assert job._memory_bytes() == min(machine, 2 * 2**30)
+    v2.write_text(f"{2**30}\n")
+    assert job._memory_bytes() == min(machine, 2**30)
+
+
 def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["analyze", "x.jsonl", "--out", str(tmp_path), "--threshold", "nan"])
     assert result.exit_code == 2 and "is not a finite number" in result.stderr
@@ -596,7 +612,10 @@ def generated_code(spark, interpreted: bool) -> Iterator[None]:
     """The session's queries with no generated code (`job.INTERPRETED`, as a small local input runs), or
     with it (as the session starts)."""
     for key, value in job.INTERPRETED.items():
-        spark.conf.set(key, value) if interpreted else spark.conf.unset(key)
+        if interpreted:
+            spark.conf.set(key, value)
+        else:
+            spark.conf.unset(key)
     try:
         yield
     finally:

@@ -51,9 +51,7 @@ def test_the_name_follows_java_the_jars_and_the_class_path_settings(tmp_path: Pa
     with_hadoop = archive_name(JAVA, spark_home)
     assert with_hadoop != rebuilt
     assert archive_name(JAVA, spark_home, "/opt/extra.jar") != with_hadoop  # --conf spark.driver.extraClassPath
-    (spark_home / "conf").mkdir()
-    (spark_home / "conf" / "spark-defaults.conf").write_text("spark.driver.extraClassPath /opt/extra.jar\n")
-    assert archive_name(JAVA, spark_home) != with_hadoop
+    assert archive_name(JAVA, spark_home, spark_defaults="spark.driver.extraClassPath /opt/extra.jar\n") != with_hadoop
 
 
 @pytest.mark.parametrize(("options", "shares"), [

@@ -50,11 +50,11 @@ def java_executable() -> str | None:
     return os.path.join(home, "bin", "java") if home else shutil.which("java")
 
 
-def archive_name(java: str, spark_home: Path, extra_class_path: str = "") -> str:
+def archive_name(java: str, spark_home: Path, extra_class_path: str = "", spark_defaults: str = "") -> str:
     """The archive's file name: a digest of what makes an archive valid, so that a change in any of it
     (another Java, an upgraded JDK in place, another Spark or a jar replaced, class path settings: the
-    environment's, spark-defaults.conf's, `extra_class_path`) names a new archive instead of one the JVM
-    would refuse."""
+    environment's, `extra_class_path`, the text of spark-defaults.conf) names a new archive instead of one
+    the JVM would refuse."""
     real = os.path.realpath(java)
     java_home = Path(real).parent.parent
     digest = hashlib.sha256(real.encode())
@@ -68,9 +68,7 @@ def archive_name(java: str, spark_home: Path, extra_class_path: str = "") -> str
             digest.update(f"\0{jar.name}\0{info.st_size}\0{info.st_mtime_ns}".encode())
     for name in ("SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR"):
         digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
-    digest.update(f"\0{extra_class_path}".encode())
-    with contextlib.suppress(OSError):
-        digest.update(Path(os.environ.get("SPARK_CONF_DIR") or spark_home / "conf", "spark-defaults.conf").read_bytes())
+    digest.update(f"\0{extra_class_path}\0{spark_defaults}".encode())
     return f"{PREFIX}{digest.hexdigest()[:16]}{SUFFIX}"
 
 
@@ -85,9 +83,10 @@ class ClassArchive:
         self.class_path: str | None = None
 
     @classmethod
-    def for_spark(cls, spark_home: Path, extra_class_path: str = "") -> ClassArchive | None:
+    def for_spark(cls, spark_home: Path, extra_class_path: str = "", spark_defaults: str = "") -> ClassArchive | None:
         """The archive for the JVM spark-submit would start from `spark_home` (with the driver's
-        `extra_class_path`), or None when there is no Java to be found or no private cache directory."""
+        `extra_class_path` and the `spark_defaults` it reads), or None when there is no Java to be found or
+        no private cache directory."""
         java = java_executable()
         if java is None:
             return None
@@ -97,7 +96,7 @@ class ClassArchive:
             return None
         if _SPLIT.search(str(directory)):  # SPARK_SUBMIT_OPTS is split into options at spaces and quotes
             return None
-        archive = cls(directory / archive_name(java, spark_home, extra_class_path), java)
+        archive = cls(directory / archive_name(java, spark_home, extra_class_path, spark_defaults), java)
         if archive.dumping:
             _remove_abandoned_dumps(directory)
         return archive

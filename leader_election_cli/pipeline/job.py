@@ -62,6 +62,7 @@ _PICKS_A_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
 # caches every row: at 5,000,000 rows 1g meant 18 full collections, 7 s of pauses and 157 MB spilled to disk.
 # A local driver JVM started here gets a quarter of the memory (the JVM's own default), at most 4g.
 LOCAL_DRIVER_MEMORY_MAX_MB = 4096
+CGROUP_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v2, v1
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, verbose: bool = False,
@@ -90,8 +91,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         builder = builder.master(master)
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        new_jvm = SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ  # not spark-submit's
-        for key, value in local_settings(master, small_input, conf, new_jvm).items():
+        for key, value in local_settings(master, small_input, conf, starts_a_jvm()).items():
             builder = builder.config(key, value)
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
     if shipping:
@@ -104,7 +104,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     with spark_errors("cluster"), _driver_java_options(not verbose, quick=small_input and local,
                                                        throughput_gc=local and not picks_a_collector(conf),
                                                        archive=archive.java_options() if archive else ()):
-        if SparkContext._gateway is None:
+        if starts_a_jvm():
             _import_while_the_jvm_starts()
         if not shipping:
             return builder.getOrCreate()
@@ -169,11 +169,15 @@ def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive 
     """The class archive for a local driver JVM this process starts, unless the user's Java options
     already decide on class sharing."""
     chosen = _master(master, conf) or ""
-    starts_a_jvm = (SparkSession.getActiveSession() is None and SparkContext._gateway is None
-                    and "PYSPARK_GATEWAY_PORT" not in os.environ)  # not spark-submit's JVM
-    if not (cluster_mode.is_local(chosen) and starts_a_jvm) or shares_classes(" ".join(_users_java_options(conf))):
+    if not (cluster_mode.is_local(chosen) and starts_a_jvm()) or shares_classes(" ".join(_users_java_options(conf))):
         return None
-    return ClassArchive.for_spark(spark_home(), conf.get("spark.driver.extraClassPath", ""))
+    return ClassArchive.for_spark(spark_home(), conf.get("spark.driver.extraClassPath", ""), _spark_defaults())
+
+
+def starts_a_jvm() -> bool:
+    """Whether the next session starts the driver JVM: none runs in this process yet, and this process is not
+    spark-submit's (whose JVM has started already)."""
+    return SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
 
 
 def spark_home() -> Path:
@@ -224,7 +228,7 @@ def _memory_bytes() -> int | None:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return None
-    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    for limit in CGROUP_MEMORY_LIMITS:
         with suppress(OSError, ValueError):  # "max": no limit
             memory = min(memory, int(Path(limit).read_text()))
     return memory
