@@ -6,6 +6,8 @@ does, not how fast a loaded CI machine runs one example; speed has its own bench
 Sandboxes: `sandbox_factory` (one test) and `module_sandbox_factory` (one test file) start sandboxes with
 their topics and stop every one they started; `mode` runs a test, or a file's sandbox, in both controller
 modes. Commands run through `commands.run_command` (beside this file).
+
+Order: the slowest files first (`SLOWEST_FILES`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ settings.register_profile("suite", deadline=None, suppress_health_check=[HealthC
 settings.load_profile("suite")
 
 SandboxFactory = Callable[..., Sandbox]
+# The files that run Spark take about half of the suite's time: they come first, so that with pytest-xdist
+# (pyproject.toml) one worker starts on them while the other runs the rest, instead of both ending on them.
+SLOWEST_FILES = ("test_pipeline_cluster.py", "test_pipeline.py", "test_pipeline_class_archive.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in SLOWEST_FILES)  # stable: each file keeps its order
 
 
 @pytest.fixture(scope="session")

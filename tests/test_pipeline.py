@@ -10,8 +10,6 @@ import json
 import os
 import re
 import socket
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +31,6 @@ from pyspark.sql import functions as F  # noqa: E402
 from strategies import cluster_states  # noqa: E402
 
 from leader_election_cli import snapshot  # noqa: E402
-from leader_election_cli.cli.analyze_command import ARCHIVE_NOTICE  # noqa: E402
 from leader_election_cli.cli.drop_in_command import command as drop_in  # noqa: E402
 from leader_election_cli.cli.toolkit import cli  # noqa: E402
 from leader_election_cli.errors import InputError  # noqa: E402
@@ -511,21 +508,6 @@ def test_an_out_that_is_a_file_is_an_input_error(spark, tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("")
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "taken")])
     assert result.exit_code == 2 and "is a file: it must be a directory" in result.stderr
-
-
-def test_a_run_prints_nothing_of_sparks_own_on_stderr(tmp_path: Path) -> None:
-    """A fresh process and JVM, as an operator runs it: Spark's start-up warnings and log lines stay off
-    (only the JVM's own incubator-module notice, which no setting silences, may remain, and the notice of
-    the first run on a machine, which waits for its class archive)."""
-    snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
-    result = subprocess.run([str(Path(sys.executable).parent / "kafka-leaders"), "analyze", str(tmp_path / "s.jsonl"),
-                             "--out", str(tmp_path / "out"), "--master", "local[1]"],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    java_notice = "WARNING: Using incubator modules"
-    assert [line for line in result.stderr.splitlines()
-            if not line.startswith(java_notice) and line != ARCHIVE_NOTICE] == []
-    assert "Election plans in" in result.stdout
 
 
 # -- one validation, one meaning of each rule ------------------------------------------------------

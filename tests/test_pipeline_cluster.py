@@ -172,8 +172,10 @@ def driver_environment() -> dict[str, str]:
 
 
 def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
-    """The command, as an operator runs it."""
-    settings = [item for key, value in SETTINGS.items() for item in ("--conf", f"{key}={value}")]
+    """The command, as an operator runs it, but with the JVM's own class sharing: the dump of a class
+    archive (test_pipeline_class_archive.py) would add about 40 s to it."""
+    settings = [item for key, value in {**SETTINGS, "spark.driver.extraJavaOptions": "-Xshare:auto"}.items()
+                for item in ("--conf", f"{key}={value}")]
     return subprocess.Popen([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
                              "--threshold", "0", "--batch-size", "2", "--balance-plans", *settings,
                              "--connect-timeout", "120"],  # a session start, on a machine shared and busy
