@@ -278,3 +278,65 @@ def test_an_unreachable_master_fails_within_the_connect_timeout(tmp_path: Path) 
                                 capture_output=True, text=True, timeout=120)
     assert result.returncode == 3
     assert "did not accept the application within 2 s" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_setting_counts_as_the_users_in_conf_spark_defaults_or_pyspark_submit_args(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    from leader_election_cli.pipeline import job
+
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    key = "spark.kubernetes.container.image"
+    assert not job.user_sets(key, {})
+    assert job.user_sets(key, {key: "img"})
+    (tmp_path / "spark-defaults.conf").write_text(f"{key}.pullPolicy Always\n# {key} commented\n")
+    assert not job.user_sets(key, {})  # a longer key, a comment
+    for line in (f"{key} img", f"  {key}=img", f"{key}\timg"):
+        (tmp_path / "spark-defaults.conf").write_text(f"spark.master yarn\n{line}\n")
+        assert job.user_sets(key, {})
+    (tmp_path / "spark-defaults.conf").unlink()
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--conf {key}=img pyspark-shell")
+    assert job.user_sets(key, {})
+
+
+def test_yarn_and_kubernetes_sessions_start_without_waiting_for_executors_unless_the_user_says() -> None:
+    """Spark holds a YARN or Kubernetes session's start until 80% of the executors registered (up to 30 s),
+    longer than the connect timeout; the executors' Python is python3 unless the user chose one."""
+    from leader_election_cli.pipeline import cluster_mode
+
+    def nothing(key: str) -> bool:
+        return False
+
+    ratio = {"spark.scheduler.minRegisteredResourcesRatio": "0"}
+    python = {"spark.pyspark.python": "python3"}
+    assert cluster_mode.executor_settings("yarn", nothing) == {**python, **ratio}
+    assert cluster_mode.executor_settings("k8s://https://api:6443", nothing) == {**python, **ratio}
+    assert cluster_mode.executor_settings("spark://h:7077", nothing) == python
+    assert cluster_mode.executor_settings("yarn", lambda key: key in ratio) == python
+    assert cluster_mode.executor_settings("spark://h:7077", lambda key: key in python) == {}
+
+
+@pytest.mark.parametrize(("master", "environment", "expected"), [
+    ("yarn", {}, "--master yarn needs Hadoop's client configuration, but neither HADOOP_CONF_DIR nor YARN_CONF_DIR "
+                 "is set"),
+    ("k8s://https://127.0.0.1:{port}", {}, "--master k8s://https://127.0.0.1:{port} needs the executors' container "
+                                           "image, and spark.kubernetes.container.image is not set"),
+    # the image in spark-defaults.conf: past that check, to the master's (a closed port)
+    ("k8s://https://127.0.0.1:{port}", {"SPARK_CONF_DIR": "{conf}"}, "Spark master k8s://https://127.0.0.1:{port} "
+                                                                     "is not reachable"),
+])
+def test_a_cluster_master_missing_what_spark_needs_is_refused_before_anything_starts(
+        tmp_path: Path, master: str, environment: dict[str, str], expected: str) -> None:
+    (tmp_path / "spark-defaults.conf").write_text("spark.kubernetes.container.image apache/spark:4-python3\n")
+    source = tmp_path / "fleet.jsonl"
+    snapshot.write(fleet(), source)
+    port = free_port()  # nothing listens on it
+    values = {"port": port, "conf": tmp_path}
+    env = {key: value for key, value in driver_environment().items()
+           if key not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS")}
+    result = subprocess.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "out").as_uri(),
+                             "--master", master.format(**values)], capture_output=True, text=True, timeout=60,
+                            env={**env, **{key: value.format(**values) for key, value in environment.items()}})
+    assert result.stderr.startswith(expected.format(**values)), result.stderr
+    assert result.returncode == (3 if "reachable" in expected else 2)
+    assert "Traceback" not in result.stderr and "WARNING: Using incubator" not in result.stderr  # no JVM

@@ -49,7 +49,8 @@ EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
 @click.option("--master", metavar="URL",
               help="Spark master, e.g. local[4], spark://host:7077, yarn (default: local[*], or spark-submit's).")
 @click.option("--connect-timeout", type=Seconds(min=0, min_open=True), default=15, show_default=True,
-              metavar="SECONDS", help="How long a spark:// or k8s:// master may take to accept a connection.")
+              metavar="SECONDS",
+              help="How long a cluster master (spark://, yarn, k8s://) may take to accept the application.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
               help="At most N partitions per election file (a KRaft controller refuses over 10,000 at once).")
 @click.option("--threshold", type=Finite(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,

@@ -10,6 +10,12 @@
   NumPy, pandas and pyarrow there).
 - A path on the driver's local file system cannot be read or written by executors on other machines:
   with a non-local master it is refused unless named as a `file:` URI (a mount every executor shares).
+- What Spark would refuse only late, or never say, is refused before anything starts: `yarn` without
+  Hadoop's configuration directory, a `k8s://` master without the executors' container image (Spark
+  logs that in a thread of its own and the job waits for executors forever).
+- YARN and Kubernetes hold a session's start until 80% of the executors have registered (up to 30 s):
+  here the session starts as soon as the master runs the application, and jobs begin as executors come
+  (`spark.scheduler.minRegisteredResourcesRatio` 0), so that the connect timeout measures the master.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import socket
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import TypeVar
@@ -30,6 +36,8 @@ from leader_election_cli.errors import InputError, UnreachableError
 T = TypeVar("T")
 DEFAULT_CONNECT_TIMEOUT_S = 15.0
 DEFAULT_EXECUTOR_PYTHON = "python3"
+EXECUTOR_IMAGES = ("spark.kubernetes.executor.container.image", "spark.kubernetes.container.image")
+MIN_REGISTERED_RATIO = "spark.scheduler.minRegisteredResourcesRatio"
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -53,6 +61,28 @@ def master_endpoints(master: str) -> list[tuple[str, int]]:
         url = urlsplit(rest if "://" in rest else "https://" + rest)  # Spark's default scheme is https
         return [(url.hostname or "", url.port or (443 if url.scheme == "https" else 80))]
     return []
+
+
+def check_settings(master: str, user_sets: Callable[[str], bool]) -> None:
+    """Refuse a `yarn` master without HADOOP_CONF_DIR or YARN_CONF_DIR (Spark's own rule, which its gateway
+    JVM, started before the session, skips), and a `k8s://` master without an executor image (none of
+    EXECUTOR_IMAGES set, as `user_sets` tells: Spark checks it only when it builds an executor's pod)."""
+    if master.startswith("yarn") and not {"HADOOP_CONF_DIR", "YARN_CONF_DIR"} & os.environ.keys():
+        raise InputError(f"--master {master} needs Hadoop's client configuration, but neither HADOOP_CONF_DIR nor "
+                         "YARN_CONF_DIR is set",
+                         hint="Set HADOOP_CONF_DIR to the directory that holds core-site.xml and yarn-site.xml "
+                              "(often /etc/hadoop/conf).")
+    if master.startswith("k8s://") and not any(user_sets(key) for key in EXECUTOR_IMAGES):
+        raise InputError(f"--master {master} needs the executors' container image, and "
+                         f"{EXECUTOR_IMAGES[1]} is not set",
+                         hint=f"Add --conf {EXECUTOR_IMAGES[1]}=IMAGE: an image with Spark {_spark_version()} (the "
+                              "driver's) and Python 3.10 or newer.")
+
+
+def _spark_version() -> str:
+    from pyspark import __version__
+
+    return __version__
 
 
 def check_reachable(master: str, timeout_s: float) -> None:
@@ -90,7 +120,10 @@ def within(timeout_s: float, master: str, start: Callable[[], T]) -> T:
         raise failure[0]
     if not result:
         raise UnreachableError(f"Spark master {master} did not accept the application within {timeout_s:g} s",
-                               hint="Check the URL and that the master runs; --connect-timeout SECONDS waits longer.")
+                               hint=("Check that the ResourceManager named in yarn-site.xml (under HADOOP_CONF_DIR) "
+                                     "runs and that its queue has room" if master.startswith("yarn") else
+                                     "Check the URL and that the master runs")
+                               + "; --connect-timeout SECONDS waits longer.")
     return result[0]
 
 
@@ -105,11 +138,15 @@ def package_zip() -> str:
     return str(target)
 
 
-def executor_settings(conf: Mapping[str, str]) -> dict[str, str]:
-    """The executors' Python, unless --conf or PYSPARK_PYTHON chose one."""
-    if "spark.pyspark.python" in conf or os.environ.get("PYSPARK_PYTHON"):
-        return {}
-    return {"spark.pyspark.python": DEFAULT_EXECUTOR_PYTHON}
+def executor_settings(master: str, user_sets: Callable[[str], bool]) -> dict[str, str]:
+    """The executors' Python, unless PYSPARK_PYTHON or the user's settings (`user_sets`) chose one; on YARN
+    and Kubernetes, a session that starts without waiting for executors, unless the user's settings say."""
+    settings = {}
+    if not (user_sets("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")):
+        settings["spark.pyspark.python"] = DEFAULT_EXECUTOR_PYTHON
+    if master.startswith(("yarn", "k8s://")) and not user_sets(MIN_REGISTERED_RATIO):
+        settings[MIN_REGISTERED_RATIO] = "0"
+    return settings
 
 
 def refuse_driver_local(what: str, given: str, qualified: str, master: str) -> None:

@@ -95,8 +95,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
             builder = builder.config(key, value)
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
     if shipping:
+        cluster_mode.check_settings(master, lambda key: user_sets(key, conf))
         cluster_mode.check_reachable(master, connect_timeout_s)
-        for key, value in cluster_mode.executor_settings(conf).items():
+        for key, value in cluster_mode.executor_settings(master, lambda key: user_sets(key, conf)).items():
             builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -211,11 +212,9 @@ def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[s
 def local_driver_memory_mb(conf: Mapping[str, str]) -> int | None:
     """The heap for a local driver JVM: a quarter of the memory this machine (or its control group) has, at
     most LOCAL_DRIVER_MEMORY_MAX_MB; None (Spark's 1g) below 4 GiB, where it cannot be read, or where the user
-    chooses (--conf or spark-defaults.conf spark.driver.memory, SPARK_DRIVER_MEMORY, --driver-memory in
-    PYSPARK_SUBMIT_ARGS)."""
-    if ("spark.driver.memory" in conf or os.environ.get("SPARK_DRIVER_MEMORY")
-            or "--driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
-            or re.search(r"^\s*spark\.driver\.memory\b", _spark_defaults(), re.MULTILINE)):
+    chooses (spark.driver.memory in `user_sets`, SPARK_DRIVER_MEMORY, --driver-memory in PYSPARK_SUBMIT_ARGS)."""
+    if (user_sets("spark.driver.memory", conf) or os.environ.get("SPARK_DRIVER_MEMORY")
+            or "--driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):
         return None
     memory = _memory_bytes()
     quarter = min(memory // 4 // 2**20, LOCAL_DRIVER_MEMORY_MAX_MB) if memory else 0
@@ -232,6 +231,13 @@ def _memory_bytes() -> int | None:
         with suppress(OSError, ValueError):  # "max": no limit
             memory = min(memory, int(Path(limit).read_text()))
     return memory
+
+
+def user_sets(key: str, conf: Mapping[str, str]) -> bool:
+    """Whether the user gives Spark the setting `key`: in `conf` (--conf), spark-defaults.conf, or a --conf
+    in PYSPARK_SUBMIT_ARGS."""
+    return (key in conf or f"{key}=" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+            or re.search(rf"^\s*{re.escape(key)}[\s=:]", _spark_defaults(), re.MULTILINE) is not None)
 
 
 def picks_a_collector(conf: Mapping[str, str]) -> bool:
