@@ -32,6 +32,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from leader_election_cli import snapshot  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
+from leader_election_cli.pipeline import cluster_mode, job  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -282,8 +283,7 @@ def test_an_unreachable_master_fails_within_the_connect_timeout(tmp_path: Path) 
 
 def test_a_setting_counts_as_the_users_in_conf_spark_defaults_or_pyspark_submit_args(tmp_path: Path,
                                                                                     monkeypatch) -> None:
-    from leader_election_cli.pipeline import job
-
+    """`job.user_sets`: what the user sets wins over the command's defaults and decides its checks."""
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
     key = "spark.kubernetes.container.image"
@@ -302,8 +302,6 @@ def test_a_setting_counts_as_the_users_in_conf_spark_defaults_or_pyspark_submit_
 def test_yarn_and_kubernetes_sessions_start_without_waiting_for_executors_unless_the_user_says() -> None:
     """Spark holds a YARN or Kubernetes session's start until 80% of the executors registered (up to 30 s),
     longer than the connect timeout; the executors' Python is python3 unless the user chose one."""
-    from leader_election_cli.pipeline import cluster_mode
-
     def nothing(key: str) -> bool:
         return False
 
