@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.pipeline import rules
@@ -24,7 +25,7 @@ def with_flags(rows: DataFrame) -> DataFrame:
 
 
 def _count(condition: Column) -> Column:
-    return F.sum(condition.cast("long"))
+    return F.sum(condition.cast(T.LongType()))
 
 
 def _partition_conditions() -> dict[str, Column]:
@@ -41,7 +42,7 @@ def broker_balance(flagged: DataFrame, threshold_pct: float) -> DataFrame:
     """
     def entry(broker: Column, leaders: int, preferred: int, not_led: Column, alive: bool) -> Column:
         return F.struct(broker.alias("broker"), F.lit(leaders).alias("leaders"), F.lit(preferred).alias("preferred"),
-                        not_led.cast("long").alias("not_led_by_preferred"), F.lit(alive).alias("alive"))
+                        not_led.cast(T.LongType()).alias("not_led_by_preferred"), F.lit(alive).alias("alive"))
 
     per_partition = flagged.select(*KEY, F.explode(F.array(
         entry(F.when(F.col("leader") != NO_LEADER, F.col("leader")), 1, 0, F.lit(0), False),

@@ -55,7 +55,7 @@ def read_snapshots(spark: SparkSession, json_files: Sequence[str], parquet_files
     if parquet_files:
         frames.append(spark.read.schema(row_schema()).parquet(*map(literal, parquet_files))
                       .withColumn(SOURCE, F.col("_metadata.file_path"))
-                      .withColumn(TAKEN_AT_PROBLEM, F.lit(None).cast("string")))
+                      .withColumn(TAKEN_AT_PROBLEM, F.lit(None).cast(T.StringType())))
     rows = reduce(DataFrame.unionByName, frames)
     return _classify(rows).drop(TAKEN_AT_PROBLEM)
 
@@ -90,8 +90,9 @@ def _classify(rows: DataFrame) -> DataFrame:
     checks += [(version < 1, snapshot.FORMAT_VERSION_BELOW_1), (version > snapshot.FORMAT_VERSION,
                                                                snapshot.FORMAT_VERSION_NEWER)]
     reason = F.coalesce(*(F.when(problem, F.lit(text)) for problem, text in checks), F.col(TAKEN_AT_PROBLEM))
+    no_brokers = F.array().cast(T.ArrayType(T.IntegerType()))
     return rows.withColumns({REASON: reason, "format_version": F.coalesce(version, F.lit(
-        snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), F.array().cast("array<int>"))})
+        snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), no_brokers)})
 
 
 def colliding_hashes(rows: DataFrame) -> DataFrame:

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from leader_election_cli.model import NO_LEADER
 
@@ -62,13 +63,14 @@ def flags() -> dict[str, Column]:
 
 def ratio(not_led_by_preferred: str, preferred: str) -> Column:
     """`balance.imbalance_ratio`: not_led / preferred (IEEE division, as Python's), 0 when preferred is 0."""
-    return (F.when(F.col(preferred) > 0, F.col(not_led_by_preferred).cast("double") / F.col(preferred).cast("double"))
-            .otherwise(F.lit(0.0)))
+    not_led, pref = F.col(not_led_by_preferred).cast(T.DoubleType()), F.col(preferred).cast(T.DoubleType())
+    return F.when(F.col(preferred) > 0, not_led / pref).otherwise(F.lit(0.0))
 
 
 # Above this denominator the threshold is below 1e-8 % (a float's repr has at most 17 digits), under the
 # smallest ratio a broker preferred for fewer than 10^10 partitions can have above 0.
 _MAX_DENOMINATOR = 10**24
+_INTEGER = T.DecimalType(38, 0)
 
 
 def above(not_led_by_preferred: str, preferred: str, threshold_pct: float) -> Column:
@@ -82,8 +84,8 @@ def above(not_led_by_preferred: str, preferred: str, threshold_pct: float) -> Co
         return (pref > 0) & (not_led > 0)
 
     def integer(value: int | Column) -> Column:
-        return (F.lit(Decimal(value)) if isinstance(value, int) else value).cast("decimal(38,0)")
+        return (F.lit(Decimal(value)) if isinstance(value, int) else value).cast(_INTEGER)
 
     left = integer(not_led) * integer(100 * threshold.denominator)
     right = integer(pref) * integer(threshold.numerator)
-    return (pref > 0) & (left.cast("decimal(38,0)") > right.cast("decimal(38,0)"))
+    return (pref > 0) & (left.cast(_INTEGER) > right.cast(_INTEGER))

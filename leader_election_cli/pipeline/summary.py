@@ -11,6 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from leader_election_cli.pipeline.analysis import KEY, LISTS
 
@@ -97,7 +98,7 @@ def utc(moment: datetime) -> datetime:
 def cluster_summaries(health: DataFrame, latest: DataFrame) -> tuple[list[ClusterSummary], dict[str, str]]:
     """Each cluster's latest snapshot from the health table, sorted by cluster; and the clusters whose
     newest snapshot has no usable row (cluster -> its time). One Spark job, one row per cluster."""
-    as_text = {name: F.transform(name, lambda p: F.concat(p.topic, F.lit("-"), p.partition.cast("string")))
+    as_text = {name: F.transform(name, lambda p: F.concat(p.topic, F.lit("-"), p.partition.cast(T.StringType())))
                for name in LISTS}  # "topic-partition" made by Spark: strings reach Python, not one Row each
     rows = latest.join(health, KEY, "left").withColumns(as_text).orderBy("cluster").collect()
     unusable = {r.cluster: utc(r.taken_at).isoformat() for r in rows if r.partitions is None}
