@@ -84,7 +84,10 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     yield server
     server.close()
     for name, value in before.items():
-        os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")
