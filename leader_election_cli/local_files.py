@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from leader_election_cli.errors import InputError, shown
@@ -33,16 +34,17 @@ def _size_text(limit: int) -> str:
 
 def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str,
                       shown_as: str | None = None, reason_on_detail: bool = False,
-                      too_large_hint: str | None = None, kafka_io_line: str | None = None) -> bytes:
+                      too_large_hint: str | None = None,
+                      kafka_io_line: Callable[[int], str] | None = None) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes; anything else one clear InputError
     (exit 2): "Unable to read {what} {path}: {reason}" with the fix (`hint`, or `too_large_hint` for a
     file over the limit). `shown_as` is the path as the message shows it (default: `path`, made inert);
     `reason_on_detail` puts the reason on the detail line, leaving the first line alone; `kafka_io_line`
-    is Kafka's first line when the system refused the file (not for our own refusals)."""
+    gives Kafka's first line for the errno the system refused the file with (not for our own refusals)."""
 
-    def unreadable(reason: str, fix: str = hint, by_system: bool = True) -> InputError:
+    def unreadable(reason: str, fix: str = hint, err: int | None = None) -> InputError:
         line = f"Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
-        kafka_line = kafka_io_line if by_system else None
+        kafka_line = kafka_io_line(err) if kafka_io_line and err else None
         if reason_on_detail:
             return InputError(line, hint=fix, detail=reason, kafka_line=kafka_line)
         return InputError(f"{line}: {reason}", hint=fix, kafka_line=kafka_line)
@@ -50,15 +52,15 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
-        raise unreadable(exc.strerror or str(exc)) from None
+        raise unreadable(exc.strerror or str(exc), err=exc.errno) from None
     except ValueError as exc:  # a NUL character in the path
-        raise unreadable(str(exc), by_system=False) from None
+        raise unreadable(str(exc)) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise unreadable(os.strerror(errno.EISDIR))
+            raise unreadable(os.strerror(errno.EISDIR), err=errno.EISDIR)
         if not stat.S_ISREG(mode):
-            raise unreadable(f"it is {kind_of(mode)}, not a regular file", by_system=False)
+            raise unreadable(f"it is {kind_of(mode)}, not a regular file")
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -67,11 +69,11 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise unreadable(exc.strerror or str(exc)) from None
+        raise unreadable(exc.strerror or str(exc), err=exc.errno) from None
     finally:
         os.close(fd)
     if size > limit:
-        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint, by_system=False)
+        raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint)
     return b"".join(chunks)
 
 

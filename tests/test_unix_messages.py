@@ -3,6 +3,7 @@ on the lines after it. The texts are Kafka's `LeaderElectionCommand`'s (4.0; /wo
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 
 from leader_election_cli.cli.drop_in_command import command
 from leader_election_cli.cli.toolkit import cli as toolkit
+from leader_election_cli.config.properties import java_io_message
 
 NOWHERE = "127.0.0.1:1"  # validation comes first: nothing is ever sent
 
@@ -72,3 +74,32 @@ def test_a_missing_election_file_is_kafkas_line_then_the_reason(tmp_path: Path) 
     result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", NOWHERE, "--path-to-json-file", missing])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[:2] == [f"Unable to read file {missing}", "No such file or directory"]
+
+
+@pytest.mark.parametrize("option", ["--command-config", "--admin.config"])
+def test_an_unreadable_config_file_is_javas_message_then_ours(tmp_path: Path, option: str) -> None:
+    """Kafka's Utils.loadProps opens the file with Files.newInputStream: a missing file's exception says only
+    its path (as Paths.get prints it), a directory's read says "Is a directory"; that is Kafka's first line."""
+    for given, kafkas, reason in ((f"{tmp_path}//missing.properties", f"{tmp_path}/missing.properties",
+                                   "No such file or directory"), (f"{tmp_path}/", "Is a directory", "Is a directory")):
+        result = CliRunner().invoke(command, ["--bootstrap-server", NOWHERE, "--election-type", "preferred",
+                                              "--all-topic-partitions", option, given], catch_exceptions=False)
+        assert result.exit_code == 2
+        assert result.stderr.splitlines() == [kafkas, f"Unable to read the config file {given}: {reason}",
+                                              "Hint: Check the --command-config (or --admin.config) path."]
+    # the toolkit says it in its own words only
+    result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", NOWHERE, "--all-topic-partitions",
+                                          "--command-config", f"{tmp_path}/missing.properties"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == f"Unable to read the config file {tmp_path}/missing.properties: " \
+                                            "No such file or directory"
+
+
+def test_javas_message_for_each_refusal_names_the_path_as_java_prints_it() -> None:
+    message = java_io_message("/etc//kafka/client.properties/")
+    assert message(errno.ENOENT) == message(errno.EACCES) == "/etc/kafka/client.properties"
+    assert message(errno.EISDIR) == "Is a directory"
+    assert message(errno.ENOTDIR) == "/etc/kafka/client.properties: Not a directory"
+    assert message(errno.ELOOP).endswith(": Too many levels of symbolic links or unable to access attributes of "
+                                         "symbolic link")
+    assert java_io_message("/")(errno.ENOENT) == "/"

@@ -8,10 +8,12 @@ the next line into it, and that line may hold a password): messages name the key
 
 from __future__ import annotations
 
+import errno
+import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, shown
 from leader_election_cli.local_files import read_regular_file
 
 MAX_FILE_BYTES = 16 * 2**20
@@ -119,11 +121,33 @@ def named(props: Mapping[str, str], key: str) -> str:
     return f"{key} (line {line})" if line else key
 
 
-def read_text(path: str, what: str, option: str, shown_path: str) -> str:
-    """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1."""
+def read_text(path: str, what: str, option: str, shown_path: str,
+              kafka_io_line: Callable[[int], str] | None = None) -> str:
+    """A file's text as Kafka's Properties.load(InputStream) sees it: ISO-8859-1 (`kafka_io_line`: as in
+    `read_regular_file`)."""
     data = read_regular_file(path, what=what, limit=MAX_FILE_BYTES, hint=f"Check the {option} path.",
-                             shown_as=shown_path)
+                             shown_as=shown_path, kafka_io_line=kafka_io_line)
     return data.decode("latin-1")
+
+
+def java_io_message(path: str) -> Callable[[int], str]:
+    """The message of the exception Java's Files.newInputStream(Paths.get(path)), or the first read, throws
+    for an errno: how Kafka's tools report a config file they cannot read (Utils.loadProps; their first
+    line is the message). The path as Paths.get prints it (repeated and trailing slashes dropped) for a
+    missing or forbidden file (NoSuchFileException, AccessDeniedException), "Is a directory" for a
+    directory (opening it works, reading fails), else "path: reason" (FileSystemException)."""
+    java_path = shown(re.sub("/+", "/", path).rstrip("/") or path[:1])
+
+    def message(err: int) -> str:
+        if err in (errno.ENOENT, errno.EACCES):
+            return java_path
+        if err == errno.EISDIR:
+            return os.strerror(err)
+        if err == errno.ELOOP:
+            return f"{java_path}: {os.strerror(err)} or unable to access attributes of symbolic link"
+        return f"{java_path}: {os.strerror(err)}"
+
+    return message
 
 
 def check_unicode(secret: str, what: str) -> None:

@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from leader_election_cli.config.properties import Properties, check_unicode, java_trim, read_properties, read_text
+from leader_election_cli.config.properties import (
+    Properties,
+    check_unicode,
+    java_io_message,
+    java_trim,
+    read_properties,
+    read_text,
+)
 from leader_election_cli.config.properties import named as _named
 from leader_election_cli.errors import InputError
 from leader_election_cli.errors import shown as _shown
@@ -109,8 +116,8 @@ def load_client_settings(path: str | None, timeout_override_ms: int | None = Non
     if path is None:
         return ClientSettings.default().bounded_by(timeout_override_ms)
     source = _shown(path)
-    entries = read_properties(read_text(path, "the config file", "--command-config (or --admin.config)", source),
-                              source)
+    entries = read_properties(read_text(path, "the config file", "--command-config (or --admin.config)", source,
+                                        kafka_io_line=java_io_message(path)), source)
     return settings_from_properties(Properties(entries), source,
                                     _key_warnings(entries, source)).bounded_by(timeout_override_ms)
 

@@ -85,7 +85,7 @@ def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
     PATH", the reason on a line of its own; Kafka's own line, when the system refused the file, is
     "java.io.IOException: Unable to read file PATH" (Utils.readFileAsString's IOException, wrapped in a
     RuntimeException whose message is its toString)."""
-    kafkas = f"java.io.IOException: Unable to read file {shown(path)}" if kafka_line else None
+    kafkas = (lambda _: f"java.io.IOException: Unable to read file {shown(path)}") if kafka_line else None
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
                              reason_on_detail=kafka_line, kafka_io_line=kafkas,
                              too_large_hint="Split the partitions over several files and run once per file.")
