@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from pyspark import __version__ as SPARK_VERSION
+
 from leader_election_cli.errors import InputError, UnreachableError
 
 T = TypeVar("T")
@@ -75,14 +77,8 @@ def check_settings(master: str, user_sets: Callable[[str], bool]) -> None:
     if master.startswith("k8s://") and not any(user_sets(key) for key in EXECUTOR_IMAGES):
         raise InputError(f"--master {master} needs the executors' container image, and "
                          f"{EXECUTOR_IMAGES[1]} is not set",
-                         hint=f"Add --conf {EXECUTOR_IMAGES[1]}=IMAGE: an image with Spark {_spark_version()} (the "
+                         hint=f"Add --conf {EXECUTOR_IMAGES[1]}=IMAGE: an image with Spark {SPARK_VERSION} (the "
                               "driver's) and Python 3.10 or newer.")
-
-
-def _spark_version() -> str:
-    from pyspark import __version__
-
-    return __version__
 
 
 def check_reachable(master: str, timeout_s: float) -> None:

@@ -95,9 +95,12 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
             builder = builder.config(key, value)
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
     if shipping:
-        cluster_mode.check_settings(master, lambda key: user_sets(key, conf))
+        def users(key: str) -> bool:
+            return user_sets(key, conf)
+
+        cluster_mode.check_settings(master, users)
         cluster_mode.check_reachable(master, connect_timeout_s)
-        for key, value in cluster_mode.executor_settings(master, lambda key: user_sets(key, conf)).items():
+        for key, value in cluster_mode.executor_settings(master, users).items():
             builder = builder.config(key, value)
     for key, value in conf.items():
         builder = builder.config(key, value)
