@@ -330,11 +330,16 @@ def test_a_cluster_master_missing_what_spark_needs_is_refused_before_anything_st
     snapshot.write(fleet(), source)
     port = free_port()  # nothing listens on it
     values = {"port": port, "conf": tmp_path}
+    java, started = tmp_path / "jdk" / "bin" / "java", tmp_path / "a JVM started"
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\ntouch '{started}'\nexit 1\n")  # the java Spark's launcher would run
+    java.chmod(0o755)
     env = {key: value for key, value in driver_environment().items()
            if key not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS")}
     result = subprocess.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "out").as_uri(),
                              "--master", master.format(**values)], capture_output=True, text=True, timeout=60,
-                            env={**env, **{key: value.format(**values) for key, value in environment.items()}})
+                            env={**env, "JAVA_HOME": str(java.parent.parent),
+                                 **{key: value.format(**values) for key, value in environment.items()}})
     assert result.stderr.startswith(expected.format(**values)), result.stderr
     assert result.returncode == (3 if "reachable" in expected else 2)
-    assert "Traceback" not in result.stderr and "WARNING: Using incubator" not in result.stderr  # no JVM
+    assert "Traceback" not in result.stderr and not started.exists()

@@ -114,3 +114,16 @@ def test_a_driver_local_path_with_a_cluster_master_is_refused_before_spark_start
     assert "hdfs://..., s3a://..., or a shared mount named as a file: URI" in err
     code, err = analyze("/data/s.jsonl", "--out", "file:///mnt/shared/out", *args)
     assert code == 2 and err.startswith("Snapshot path /data/s.jsonl is on this machine's local file system")
+
+
+def test_an_unreadable_spark_defaults_file_is_an_input_error(no_spark: object, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's launcher stops on a spark-defaults.conf it cannot read: say which file and what to do, before
+    any JVM (it was "Internal error: OSError"). /proc/self/mem is a file that even root cannot read."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").symlink_to("/proc/self/mem")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
+    code, err = analyze(str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o"))
+    assert (code, err) == (2, f"Unable to read Spark's defaults file {tmp_path}/conf/spark-defaults.conf: Input/output "
+                              "error\nHint: Make it readable, or point SPARK_CONF_DIR at another directory.\n")

@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
+from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
@@ -58,6 +59,7 @@ INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.facto
 # user's Java options pick a collector (two would stop the JVM from starting).
 THROUGHPUT_GC_JAVA_OPTIONS = "-XX:+UseParallelGC"
 _PICKS_A_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+MAX_SPARK_DEFAULTS_BYTES = 2**20  # a spark-defaults.conf is a few lines of settings
 # Spark gives a driver 1g of heap, sized for a driver beside executors; a local driver runs every task and
 # caches every row: at 5,000,000 rows 1g meant 18 full collections, 7 s of pauses and 157 MB spilled to disk.
 # A local driver JVM started here gets a quarter of the memory (the JVM's own default), at most 4g.
@@ -258,9 +260,14 @@ def _users_java_options(conf: Mapping[str, str]) -> list[str]:
 
 
 def _spark_defaults() -> str:
-    """The text of the spark-defaults.conf spark-submit reads, or nothing."""
+    """The text of the spark-defaults.conf spark-submit reads, or nothing (Spark's launcher skips anything
+    but a file); one it cannot read is an InputError, as it stops the launcher too."""
     defaults = Path(os.environ.get("SPARK_CONF_DIR") or spark_home() / "conf") / "spark-defaults.conf"
-    return defaults.read_text(errors="replace") if defaults.is_file() else ""
+    if not defaults.is_file():
+        return ""
+    return read_regular_file(defaults, what="Spark's defaults file", limit=MAX_SPARK_DEFAULTS_BYTES,
+                             hint="Make it readable, or point SPARK_CONF_DIR at another directory.",
+                             ).decode(errors="replace")
 
 
 @contextmanager
