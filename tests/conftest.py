@@ -93,7 +93,7 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def kafka_order() -> Callable[[str, list[str]], list[str]]:
     """Runs Kafka's own ordering code (tests/java/KafkaOrder.java, on the JDK): `kafka_order(mode, lines)`,
-    mode "duplicates" or "results", one output line per input line. Skips without a JDK."""
+    mode "duplicates", "results" or "selection", one output line per input line. Skips without a JDK."""
     import shutil
     import subprocess
     from pathlib import Path

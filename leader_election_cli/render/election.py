@@ -12,7 +12,7 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.errors import one_line
-from leader_election_cli.java_order import java_iteration_order, spread_hashes
+from leader_election_cli.java_order import java_iteration_order, kafka_request_order, spread_hashes
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
 from leader_election_cli.render.tables import inert, make_console, make_table, names, print_table
 from leader_election_cli.reports.election import ElectionReport
@@ -60,17 +60,21 @@ def render_text(report: ElectionReport, out: IO[str], err: IO[str]) -> None:
 
 def _in_kafkas_order(results: list[PartitionResult], all_partitions: bool) -> dict[Outcome, list[PartitionResult]]:
     """The results by outcome, the answered ones in the order Kafka's tool prints them: the admin client
-    puts the answer in a HashMap (in the order of the response), the tool copies it, in that map's order,
-    into a HashSet of the elected, one of the already elected and a HashMap of the failed, and prints each
-    in its own order. (With --all-topic-partitions, the controller's answer leaves the already elected out.)"""
+    puts the answer in a HashMap (in the order of the response: for selected partitions, that of Kafka's
+    request, `kafka_request_order`), the tool copies it, in that map's order, into a HashSet of the elected,
+    one of the already elected and a HashMap of the failed, and prints each in its own order. (With
+    --all-topic-partitions, the controller's answer leaves the already elected out, and its order is taken
+    as the results'.)"""
     by_outcome: dict[Outcome, list[PartitionResult]] = {o: [] for o in Outcome}
     for result in results:
         by_outcome[result.outcome].append(result)
     kafkas = (Outcome.ELECTED, Outcome.FAILED) if all_partitions else (Outcome.ELECTED, Outcome.ALREADY_ELECTED,
                                                                        Outcome.FAILED)
-    answered = [r for r in results if r.outcome in kafkas]  # (each partition once)
-    if len(answered) > 1:
-        hashes = spread_hashes([r.tp for r in answered])
+    if sum(r.outcome in kafkas for r in results) > 1:  # (each partition once)
+        every_hash = spread_hashes([r.tp for r in results])
+        answer = range(len(results)) if all_partitions else kafka_request_order([r.tp for r in results], every_hash)
+        in_map = [i for i in answer if results[i].outcome in kafkas]
+        answered, hashes = [results[i] for i in in_map], [every_hash[i] for i in in_map]
         copies: dict[Outcome, list[int]] = {outcome: [] for outcome in kafkas}
         for i in java_iteration_order(hashes):
             copies[answered[i].outcome].append(i)

@@ -7,6 +7,9 @@
 // the already elected and a HashMap of the failed, and prints each in its order; input: one case per line,
 // entries "topic partition outcome" (E elected, N not needed, F failed) separated by tabs; output: one line
 // per case, the three lists (", "-joined) separated by " | ".
+// `selection`: as `results`, but the entries are the selected partitions (an election file's, in its order):
+// the tool makes a HashSet of them, its admin client a request grouped by topic in the set's order
+// (ElectLeadersRequest.Builder), and a KRaft controller answers in the request's order.
 import java.nio.charset.StandardCharsets;
 import java.util.*;
 import java.util.stream.Collectors;
@@ -80,12 +83,28 @@ public class KafkaOrder {
         return String.join(" | ", lists);
     }
 
+    static String selection(String line) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        Map<TopicPartition, String> outcomes = new HashMap<>();
+        for (String entry : line.split("\t")) {
+            String[] parts = entry.split(" ");
+            TopicPartition tp = new TopicPartition(parts[0], Integer.parseInt(parts[1]));
+            partitions.add(tp);
+            outcomes.put(tp, parts[2]);
+        }
+        Map<String, List<TopicPartition>> request = new LinkedHashMap<>();
+        new HashSet<>(partitions).forEach(tp -> request.computeIfAbsent(tp.topic, topic -> new ArrayList<>()).add(tp));
+        List<String> response = new ArrayList<>();
+        request.values().forEach(topic -> topic.forEach(tp -> response.add(tp.topic + " " + tp.partition + " " + outcomes.get(tp))));
+        return results(String.join("\t", response));
+    }
+
     public static void main(String[] args) {
         boolean duplicates = args[0].equals("duplicates");
         Scanner in = new Scanner(System.in, StandardCharsets.UTF_8);
         while (in.hasNextLine()) {
             String line = in.nextLine();
-            System.out.println(duplicates ? duplicates(line) : results(line));
+            System.out.println(duplicates ? duplicates(line) : args[0].equals("selection") ? selection(line) : results(line));
         }
     }
 }
