@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -116,10 +117,11 @@ def test_a_driver_local_path_with_a_cluster_master_is_refused_before_spark_start
     assert code == 2 and err.startswith("Snapshot path /data/s.jsonl is on this machine's local file system")
 
 
-def test_an_unreadable_spark_defaults_file_is_an_input_error(no_spark: object, tmp_path: Path,
+def test_an_unreadable_spark_defaults_file_is_an_input_error(no_spark: Any, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Spark's launcher stops on a spark-defaults.conf it cannot read: say which file and what to do, before
     any JVM (it was "Internal error: OSError"). /proc/self/mem is a file that even root cannot read."""
+    monkeypatch.setattr(no_spark, "starts_a_jvm", lambda: True)  # as in a new process (another test may run one)
     (tmp_path / "s.jsonl").write_text("{}\n")
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "spark-defaults.conf").symlink_to("/proc/self/mem")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pyspark
 from py4j.protocol import Py4JError, Py4JJavaError
-from pyspark import SparkConf, SparkContext, StorageLevel
+from pyspark import SparkContext, StorageLevel
 from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.local_files import read_regular_file
-from leader_election_cli.pipeline import analysis, cluster_mode, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
@@ -84,17 +84,16 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     """
     conf = dict(conf or {})
     master = _master(master, conf)
-    builder = (SparkSession.builder.appName("kafka-leaders analyze")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")  # not legacy INT96
-               .config("spark.log.level", "WARN" if verbose else "OFF")
-               .config("spark.ui.showConsoleProgress", str(verbose).lower()))
+    settings = {"spark.app.name": "kafka-leaders analyze",
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # not legacy INT96
+                "spark.log.level": "WARN" if verbose else "OFF",
+                "spark.ui.showConsoleProgress": str(verbose).lower()}
     if master:
-        builder = builder.master(master)
+        settings["spark.master"] = master
     if master and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        for key, value in local_settings(master, small_input, conf, starts_a_jvm()).items():
-            builder = builder.config(key, value)
+        settings.update(local_settings(master, small_input, conf, starts_a_jvm()))
     shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
     if shipping:
         def users(key: str) -> bool:
@@ -102,19 +101,20 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
 
         cluster_mode.check_settings(master, users)
         cluster_mode.check_reachable(master, connect_timeout_s)
-        for key, value in cluster_mode.executor_settings(master, users).items():
-            builder = builder.config(key, value)
-    for key, value in conf.items():
+        settings.update(cluster_mode.executor_settings(master, users))
+    settings.update(conf)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     local = bool(master) and cluster_mode.is_local(master or "")
     with spark_errors("cluster"), _driver_java_options(not verbose, quick=small_input and local,
                                                        throughput_gc=local and not picks_a_collector(conf),
                                                        archive=archive.java_options() if archive else ()):
-        if starts_a_jvm():
+        if starts_a_jvm():  # the driver's JVM first (outside the connect timeout), with every setting
             _import_while_the_jvm_starts()
+            driver_jvm.start(settings, verbose)
         if not shipping:
             return builder.getOrCreate()
-        SparkContext._ensure_initialized(conf=SparkConf())  # the driver's JVM first: not part of the timeout
         session = cluster_mode.within(connect_timeout_s, master, builder.getOrCreate)
         session.sparkContext.addPyFile(cluster_mode.package_zip())
     return session
@@ -329,14 +329,11 @@ def _hadoop_configured(conf: Mapping[str, str]) -> bool:
 def spark_errors(culprit: str | None = None) -> Iterator[None]:
     """Spark's failures as one-line errors naming the real cause (a Java exception's class and message,
     not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3), else the job
-    (exit 1); unreadable input and no Java are input errors wherever they happen."""
+    (exit 1); unreadable input is an input error wherever it happens."""
     try:
         yield
     except (PySparkException, Py4JError) as exc:
         message = _what_went_wrong(exc)
-        if "JAVA_GATEWAY_EXITED" in message or "JAVA_HOME" in message:
-            raise InputError("Could not start Spark: the Java gateway did not start",
-                             hint="Spark needs Java 17 or newer: install it and set JAVA_HOME.") from exc
         if culprit == "input" or isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
             raise InputError(f"Spark could not read the input: {message}",
                              hint="Check the paths, and that they hold snapshot files (kafka-leaders snapshot) "

@@ -1,0 +1,95 @@
+"""Starting the driver JVM with its stderr watched.
+
+What Spark's launcher and the JVM print while the JVM starts is held back: once it has started it is
+shown (the JVM's notices, as before), and when it does not start one line says why, in the JVM's or
+Spark's own words ("Invalid maximum heap size: -Xmxabc", "org.apache.spark.SparkException: Executor cores
+must be a positive number"), never a Java stack trace. With `verbose` everything is shown as it comes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+
+from pyspark import SparkConf, SparkContext
+from pyspark.errors import PySparkRuntimeError
+from pyspark.java_gateway import launch_gateway
+
+from leader_election_cli.errors import InputError
+
+_JOIN_SECONDS = 5.0  # for the last lines of a JVM that has exited
+_NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java Virtual Machine",
+          "Error: A fatal exception has occurred")
+_NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found", "No such file or directory")
+
+
+def start(settings: Mapping[str, str], verbose: bool) -> None:
+    """Start the JVM the next SparkContext runs on, with `settings` (the session's, so that those read only
+    when the JVM starts, such as spark.driver.memory, apply); an InputError saying why if it does not."""
+    read, write = os.pipe()
+    watcher = _Watcher(read, verbose)
+    try:
+        try:
+            gateway = launch_gateway(SparkConf().setAll(list(settings.items())), popen_kwargs={"stderr": write})
+        finally:
+            os.close(write)  # the JVM has its own copy: its exit ends the watcher
+    except PySparkRuntimeError:
+        watcher.join(_JOIN_SECONDS)
+        reason = why_it_did_not_start(watcher.held)
+        raise InputError(f"Could not start Spark's driver JVM: {reason}", hint=(
+            "Spark needs Java 17 or newer: install it and set JAVA_HOME." if any(no in reason for no in _NO_JAVA)
+            else "Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
+                 "(--debug shows all the JVM printed).")) from None
+    watcher.show()
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def why_it_did_not_start(lines: Sequence[str]) -> str:
+    """The line that says why: the exception that ended the launcher's or the JVM's main thread, else the
+    first line that is not a notice, a stack frame or the JVM's closing words."""
+    for line in lines:
+        if line.startswith('Exception in thread "main" '):
+            return line.removeprefix('Exception in thread "main" ').strip()
+    said = [line.strip() for line in lines if line.strip() and not line.startswith(_NOISE)
+            and not line.lstrip().startswith("at ")]
+    return (said or [line.strip() for line in lines if line.strip()] or ["the JVM exited without a word"])[0]
+
+
+class _Watcher(threading.Thread):
+    """Reads the JVM's stderr: keeps the lines printed until `show` (`held`), shown then (at once with
+    `verbose`), and passes on the later ones as they come."""
+
+    def __init__(self, fd: int, verbose: bool) -> None:
+        super().__init__(name="driver-jvm-stderr", daemon=True)
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._verbose = verbose
+        self._passing_on = False
+        self.held: list[str] = []
+        self.start()
+
+    def run(self) -> None:
+        with open(self._fd, encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                with self._lock:
+                    if not self._passing_on:
+                        self.held.append(line)
+                    if self._passing_on or self._verbose:
+                        _write(line)
+
+    def show(self) -> None:
+        with self._lock:
+            if not self._verbose:
+                for line in self.held:
+                    _write(line)
+            self._passing_on = True
+
+
+def _write(line: str) -> None:
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # our stderr closed: the JVM's words have nowhere to go
+        pass

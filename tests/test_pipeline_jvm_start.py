@@ -1,0 +1,60 @@
+"""`kafka-leaders analyze` when Spark's driver JVM does not start: one line in the JVM's or Spark's own words
+and a hint naming where settings come from, exit 2, never a Java stack trace."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+from leader_election_cli.pipeline.driver_jvm import why_it_did_not_start  # noqa: E402
+
+KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
+SETTINGS_HINT = ("Hint: Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
+                 "(--debug shows all the JVM printed).\n")
+
+
+@pytest.mark.parametrize(("lines", "reason"), [
+    (["WARNING: Using incubator modules: jdk.incubator.vector\n",
+      'Exception in thread "main" org.apache.spark.SparkException: Executor cores must be a positive number\n',
+      "\tat org.apache.spark.deploy.SparkSubmitArguments.error(SparkSubmitArguments.scala:670)\n"],
+     "org.apache.spark.SparkException: Executor cores must be a positive number"),
+    (["Invalid maximum heap size: -Xmxabc\n", "Error: Could not create the Java Virtual Machine.\n",
+      "Error: A fatal exception has occurred. Program will exit.\n"], "Invalid maximum heap size: -Xmxabc"),
+    (["Error: Could not create the Java Virtual Machine.\n"], "Error: Could not create the Java Virtual Machine."),
+    (["JAVA_HOME is not set\n"], "JAVA_HOME is not set"),
+    ([], "the JVM exited without a word"),
+])
+def test_the_reason_is_the_line_that_says_why(lines: list[str], reason: str) -> None:
+    assert why_it_did_not_start(lines) == reason
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An input file (not read: the JVM stops first)."""
+    path = tmp_path_factory.mktemp("fleet") / "fleet.jsonl"
+    path.write_text("{}\n")
+    return path
+
+
+@pytest.mark.parametrize(("settings", "environment", "expected"), [
+    (["--conf", "spark.driver.memory=abc"], {},
+     re.escape("Could not start Spark's driver JVM: Invalid maximum heap size: -Xmxabc\n" + SETTINGS_HINT)),
+    (["--conf", "spark.executor.cores=abc"], {},  # refused by spark-submit, with a stack trace of its own
+     re.escape("Could not start Spark's driver JVM: org.apache.spark.SparkException: Executor cores must be a "
+               "positive number\n" + SETTINGS_HINT)),
+    ([], {"JAVA_HOME": "/nonexistent"},
+     r"Could not start Spark's driver JVM: \S+/spark-class: line \d+: /nonexistent/bin/java: No such file or "
+     r"directory\nHint: Spark needs Java 17 or newer: install it and set JAVA_HOME\.\n"),
+])
+def test_a_driver_jvm_that_does_not_start_is_one_line_saying_why(fleet: Path, tmp_path: Path, settings: list[str],
+                                                                 environment: dict[str, str], expected: str) -> None:
+    result = subprocess.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"),
+                             "--master", "local[1]", *settings], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, **environment})
+    assert result.returncode == 2 and re.fullmatch(expected, result.stderr), result.stderr
