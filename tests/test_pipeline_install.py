@@ -129,3 +129,23 @@ def test_an_unreadable_spark_defaults_file_is_an_input_error(no_spark: Any, tmp_
     code, err = analyze(str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o"))
     assert (code, err) == (2, f"Unable to read Spark's defaults file {tmp_path}/conf/spark-defaults.conf: Input/output "
                               "error\nHint: Make it readable, or point SPARK_CONF_DIR at another directory.\n")
+
+
+@pytest.mark.parametrize("args", [["--master", "local[0]"], ["--master", "local[x]"], ["--master", "locall"],
+                                  ["--conf", "spark.master=local[00]"]])
+def test_a_local_master_spark_would_not_run_is_refused_before_spark_starts(no_spark: Any, tmp_path: Path,
+                                                                           args: list[str]) -> None:
+    """Spark said it after its JVM had started, as a cluster failure (exit 3): "Asked to run locally with 0
+    threads", or "Could not parse Master URL"."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    code, err = analyze(str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o"), *args)
+    master = args[1].removeprefix("spark.master=")
+    assert (code, err.splitlines()[0]) == (2, f"--master {master} is not a local master Spark runs")
+
+
+def test_spark_s_local_master_forms_are_accepted() -> None:
+    pytest.importorskip("pyspark")
+    from leader_election_cli.pipeline import cluster_mode
+
+    for master in ("local", "local[1]", "local[*]", "local[2,3]", "local[*, 4]", "local-cluster[2, 1, 1024]"):
+        cluster_mode.check_local(master)

@@ -58,3 +58,15 @@ def test_a_driver_jvm_that_does_not_start_is_one_line_saying_why(fleet: Path, tm
                              "--master", "local[1]", *settings], capture_output=True, text=True, timeout=120,
                             env={**os.environ, **environment})
     assert result.returncode == 2 and re.fullmatch(expected, result.stderr), result.stderr
+
+
+def test_a_setting_spark_refuses_once_started_is_an_input_error(fleet: Path, tmp_path: Path) -> None:
+    """It was "Spark job failed", exit 1."""
+    result = subprocess.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"), "--master",
+                             "local[1]", "--conf", "spark.sql.shuffle.partitions=-1"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-2:] == [
+        "Spark refused a setting: [INVALID_CONF_VALUE.REQUIREMENT] The value '-1' in the config "
+        '"spark.sql.shuffle.partitions" is invalid. The value of spark.sql.shuffle.partitions must be positive '
+        "SQLSTATE: 22022", "Hint: Check the --conf values and spark-defaults.conf."]

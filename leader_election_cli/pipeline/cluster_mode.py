@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -45,6 +46,21 @@ PACKAGE = Path(__file__).resolve().parents[1]
 
 def is_local(master: str) -> bool:
     return master.startswith("local")
+
+
+# Spark's own forms of a local master (SparkMasterRegex): local, local[N], local[N,F], local-cluster[N,C,M]
+_LOCAL_MASTER = re.compile(r"local|local\[([0-9]+|\*)(?:\s*,\s*[0-9]+)?\]"
+                           r"|local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]")
+
+
+def check_local(master: str) -> None:
+    """Refuse a local master Spark would not run (`local[0]`, `local[x]`), before anything starts."""
+    found = _LOCAL_MASTER.fullmatch(master)
+    threads = found.group(1) if found else None
+    if found is None or (threads is not None and threads != "*" and int(threads) == 0):
+        raise InputError(f"--master {master} is not a local master Spark runs",
+                         hint="Use local[N] (N threads, at least 1) or local[*] (one per core); local[N,F] lets "
+                              "a task fail F times.")
 
 
 def master_endpoints(master: str) -> list[tuple[str, int]]:

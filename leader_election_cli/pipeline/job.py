@@ -294,12 +294,15 @@ def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False,
 
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
-    """The input checks that need no Spark, made before it starts (a typo costs no JVM): local snapshot
-    patterns that match nothing, an --out that is a file, and plain local paths with a cluster master.
+    """The input checks that need no Spark, made before it starts (a typo costs no JVM): a local master
+    Spark would not run, local snapshot patterns that match nothing, an --out that is a file, and plain
+    local paths with a cluster master.
     Only where paths are surely local: a `file:` URI, or a plain path when no configuration Spark would
     read could name another default file system (and, for the first two, this process starts a local
     master). `analyze` checks everything again on Spark's own file system."""
     chosen = _master(master, conf) or ""
+    if cluster_mode.is_local(chosen):
+        cluster_mode.check_local(chosen)
     plain_paths_are_local = (chosen.startswith("local")
                              and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
     if chosen and not cluster_mode.is_local(chosen) and not _hadoop_configured(conf):
@@ -334,6 +337,9 @@ def spark_errors(culprit: str | None = None) -> Iterator[None]:
         yield
     except (PySparkException, Py4JError) as exc:
         message = _what_went_wrong(exc)
+        if "[INVALID_CONF_VALUE" in message:  # a --conf or spark-defaults.conf value (ours are valid)
+            raise InputError(f"Spark refused a setting: {message}",
+                             hint="Check the --conf values and spark-defaults.conf.") from exc
         if culprit == "input" or isinstance(exc, AnalysisException) or "[FAILED_READ_FILE" in message:
             raise InputError(f"Spark could not read the input: {message}",
                              hint="Check the paths, and that they hold snapshot files (kafka-leaders snapshot) "

@@ -70,11 +70,16 @@ def _in_kafkas_order(results: list[PartitionResult], all_partitions: bool) -> di
         by_outcome[result.outcome].append(result)
     kafkas = (Outcome.ELECTED, Outcome.FAILED) if all_partitions else (Outcome.ELECTED, Outcome.ALREADY_ELECTED,
                                                                        Outcome.FAILED)
-    if sum(r.outcome in kafkas for r in results) > 1:  # (each partition once)
-        every_hash = spread_hashes([r.tp for r in results])
-        answer = range(len(results)) if all_partitions else kafka_request_order([r.tp for r in results], every_hash)
-        in_map = [i for i in answer if results[i].outcome in kafkas]
-        answered, hashes = [results[i] for i in in_map], [every_hash[i] for i in in_map]
+    in_map = [i for i, r in enumerate(results) if r.outcome in kafkas]  # (each partition once)
+    if len(in_map) > 1:
+        if all_partitions:
+            hashes = spread_hashes([results[i].tp for i in in_map])
+        else:  # in the order of Kafka's request for every selected partition
+            every_hash = spread_hashes([r.tp for r in results])
+            in_map = [i for i in kafka_request_order([r.tp for r in results], every_hash)
+                      if results[i].outcome in kafkas]
+            hashes = [every_hash[i] for i in in_map]
+        answered = [results[i] for i in in_map]
         copies: dict[Outcome, list[int]] = {outcome: [] for outcome in kafkas}
         for i in java_iteration_order(hashes):
             copies[answered[i].outcome].append(i)
