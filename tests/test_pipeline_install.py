@@ -143,9 +143,20 @@ def test_a_local_master_spark_would_not_run_is_refused_before_spark_starts(no_sp
     assert (code, err.splitlines()[0]) == (2, f"--master {master} is not a local master Spark runs")
 
 
-def test_spark_s_local_master_forms_are_accepted() -> None:
+@pytest.mark.parametrize("master", ["bogus://x", "spak://h:7077", "yarn-cluster", "mesos://h:5050"])
+def test_a_master_spark_submit_would_not_run_is_refused_before_spark_starts(no_spark: Any, tmp_path: Path,
+                                                                            master: str) -> None:
+    """spark-submit's own rule: yarn, or spark..., k8s..., local... (a typo heard that --out was local)."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    code, err = analyze(str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o"), "--master", master)
+    assert (code, err.splitlines()[0]) == (2, f"--master {master} is not a master Spark runs: it must be yarn or "
+                                              "start with spark, k8s or local")
+
+
+def test_spark_s_masters_are_accepted() -> None:
     pytest.importorskip("pyspark")
     from leader_election_cli.pipeline import cluster_mode
 
-    for master in ("local", "local[1]", "local[*]", "local[2,3]", "local[*, 4]", "local-cluster[2, 1, 1024]"):
-        cluster_mode.check_local(master)
+    for master in ("local", "local[1]", "local[*]", "local[2,3]", "local[*, 4]", "local-cluster[2, 1, 1024]",
+                   "yarn", "spark://h1:7077,h2:7077", "k8s://https://h:6443"):
+        cluster_mode.check_master(master)

@@ -53,11 +53,16 @@ _LOCAL_MASTER = re.compile(r"local|local\[([0-9]+|\*)(?:\s*,\s*[0-9]+)?\]"
                            r"|local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]")
 
 
-def check_local(master: str) -> None:
-    """Refuse a local master Spark would not run (`local[0]`, `local[x]`), before anything starts."""
+def check_master(master: str) -> None:
+    """Refuse a master spark-submit would not run, before anything starts: one that is not yarn and does not
+    start with spark, k8s or local (spark-submit's own rule), or a local master not in Spark's forms
+    (`local[0]`, `local[x]`)."""
+    if not (master == "yarn" or master.startswith(("spark", "k8s", "local"))):
+        raise InputError(f"--master {master} is not a master Spark runs: it must be yarn or start with spark, "
+                         "k8s or local", hint="Use spark://HOST:PORT, yarn, k8s://https://HOST:PORT or local[N].")
     found = _LOCAL_MASTER.fullmatch(master)
     threads = found.group(1) if found else None
-    if found is None or (threads is not None and threads != "*" and int(threads) == 0):
+    if is_local(master) and (found is None or (threads is not None and threads != "*" and int(threads) == 0)):
         raise InputError(f"--master {master} is not a local master Spark runs",
                          hint="Use local[N] (N threads, at least 1) or local[*] (one per core); local[N,F] lets "
                               "a task fail F times.")

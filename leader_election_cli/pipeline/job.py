@@ -294,15 +294,15 @@ def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False,
 
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
-    """The input checks that need no Spark, made before it starts (a typo costs no JVM): a local master
-    Spark would not run, local snapshot patterns that match nothing, an --out that is a file, and plain
+    """The input checks that need no Spark, made before it starts (a typo costs no JVM): a master Spark
+    would not run, local snapshot patterns that match nothing, an --out that is a file, and plain
     local paths with a cluster master.
     Only where paths are surely local: a `file:` URI, or a plain path when no configuration Spark would
     read could name another default file system (and, for the first two, this process starts a local
     master). `analyze` checks everything again on Spark's own file system."""
     chosen = _master(master, conf) or ""
-    if cluster_mode.is_local(chosen):
-        cluster_mode.check_local(chosen)
+    if chosen:
+        cluster_mode.check_master(chosen)
     plain_paths_are_local = (chosen.startswith("local")
                              and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
     if chosen and not cluster_mode.is_local(chosen) and not _hadoop_configured(conf):
