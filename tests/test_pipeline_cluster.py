@@ -184,6 +184,7 @@ def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
 
 
 # The command's own session and job, then Python on the executors: where do they import the package from?
+# And the driver JVM's heap: spark.driver.memory applies only when the JVM starts.
 ON_THE_CLUSTER = """
 import json, sys
 from leader_election_cli.pipeline import job
@@ -191,12 +192,14 @@ spark = job.spark_session(sys.argv[1], json.loads(sys.argv[4]), connect_timeout_
 job.analyze(spark, [sys.argv[2]], sys.argv[3], batch_size=2, threshold_pct=0, balance=True)
 where = spark.sparkContext.parallelize(range(2), 2).map(
     lambda _: (__import__("leader_election_cli").__file__, __import__("sys").executable)).collect()
-print(json.dumps(where))
+heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+print(json.dumps({"executors": where, "driver_heap": heap}))
 """
+DRIVER_MEMORY_MB = 600
 
 
 def analyze_on_the_cluster(source: Path, out: Path, master: str, libraries: str) -> subprocess.Popen[str]:
-    settings = {**SETTINGS, "spark.executorEnv.PYTHONPATH": libraries}
+    settings = {**SETTINGS, "spark.executorEnv.PYTHONPATH": libraries, "spark.driver.memory": f"{DRIVER_MEMORY_MB}m"}
     return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
                              json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=driver_environment())
@@ -239,7 +242,8 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
     local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
     clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone, executor_libraries)
     finished(local)
-    executors = json.loads(finished(clustered).splitlines()[-1])
+    run = json.loads(finished(clustered).splitlines()[-1])
+    executors = run["executors"]
 
     assert outputs(tmp_path / "cluster") == outputs(tmp_path / "local")
     cluster_summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
@@ -254,6 +258,8 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
     assert len(executors) == 2
     for package, python in executors:
         assert "leader_election_cli.zip" in package and not python.startswith(str(Path(sys.executable).parent))
+    # the driver JVM started with the session's settings (it started with none with a cluster master: 1g)
+    assert DRIVER_MEMORY_MB * 0.8 < run["driver_heap"] / 2**20 <= DRIVER_MEMORY_MB
 
 
 def test_a_driver_local_out_is_refused_with_a_cluster_master(standalone: str, tmp_path: Path) -> None:
