@@ -48,8 +48,9 @@ def is_local(master: str) -> bool:
     return master.startswith("local")
 
 
-# Spark's own forms of a local master (SparkMasterRegex): local, local[N], local[N,F], local-cluster[N,C,M]
-_LOCAL_MASTER = re.compile(r"local|local\[([0-9]+|\*)(?:\s*,\s*[0-9]+)?\]"
+# Spark's own forms of a local master (SparkMasterRegex), with at least one thread: local, local[N],
+# local[N,F], local-cluster[N,C,M]
+_LOCAL_MASTER = re.compile(r"local|local\[(?:0*[1-9][0-9]*|\*)(?:\s*,\s*[0-9]+)?\]"
                            r"|local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]")
 
 
@@ -60,9 +61,7 @@ def check_master(master: str) -> None:
     if not (master == "yarn" or master.startswith(("spark", "k8s", "local"))):
         raise InputError(f"--master {master} is not a master Spark runs: it must be yarn or start with spark, "
                          "k8s or local", hint="Use spark://HOST:PORT, yarn, k8s://https://HOST:PORT or local[N].")
-    found = _LOCAL_MASTER.fullmatch(master)
-    threads = found.group(1) if found else None
-    if is_local(master) and (found is None or (threads is not None and threads != "*" and int(threads) == 0)):
+    if is_local(master) and not _LOCAL_MASTER.fullmatch(master):
         raise InputError(f"--master {master} is not a local master Spark runs",
                          hint="Use local[N] (N threads, at least 1) or local[*] (one per core); local[N,F] lets "
                               "a task fail F times.")
@@ -87,9 +86,9 @@ def master_endpoints(master: str) -> list[tuple[str, int]]:
 
 
 def check_settings(master: str, user_sets: Callable[[str], bool]) -> None:
-    """Refuse a `yarn` master without HADOOP_CONF_DIR or YARN_CONF_DIR (Spark's own rule, which its gateway
-    JVM, started before the session, skips), and a `k8s://` master without an executor image (none of
-    EXECUTOR_IMAGES set, as `user_sets` tells: Spark checks it only when it builds an executor's pod)."""
+    """Refuse a `yarn` master without HADOOP_CONF_DIR or YARN_CONF_DIR (Spark's own rule, checked here before
+    its JVM starts), and a `k8s://` master without an executor image (none of EXECUTOR_IMAGES set, as
+    `user_sets` tells: Spark checks it only when it builds an executor's pod)."""
     if master.startswith("yarn") and not {"HADOOP_CONF_DIR", "YARN_CONF_DIR"} & os.environ.keys():
         raise InputError(f"--master {master} needs Hadoop's client configuration, but neither HADOOP_CONF_DIR nor "
                          "YARN_CONF_DIR is set",

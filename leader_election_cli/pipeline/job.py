@@ -89,12 +89,13 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
                 "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # not legacy INT96
                 "spark.log.level": "WARN" if verbose else "OFF",
                 "spark.ui.showConsoleProgress": str(verbose).lower()}
+    local = bool(master) and cluster_mode.is_local(master or "")
     if master:
         settings["spark.master"] = master
-    if master and master.startswith("local"):
+    if local:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings.update(local_settings(master, small_input, conf, starts_a_jvm()))
-    shipping = bool(master) and not cluster_mode.is_local(master) and SparkSession.getActiveSession() is None
+    shipping = bool(master) and not local and SparkSession.getActiveSession() is None
     if shipping:
         def users(key: str) -> bool:
             return user_sets(key, conf)
@@ -106,7 +107,6 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    local = bool(master) and cluster_mode.is_local(master or "")
     with spark_errors("cluster"), _driver_java_options(not verbose, quick=small_input and local,
                                                        throughput_gc=local and not picks_a_collector(conf),
                                                        archive=archive.java_options() if archive else ()):
