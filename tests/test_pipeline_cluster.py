@@ -198,11 +198,13 @@ print(json.dumps({"executors": where, "driver_heap": heap}))
 DRIVER_MEMORY_MB = 600
 
 
-def analyze_on_the_cluster(source: Path, out: Path, master: str, libraries: str) -> subprocess.Popen[str]:
+def analyze_on_the_cluster(source: Path, out: Path, master: str, libraries: str,
+                           temporary: Path) -> subprocess.Popen[str]:
+    """The job in a driver process of its own, whose temporary files go to `temporary` (TMPDIR)."""
     settings = {**SETTINGS, "spark.executorEnv.PYTHONPATH": libraries, "spark.driver.memory": f"{DRIVER_MEMORY_MB}m"}
     return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
                              json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=driver_environment())
+                            env={**driver_environment(), "TMPDIR": str(temporary)})
 
 
 def finished(process: subprocess.Popen[str]) -> str:
@@ -240,7 +242,9 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
         lines.write("not a snapshot row\n")
 
     local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
-    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone, executor_libraries)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone, executor_libraries, temporary)
     finished(local)
     run = json.loads(finished(clustered).splitlines()[-1])
     executors = run["executors"]
@@ -258,6 +262,8 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
     assert len(executors) == 2
     for package, python in executors:
         assert "leader_election_cli.zip" in package and not python.startswith(str(Path(sys.executable).parent))
+    # ... and the zip the driver made for them is gone with the driver (it was left behind in /tmp, a run each)
+    assert not list(temporary.glob("kafka-leaders-*"))
     # the driver JVM started with the session's settings (it started with none with a cluster master: 1g)
     assert DRIVER_MEMORY_MB * 0.8 < run["driver_heap"] / 2**20 <= DRIVER_MEMORY_MB
 

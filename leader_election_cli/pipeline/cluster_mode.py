@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import socket
@@ -145,8 +146,11 @@ def within(timeout_s: float, master: str, start: Callable[[], T]) -> T:
 
 @cache
 def package_zip() -> str:
-    """This package as a zip for `addPyFile` (made once per process, in a temporary directory)."""
-    target = Path(tempfile.mkdtemp(prefix="kafka-leaders-")) / "leader_election_cli.zip"
+    """This package as a zip for `addPyFile`: made once per process, in a temporary directory removed when
+    the process exits (the driver serves the file to executors as long as its session runs)."""
+    directory = tempfile.TemporaryDirectory(prefix="kafka-leaders-")
+    atexit.register(directory.cleanup)
+    target = Path(directory.name) / "leader_election_cli.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(PACKAGE.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
