@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyspark")
-from leader_election_cli.pipeline.driver_jvm import why_it_did_not_start  # noqa: E402
+from leader_election_cli.pipeline.driver_jvm import hint, why_it_did_not_start  # noqa: E402
 
 KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
 SETTINGS_HINT = ("Hint: Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
                  "(--debug shows all the JVM printed).\n")
+JAVA_HINT = "Spark needs Java 17 or newer: install it and set JAVA_HOME."
 
 
 @pytest.mark.parametrize(("lines", "reason"), [
@@ -32,6 +33,19 @@ SETTINGS_HINT = ("Hint: Check the --conf settings, spark-defaults.conf, SPARK_SU
 ])
 def test_the_reason_is_the_line_that_says_why(lines: list[str], reason: str) -> None:
     assert why_it_did_not_start(lines) == reason
+
+
+@pytest.mark.parametrize(("reason", "java"), [
+    ("/opt/spark/bin/spark-class: line 97: /usr/lib/jvm/none/bin/java: No such file or directory", True),
+    ("JAVA_HOME is not set", True),
+    ("java.lang.UnsupportedClassVersionError: org/apache/spark/launcher/Main has been compiled by a more recent "
+     "version of the Java Runtime", True),
+    # a file named in the settings is not Java's absence (the hint said "install Java")
+    ("java.io.FileNotFoundException: /etc/spark/driver.jks (No such file or directory)", False),
+    ("Invalid maximum heap size: -Xmxabc", False),
+])
+def test_the_hint_is_javas_only_when_java_is_missing_or_too_old(reason: str, java: bool) -> None:
+    assert hint(reason) == (JAVA_HINT if java else SETTINGS_HINT.removeprefix("Hint: ").rstrip("\n"))
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +65,10 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ([], {"JAVA_HOME": "/nonexistent"},
      r"Could not start Spark's driver JVM: \S+/spark-class: line \d+: /nonexistent/bin/java: No such file or "
      r"directory\nHint: Spark needs Java 17 or newer: install it and set JAVA_HOME\.\n"),
+    ([], {"SPARK_HOME": "/nonexistent"},  # it was "Internal error: FileNotFoundError", exit 1
+     re.escape("Could not start Spark's driver JVM: /nonexistent/bin/spark-submit: No such file or directory\n"
+               "Hint: Point SPARK_HOME at a Spark installation (its bin/spark-submit), or unset it to use the "
+               "pyspark package's own.\n")),
 ])
 def test_a_driver_jvm_that_does_not_start_is_one_line_saying_why(fleet: Path, tmp_path: Path, settings: list[str],
                                                                  environment: dict[str, str], expected: str) -> None:

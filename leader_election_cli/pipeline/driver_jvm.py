@@ -22,7 +22,11 @@ from leader_election_cli.errors import InputError
 _JOIN_SECONDS = 5.0  # for the last lines of a JVM that has exited
 _NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java Virtual Machine",
           "Error: A fatal exception has occurred")
-_NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found", "No such file or directory")
+# what Spark's launcher script or the JVM says when Java is missing or too old
+_NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found",
+            "bin/java: No such file or directory")
+_SETTINGS_HINT = ("Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
+                  "(--debug shows all the JVM printed).")
 
 
 def start(settings: Mapping[str, str], verbose: bool) -> None:
@@ -35,13 +39,15 @@ def start(settings: Mapping[str, str], verbose: bool) -> None:
             gateway = launch_gateway(SparkConf().setAll(list(settings.items())), popen_kwargs={"stderr": write})
         finally:
             os.close(write)  # the JVM has its own copy: its exit ends the watcher
+    except OSError as exc:  # Spark's launcher script itself: SPARK_HOME names no Spark installation
+        raise InputError(f"Could not start Spark's driver JVM: {os.path.normpath(exc.filename or '')}: "
+                         f"{exc.strerror or exc}",
+                         hint="Point SPARK_HOME at a Spark installation (its bin/spark-submit), or unset it to use "
+                              "the pyspark package's own.") from None
     except PySparkRuntimeError:
         watcher.join(_JOIN_SECONDS)
         reason = why_it_did_not_start(watcher.held)
-        raise InputError(f"Could not start Spark's driver JVM: {reason}", hint=(
-            "Spark needs Java 17 or newer: install it and set JAVA_HOME." if any(no in reason for no in _NO_JAVA)
-            else "Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
-                 "(--debug shows all the JVM printed).")) from None
+        raise InputError(f"Could not start Spark's driver JVM: {reason}", hint=hint(reason)) from None
     watcher.show()
     SparkContext._ensure_initialized(gateway=gateway)
 
@@ -55,6 +61,13 @@ def why_it_did_not_start(lines: Sequence[str]) -> str:
     said = [line.strip() for line in lines if line.strip() and not line.startswith(_NOISE)
             and not line.lstrip().startswith("at ")]
     return (said or [line.strip() for line in lines if line.strip()] or ["the JVM exited without a word"])[0]
+
+
+def hint(reason: str) -> str:
+    """Java's hint when the reason says Java is missing or too old; else where the JVM's settings come from."""
+    if any(words in reason for words in _NO_JAVA):
+        return "Spark needs Java 17 or newer: install it and set JAVA_HOME."
+    return _SETTINGS_HINT
 
 
 class _Watcher(threading.Thread):
