@@ -9,7 +9,11 @@ It prints each wall time with the machine's load average at its start and the co
 (CPU seconds of its whole process tree, JVM included, over the wall time: local[1] uses more than one,
 because the JVM's JIT compilers and garbage collector run beside its one task thread), the plain-Python
 time over the Spark time (above 1: Spark is faster), the local[1] / local[2] speed-up beside its target
-(1.3) and the 1-row wall time beside its target. An untimed run comes first (`warm_up`). Nothing asserts. Run:
+(1.3) and the 1-row wall time beside its target. An untimed run comes first (`warm_up`). Nothing asserts.
+With both local[1] and local[2], each round also runs two local[1] commands at once (`time_pair`): the
+machine's own ceiling for a second thread on this very work, 2 x (local[1] alone) / (the pair's wall
+time). Two cores that run two tasks as fast as one give 2; shared ones (hyperthreads, a busy host) less,
+and local[2] cannot gain more than that over local[1]. Run:
     .venv/bin/python benchmarks/pipeline_cost.py [--rows 1 1000000 5000000] [--formats parquet jsonl]
         [--masters 'local[1]' 'local[2]'] [--rounds N]
 With --rounds N each master runs N times, the masters in turn, so that each round's runs see the same
@@ -81,6 +85,18 @@ def cpu_seconds(root: int, used: dict[int, float]) -> None:
             ancestor = parents[ancestor]
         if ancestor == root:
             used[pid] = seconds
+
+
+def time_pair(source: Path, out: Path) -> float:
+    """The wall time of two local[1] commands started together, to the later one's exit."""
+    started = time.perf_counter()
+    runs = [subprocess.Popen([KAFKA_LEADERS, "analyze", str(source), "--out", f"{out}-{n}", "--master", "local[1]"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for n in (1, 2)]
+    failures = [run.communicate()[1].strip() for run in runs]
+    for run, failure in zip(runs, failures, strict=True):
+        if run.returncode:
+            raise SystemExit(f"analyze on local[1], two at once, failed: {failure}")
+    return time.perf_counter() - started
 
 
 def time_analyze(source: Path, master: str, out: Path) -> tuple[float, float | None]:
@@ -172,6 +188,8 @@ def measure(rows: int, file_format: str, masters: list[str], work: Path, rounds:
     baseline, broker_rows = plain_python(str(source), file_format)
     print(f"{what}: plain Python {baseline:.1f} s ({broker_rows:,} broker figures)", flush=True)
     runs: dict[str, list[tuple[float, float | None]]] = {master: [] for master in masters}
+    both = "local[1]" in runs and "local[2]" in runs
+    pairs = []
     for round_number in range(1, rounds + 1):  # the masters in turn: a round's runs see the same machine
         for master in masters:
             print(f"{what}: analyze on {master} starts, round {round_number} ({load()})", flush=True)
@@ -180,6 +198,11 @@ def measure(rows: int, file_format: str, masters: list[str], work: Path, rounds:
             cores = "" if cpu is None else f", {cpu / wall:.2f} cores used"
             print(f"{what}: analyze on {master} {wall:.1f} s{cores}; plain Python / Spark = {baseline / wall:.2f}",
                   flush=True)
+        if both:
+            print(f"{what}: two analyze on local[1] at once start, round {round_number} ({load()})", flush=True)
+            pairs.append(time_pair(source, work / f"out-{rows}-{file_format}-pair"))
+            print(f"{what}: two analyze on local[1] at once {pairs[-1]:.1f} s: the machine's two-thread ceiling "
+                  f"{2 * runs['local[1]'][-1][0] / pairs[-1]:.2f}", flush=True)
     walls = {master: statistics.median(wall for wall, _ in done) for master, done in runs.items()}
     for master, done in runs.items():
         cpus = [cpu / wall for wall, cpu in done if cpu is not None]
@@ -189,14 +212,19 @@ def measure(rows: int, file_format: str, masters: list[str], work: Path, rounds:
         figures.append({"name": f"analyze wall, {what}, {master}", "value": round(walls[master], 1),
                         "unit": "s", "target": TARGET_ONE_ROW_S if rows == 1 else None, "goal": "max"})
         figures.append({"name": f"plain Python / analyze, {what}, {master}",
-                        "value": round(baseline / walls[master], 2), "unit": "x", "target": 1.0 if rows > 1 else None})
-    if "local[1]" in runs and "local[2]" in runs:
+                        "value": round(baseline / walls[master], 2), "unit": "x", "goal": "min",
+                        "target": 1.0 if rows >= 5_000_000 and master == "local[2]" else None})
+    if both:
         ratios = [one[0] / two[0] for one, two in zip(runs["local[1]"], runs["local[2]"], strict=True)]
-        speed_up = statistics.median(ratios)
+        ceilings = [2 * one[0] / pair for one, pair in zip(runs["local[1]"], pairs, strict=True)]
+        speed_up, ceiling = statistics.median(ratios), statistics.median(ceilings)
         print(f"{what}: local[2] is {speed_up:.2f}x as fast as local[1] (median of the rounds: "
-              f"{', '.join(f'{ratio:.2f}' for ratio in ratios)})", flush=True)
+              f"{', '.join(f'{ratio:.2f}' for ratio in ratios)}); the machine's two-thread ceiling {ceiling:.2f} "
+              f"({', '.join(f'{c:.2f}' for c in ceilings)})", flush=True)
         figures.append({"name": f"local[1] / local[2], {what}", "value": round(speed_up, 2), "unit": "x",
-                        "target": TARGET_SPEED_UP if rows >= 5_000_000 else None})
+                        "target": TARGET_SPEED_UP if rows >= 5_000_000 else None, "goal": "min"})
+        figures.append({"name": f"two-thread ceiling (2 x local[1] / two local[1] at once), {what}",
+                        "value": round(ceiling, 2), "unit": "x", "target": None})
     figures.append({"name": f"plain Python wall, {what}", "value": round(baseline, 1), "unit": "s", "target": None})
     return figures
 
