@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyspark")
-from leader_election_cli.pipeline.driver_jvm import hint, why_it_did_not_start  # noqa: E402
+from leader_election_cli.pipeline.driver_jvm import Watcher, hint, why_it_did_not_start  # noqa: E402
 
 KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
 SETTINGS_HINT = ("Hint: Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
@@ -46,6 +46,33 @@ def test_the_reason_is_the_line_that_says_why(lines: list[str], reason: str) -> 
 ])
 def test_the_hint_is_javas_only_when_java_is_missing_or_too_old(reason: str, java: bool) -> None:
     assert hint(reason) == (JAVA_HINT if java else SETTINGS_HINT.removeprefix("Hint: ").rstrip("\n"))
+
+
+# What the JVM printed when SIGTERM stopped a 5,000,000-row analyze mid-job (two such traces), and a notice
+STOPPED_MID_JOB = """\
+java.util.concurrent.RejectedExecutionException: Task Future(<not completed>) rejected from \
+java.util.concurrent.ThreadPoolExecutor@3761a06b[Shutting down, pool size = 1, active threads = 1]
+\tat java.base/java.util.concurrent.ThreadPoolExecutor$AbortPolicy.rejectedExecution(ThreadPoolExecutor.java:2065)
+\tat scala.concurrent.impl.Promise$Transformation.run(Promise.scala:537)
+\tat java.base/java.lang.Thread.run(Thread.java:840)
+a notice of the JVM's
+org.apache.spark.SparkException: Job 3 cancelled because SparkContext was shut down
+\tat org.apache.spark.scheduler.DAGScheduler.cleanUpAfterSchedulerStop(DAGScheduler.scala:1253)
+Caused by: java.lang.InterruptedException
+\t... 12 more
+"""
+
+
+@pytest.mark.parametrize(("verbose", "shown"), [(False, "a notice of the JVM's\n"), (True, STOPPED_MID_JOB)])
+def test_once_started_the_jvms_lines_pass_on_but_its_stack_traces(capsys: pytest.CaptureFixture[str],
+                                                                     verbose: bool, shown: str) -> None:
+    read, write = os.pipe()
+    watcher = Watcher(read, verbose)
+    watcher.show()
+    os.write(write, STOPPED_MID_JOB.encode())
+    os.close(write)
+    watcher.join(5)
+    assert capsys.readouterr().err == shown
 
 
 @pytest.fixture(scope="module")

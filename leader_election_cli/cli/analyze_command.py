@@ -40,7 +40,10 @@ def _conf(values: tuple[str, ...]) -> dict[str, str]:
 EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
                             1: "the Spark job failed, or an internal error",
                             2: "usage or input error (unreadable snapshots, no usable row, a missing extra)",
-                            3: "the Spark master could not be reached", 4: None, 5: None, 130: "interrupted"})
+                            3: "the Spark master could not be reached", 4: None, 5: None,
+                            129: "stopped by SIGHUP (the terminal closed) before the analysis finished",
+                            130: "interrupted (Ctrl-C, SIGINT) before the analysis finished",
+                            143: "stopped by SIGTERM (timeout, systemd, Kubernetes) before the analysis finished"})
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
@@ -70,7 +73,7 @@ def analyze(**options: Any) -> None:
     `kafka-leader-election --path-to-json-file`; with --balance-plans, the plan `kafka-leaders balance` would
     make from that snapshot (new preferred replicas, no data moved) as DIR/balance/<cluster>.json.
     """
-    sys.exit(run(lambda: _analyze(options), options["debug"]))
+    sys.exit(run(lambda: _analyze(options), options["debug"], unfinished="before the analysis finished"))
 
 
 def _analyze(o: dict[str, Any]) -> int:

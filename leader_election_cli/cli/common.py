@@ -189,10 +189,13 @@ def _traceback(debug: bool) -> None:
         traceback.print_exc()
 
 
-def run(body: Callable[[], int], debug: bool, kafka_lines: bool = False) -> int:
+def run(body: Callable[[], int], debug: bool, kafka_lines: bool = False,
+        unfinished: str = "before anything was sent") -> int:
     """Run a command body under the one signal policy (operations/signals.py); every failure becomes a
     one-line message and a documented exit code. `kafka_lines` (the drop-in): a failure's first line is
-    Kafka's own where it has one (`LeaderElectionError.kafka_line`), the message on the line below."""
+    Kafka's own where it has one (`LeaderElectionError.kafka_line`), the message on the line below.
+    `unfinished` says where a stop signal left the command (its body sends nothing once a stop signal only
+    sets the flag)."""
     from leader_election_cli.operations import signals
 
     with signals.policy() as stop:
@@ -211,7 +214,7 @@ def run(body: Callable[[], int], debug: bool, kafka_lines: bool = False) -> int:
         except KeyboardInterrupt as exc:  # before anything was sent (after it, a signal only sets the flag)
             signum = exc.signum if isinstance(exc, signals.Stopped) else stop.signum
             name = "Interrupted" if signum in (None, 2) else f"Stopped by {exc}"
-            fail(f"{name} before anything was sent." if not debug else f"{name}.")
+            fail(f"{name} {unfinished}." if not debug else f"{name}.")
             return int(interrupted_exit(signum))
         except Exception as exc:  # a bug: say so in one line, the traceback only with --debug
             _traceback(debug)

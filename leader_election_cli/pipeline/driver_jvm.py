@@ -3,12 +3,15 @@
 What Spark's launcher and the JVM print while the JVM starts is held back: once it has started it is
 shown (the JVM's notices, as before), and when it does not start one line says why, in the JVM's or
 Spark's own words ("Invalid maximum heap size: -Xmxabc", "org.apache.spark.SparkException: Executor cores
-must be a positive number"), never a Java stack trace. With `verbose` everything is shown as it comes.
+must be a positive number"), never a Java stack trace. Later lines pass on as they come, but for Java
+stack traces (a session stopped while a job runs, say by Ctrl-C, prints some: the command says what
+happened in its own line). With `verbose` everything is shown as it comes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,6 +28,9 @@ _NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java 
 # what Spark's launcher script or the JVM says when Java is missing or too old
 _NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found",
             "bin/java: No such file or directory")
+# a line of a Java stack trace: the exception (qualified class name first), a frame, its cause, or "... N more"
+_STACK_TRACE = re.compile(r'(Exception in thread "[^"]*" )?([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error|Throwable)\b'
+                          r"|\s+at \S|\s*\.\.\. \d+ more|\s*(Caused by|Suppressed): ")
 _SETTINGS_HINT = ("Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
                   "(--debug shows all the JVM printed).")
 
@@ -33,7 +39,7 @@ def start(settings: Mapping[str, str], verbose: bool) -> None:
     """Start the JVM the next SparkContext runs on, with `settings` (the session's, so that those read only
     when the JVM starts, such as spark.driver.memory, apply); an InputError saying why if it does not."""
     read, write = os.pipe()
-    watcher = _Watcher(read, verbose)
+    watcher = Watcher(read, verbose)
     try:
         try:
             gateway = launch_gateway(SparkConf().setAll(list(settings.items())), popen_kwargs={"stderr": write})
@@ -70,7 +76,7 @@ def hint(reason: str) -> str:
     return _SETTINGS_HINT
 
 
-class _Watcher(threading.Thread):
+class Watcher(threading.Thread):
     """Reads the JVM's stderr: keeps the lines printed until `show` (`held`), shown then (at once with
     `verbose`), and passes on the later ones as they come."""
 
@@ -89,7 +95,7 @@ class _Watcher(threading.Thread):
                 with self._lock:
                     if not self._passing_on:
                         self.held.append(line)
-                    if self._passing_on or self._verbose:
+                    if self._verbose or (self._passing_on and not _STACK_TRACE.match(line)):
                         _write(line)
 
     def show(self) -> None:

@@ -394,6 +394,8 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
         if files.is_file(spark, out):
             raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
                              hint="Choose a directory for the tables, plans and summary.")
+        # removed before anything is written, written last: a summary marks a finished run's whole set
+        files.delete_tree(spark, f"{out}/summary.json")
     with spark_errors("input"):
         for pattern in snapshots:
             cluster_mode.refuse_driver_local("Snapshot path", pattern, files.qualified(spark, pattern), master)
