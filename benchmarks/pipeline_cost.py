@@ -11,9 +11,10 @@ because the JVM's JIT compilers and garbage collector run beside its one task th
 time over the Spark time (above 1: Spark is faster), the local[1] / local[2] speed-up beside its target
 (1.3) and the 1-row wall time beside its target. An untimed run comes first (`warm_up`). Nothing asserts.
 With both local[1] and local[2], each round also runs two local[1] commands at once (`time_pair`): the
-machine's own ceiling for a second thread on this very work, 2 x (local[1] alone) / (the pair's wall
-time). Two cores that run two tasks as fast as one give 2; shared ones (hyperthreads, a busy host) less,
-and local[2] cannot gain more than that over local[1]. Run:
+machine's ceiling for local[2] on this very work, 2 x (local[1] alone) / (the pair's wall time), how
+much more of the work the whole machine does per second than local[1] alone. local[2], doing the same
+work, cannot gain more over local[1]. It is below 2 even on two idle cores, since local[1] already uses
+part of the second one (the JIT compilers, the collector), and lower still on shared cores. Run:
     .venv/bin/python benchmarks/pipeline_cost.py [--rows 1 1000000 5000000] [--formats parquet jsonl]
         [--masters 'local[1]' 'local[2]'] [--rounds N]
 With --rounds N each master runs N times, the masters in turn, so that each round's runs see the same
