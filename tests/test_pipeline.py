@@ -273,12 +273,57 @@ def two_partitions_one_fixable() -> ClusterState:
         TopicPartition("t", 1): PartitionState("t", 1, 1, (2, 1), (1, 2))})
 
 
-def test_unreadable_input_is_one_line(spark, tmp_path: Path) -> None:
-    (tmp_path / "other.parquet").write_bytes(b"not parquet at all")
-    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "other.parquet"), "--out", str(tmp_path / "o")])
+@pytest.mark.parametrize(("name", "content", "cause"), [
+    ("other.parquet", b"not parquet at all", r"java\.lang\.RuntimeException: \S+other\.parquet is not a Parquet file"),
+    ("other.jsonl.gz", b"not gzip at all", r"java\.io\.IOException: not a gzip file"),
+])
+def test_unreadable_input_is_one_line_with_its_cause(spark, tmp_path: Path, name: str, content: bytes,
+                                                    cause: str) -> None:
+    """The cause was left out: "Encountered error while reading file ...", and no word of why. Nothing is
+    written yet: the last run's set in --out stays whole, its summary included."""
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "summary.json").write_text("{}")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / name), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
-    assert result.stderr.startswith("Spark could not read the input: ") and "Traceback" not in result.stderr
-    assert len(result.stderr.splitlines()) == 2
+    assert re.match(rf"Spark could not read the input: .*{re.escape(name)}.* \(caused by {cause}", result.stderr)
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 2
+    assert (tmp_path / "o" / "summary.json").read_text() == "{}"
+
+
+class JavaException:
+    """What a Py4J Java exception answers to: its message, cause and class name (and Py4J's object id)."""
+
+    _target_id = "o1"
+
+    def __init__(self, name: str, message: str | None, cause: JavaException | None = None) -> None:
+        self.name, self.message, self.cause = name, message, cause
+
+    def getMessage(self) -> str | None:  # noqa: N802 (Java's names)
+        return self.message
+
+    def getCause(self) -> JavaException | None:  # noqa: N802
+        return self.cause
+
+    def getClass(self) -> JavaException:  # noqa: N802
+        return self
+
+    def getName(self) -> str:  # noqa: N802
+        return self.name
+
+
+@pytest.mark.parametrize(("chain", "said"), [
+    (JavaException("a.B", "read failed\n\tat x", JavaException("c.D", None, JavaException("e.F", "no disk"))),
+     "a.B: read failed (caused by e.F: no disk)"),
+    (JavaException("a.Wrapper", None, JavaException("a.B", "read failed")), "a.B: read failed"),
+    (JavaException("a.B", "failed: e.F: no disk", JavaException("e.F", "no disk")), "a.B: failed: e.F: no disk"),
+    # no message anywhere (it was an internal error: None.strip())
+    (JavaException("java.lang.NullPointerException", None), "java.lang.NullPointerException"),
+])
+def test_a_java_failure_is_its_first_message_and_its_root_cause(chain: JavaException, said: str) -> None:
+    from py4j.protocol import Py4JJavaError
+
+    assert job._what_went_wrong(Py4JJavaError("An error occurred while calling o41.count", chain)) == said
 
 
 def test_a_plan_file_brings_the_sandbox_back_to_preferred_leaders(spark, tmp_path: Path) -> None:
@@ -387,6 +432,15 @@ def test_no_usable_row_at_all_is_an_input_error(spark, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and result.stderr.startswith("No usable snapshot row in the input: 1 bad row(s)")
     assert len(table(tmp_path / "out", "bad_rows")) == 1
+
+
+def test_input_of_empty_files_says_so(spark, tmp_path: Path) -> None:
+    """It said "No usable snapshot row in the input: 0 bad row(s)"."""
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    (tmp_path / "blank.jsonl").write_text("\n\n")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("No snapshot row in the input: its 2 file(s) are empty\n")
 
 
 def test_cluster_names_are_shown_as_they_are(spark, tmp_path: Path) -> None:

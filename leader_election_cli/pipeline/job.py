@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pyspark
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -59,6 +60,7 @@ INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.facto
 # user's Java options pick a collector (two would stop the JVM from starting).
 THROUGHPUT_GC_JAVA_OPTIONS = "-XX:+UseParallelGC"
 _PICKS_A_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+MAX_JAVA_CAUSES = 32  # a Java exception's causes are a few deep: the bound only guards against a cycle
 MAX_SPARK_DEFAULTS_BYTES = 2**20  # a spark-defaults.conf is a few lines of settings
 # Spark gives a driver 1g of heap, sized for a driver beside executors; a local driver runs every task and
 # caches every row: at 5,000,000 rows 1g meant 18 full collections, 7 s of pauses and 157 MB spilled to disk.
@@ -355,13 +357,17 @@ def spark_errors(culprit: str | None = None) -> Iterator[None]:
 
 
 def _what_went_wrong(exc: BaseException) -> str:
-    """The line that says what went wrong: a Java exception's class and message, a Python worker's
-    exception, Spark's error-class message, or the first line."""
+    """The line that says what went wrong: a Java exception's class and message (the first one with a
+    message) and its root cause's (`Encountered error while reading file X` (caused by
+    `java.io.IOException: not a gzip file`)), a Python worker's exception, Spark's error-class message, or
+    the first line."""
     if isinstance(exc, Py4JJavaError):
-        java = exc.java_exception
-        while java.getMessage() is None and java.getCause() is not None:
-            java = java.getCause()
-        return f"{java.getClass().getName()}: {java.getMessage().strip().splitlines()[0]}"[:500]
+        chain = [exc.java_exception]
+        while len(chain) < MAX_JAVA_CAUSES and (cause := chain[-1].getCause()) is not None:
+            chain.append(cause)
+        told = [java for java in chain if java.getMessage()] or chain
+        said, root = _java_said(told[0])[:400], _java_said(told[-1])[:200]
+        return said if root in said else f"{said} (caused by {root})"
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for pattern in (r"^(\w+(?:Error|Exception): .+)$", r"(\[[A-Z][A-Z_.]+\] .+)$"):
@@ -369,6 +375,12 @@ def _what_went_wrong(exc: BaseException) -> str:
         if found:
             return found.group(1)[:500]
     return (lines[0] if lines else type(exc).__name__)[:500]
+
+
+def _java_said(java: Any) -> str:
+    """A Java exception (a Py4J object) as its class and the first line of its message."""
+    message = (java.getMessage() or "").strip()
+    return f"{java.getClass().getName()}: {message.splitlines()[0]}" if message else java.getClass().getName()
 
 
 def _save(frame: DataFrame, path: str) -> DataFrame:
@@ -394,8 +406,6 @@ def analyze(spark: SparkSession, snapshots: Sequence[str], out: str, *, batch_si
         if files.is_file(spark, out):
             raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
                              hint="Choose a directory for the tables, plans and summary.")
-        # removed before anything is written, written last: a summary marks a finished run's whole set
-        files.delete_tree(spark, f"{out}/summary.json")
     with spark_errors("input"):
         for pattern in snapshots:
             cluster_mode.refuse_driver_local("Snapshot path", pattern, files.qualified(spark, pattern), master)
@@ -431,9 +441,14 @@ def _run(spark: SparkSession, rows: DataFrame, out: str, input_files: int, batch
         reasons[r[inputs.REASON]] = reasons.get(r[inputs.REASON], 0) + r["count"]
         legacy_rows += r["count"] if r[inputs.REASON] is None and r["legacy"] else 0
     tables = {name: f"{out}/{name}" for name in ("broker_balance", "cluster_health", "fixable", "bad_rows")}
+    # removed before the first table is written, written last: a summary marks one finished run's whole set
+    files.delete_tree(spark, f"{out}/summary.json")
     (rows.where(F.col(inputs.REASON).isNotNull())
      .select(inputs.SOURCE, inputs.REASON, F.col(inputs.CORRUPT).alias("raw_record"), *snapshot.COLUMNS)
      .write.mode("overwrite").parquet(tables["bad_rows"]))
+    if not reasons:
+        raise InputError(f"No snapshot row in the input: its {input_files:,} file(s) are empty",
+                         hint="Snapshot files come from kafka-leaders snapshot; check the paths.")
     if not reasons.get(None):
         raise InputError(f"No usable snapshot row in the input: {sum(reasons.values()):,} bad row(s), kept in "
                          f"{tables['bad_rows']}", hint="Read their reasons there; snapshot files come from "
