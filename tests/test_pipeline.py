@@ -242,6 +242,16 @@ def test_globs_and_directories_find_snapshot_files(spark, tmp_path: Path) -> Non
         files.find_snapshots(spark, [str(tmp_path / "nothing-*.jsonl")])
     with pytest.raises(InputError, match="Unsupported snapshot file"):
         files.find_snapshots(spark, [str(nested / "notes.txt")])
+    # a name with glob characters that matches nothing as a glob is the path as named, if it exists
+    named = tmp_path / "snaps[eu]"
+    (named / "2024").mkdir(parents=True)
+    (named / "2024" / "c.jsonl").write_text("")
+    (tmp_path / "snapse").mkdir()  # what [eu] matches as a glob: but it holds no snapshot
+    with pytest.raises(InputError, match="No snapshot files"):
+        files.find_snapshots(spark, [str(named)])
+    (tmp_path / "snapse").rmdir()
+    json_files, _ = files.find_snapshots(spark, [str(named)])
+    assert [Path(f).name for f in json_files] == ["c.jsonl"]
 
 
 def test_the_command_prints_a_summary_draws_a_plot_and_removes_stale_plans(spark, tmp_path: Path) -> None:
@@ -480,6 +490,8 @@ def test_small_local_inputs_are_counted_and_start_a_quick_driver_jvm(tmp_path: P
     assert files.local_rows([str(tmp_path / "d"), str(tmp_path / "b.jsonl")], True) == 2 + by_size
     assert files.local_rows([str(tmp_path / "*.jsonl")], True) == 1000 + by_size
     assert files.local_rows([str(tmp_path / "d")], plain_paths_are_local=False) is None
+    (tmp_path / "d").rename(tmp_path / "d[eu]")  # read as named (`find_snapshots`): not a glob of nothing
+    assert files.local_rows([str(tmp_path / "d[eu]")], True) == 2
     assert files.local_rows(["hdfs:///snapshots"], True) is None
     monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
     with job._driver_java_options(quiet=False, quick=True):

@@ -96,6 +96,15 @@ def test_paths_that_may_not_be_local_are_left_to_spark(no_spark: object, monkeyp
         CliRunner().invoke(cli, ["analyze", pattern, "--out", "/no/such/out", *args], catch_exceptions=False)
 
 
+def test_a_path_named_with_glob_characters_is_not_refused_as_a_match_of_nothing(no_spark: object,
+                                                                                tmp_path: Path) -> None:
+    """`snapshots[eu]` matches nothing as a glob, but it is there: it was "No snapshot file matches"."""
+    (tmp_path / "snapshots[eu]").mkdir()
+    with pytest.raises(pytest.fail.Exception, match="Spark was started"):
+        CliRunner().invoke(cli, ["analyze", str(tmp_path / "snapshots[eu]"), "--out", str(tmp_path / "o")],
+                           catch_exceptions=False)
+
+
 def test_a_file_uri_is_read_as_hadoop_reads_it(no_spark: object, tmp_path: Path) -> None:
     """'?' and '#' are part of a file: path for Hadoop, not a query or a fragment."""
     (tmp_path / "a#b.jsonl").write_text("{}\n")

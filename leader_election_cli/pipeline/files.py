@@ -39,7 +39,8 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | 
     Hidden files (`.x`, `_SUCCESS`) found by a glob or inside a directory are skipped, and so are other
     suffixes found by a glob or inside directories, and anything below `exclude` (the run's own output
     directory); a pattern that matches nothing, or a file named explicitly with an unknown suffix, is an
-    input error.
+    input error. A pattern with glob characters that matches nothing as a glob but names an existing path
+    (a directory `snapshots[eu]`) is that path, as a shell leaves a pattern that matches nothing.
     """
     json_files: set[str] = set()
     parquet_files: set[str] = set()
@@ -49,9 +50,12 @@ def find_snapshots(spark: SparkSession, patterns: Iterable[str], exclude: str | 
     for pattern in patterns:
         path, fs = _path(spark, pattern)
         matches = fs.globStatus(path)
+        is_glob = any(char in pattern for char in "*?[{")
+        if not matches and _GLOB.search(pattern):  # no match as a glob: the path as named, if it exists
+            path, fs = _path(spark, literal(pattern))
+            matches, is_glob = fs.globStatus(path), False
         if not matches:
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
-        is_glob = any(char in pattern for char in "*?[{")
         for status in matches:
             if is_glob and _hidden(status.getPath().toString()):
                 continue
@@ -96,7 +100,13 @@ def matches_no_local_file(pattern: str, plain_paths_are_local: bool) -> bool:
     path = local_path(pattern, plain_paths_are_local)
     if path is None or any(token in path for token in ("{", "[^", "\\")):
         return False
-    return not glob.glob(path)  # as Hadoop's, except dot files: a glob's are skipped there anyway
+    return not _local_matches(path)
+
+
+def _local_matches(path: str) -> list[str]:
+    """What a local glob matches, as Hadoop's does (but for dot files: a glob's are skipped there anyway), or
+    the path as named when that exists (`find_snapshots`)."""
+    return glob.glob(path) or ([path] if os.path.lexists(path) else [])
 
 
 JSON_BYTES_PER_ROW = 200  # a snapshot row as a JSON line is 150-300 bytes
@@ -111,8 +121,9 @@ def local_rows(patterns: Iterable[str], plain_paths_are_local: bool) -> int | No
         path = local_path(pattern, plain_paths_are_local)
         if path is None:
             return None
-        for match in glob.glob(path):
-            found = (glob.glob(os.path.join(match, "**", "*"), recursive=True) if os.path.isdir(match) else [match])
+        for match in _local_matches(path):
+            below = os.path.join(glob.escape(match), "**", "*")  # the directory as named, then every file below
+            found = glob.glob(below, recursive=True) if os.path.isdir(match) else [match]
             for name in found:
                 total += _rows_in(name)
     return total
