@@ -88,11 +88,15 @@ def cpu_seconds(root: int, used: dict[int, float]) -> None:
             used[pid] = seconds
 
 
+def analyze_command(source: Path, master: str, out: Path) -> list[str]:
+    return [KAFKA_LEADERS, "analyze", str(source), "--out", str(out), "--master", master]
+
+
 def time_pair(source: Path, out: Path) -> float:
     """The wall time of two local[1] commands started together, to the later one's exit."""
     started = time.perf_counter()
-    runs = [subprocess.Popen([KAFKA_LEADERS, "analyze", str(source), "--out", f"{out}-{n}", "--master", "local[1]"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for n in (1, 2)]
+    runs = [subprocess.Popen(analyze_command(source, "local[1]", Path(f"{out}-{n}")), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True) for n in (1, 2)]
     failures = [run.communicate()[1].strip() for run in runs]
     for run, failure in zip(runs, failures, strict=True):
         if run.returncode:
@@ -108,8 +112,8 @@ def time_analyze(source: Path, master: str, out: Path) -> tuple[float, float | N
     used: dict[int, float] = {}
     with tempfile.TemporaryFile("w+") as errors:
         started = time.perf_counter()
-        run = subprocess.Popen([KAFKA_LEADERS, "analyze", str(source), "--out", str(out), "--master", master],
-                               stdout=subprocess.DEVNULL, stderr=errors, text=True)
+        run = subprocess.Popen(analyze_command(source, master, out), stdout=subprocess.DEVNULL, stderr=errors,
+                               text=True)
         while run.poll() is None:
             if os.path.isdir("/proc"):
                 cpu_seconds(run.pid, used)

@@ -28,9 +28,10 @@ _NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java 
 # what Spark's launcher script or the JVM says when Java is missing or too old
 _NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found",
             "bin/java: No such file or directory")
+_FRAME = r"\s+at \S"  # a stack frame: "\tat org.apache.spark..."
 # a line of a Java stack trace: the exception (qualified class name first), a frame, its cause, or "... N more"
 _STACK_TRACE = re.compile(r'(Exception in thread "[^"]*" )?([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error|Throwable)\b'
-                          r"|\s+at \S|\s*\.\.\. \d+ more|\s*(Caused by|Suppressed): ")
+                          rf"|{_FRAME}|\s*\.\.\. \d+ more|\s*(Caused by|Suppressed): ")
 _SETTINGS_HINT = ("Check the --conf settings, spark-defaults.conf, SPARK_SUBMIT_OPTS and PYSPARK_SUBMIT_ARGS "
                   "(--debug shows all the JVM printed).")
 
@@ -65,7 +66,7 @@ def why_it_did_not_start(lines: Sequence[str]) -> str:
         if line.startswith('Exception in thread "main" '):
             return line.removeprefix('Exception in thread "main" ').strip()
     said = [line.strip() for line in lines if line.strip() and not line.startswith(_NOISE)
-            and not line.lstrip().startswith("at ")]
+            and not re.match(_FRAME, line)]
     return (said or [line.strip() for line in lines if line.strip()] or ["the JVM exited without a word"])[0]
 
 

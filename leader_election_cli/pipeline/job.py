@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pyspark
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -365,8 +364,10 @@ def _what_went_wrong(exc: BaseException) -> str:
         chain = [exc.java_exception]
         while len(chain) < MAX_JAVA_CAUSES and (cause := chain[-1].getCause()) is not None:
             chain.append(cause)
-        told = [java for java in chain if java.getMessage()] or chain
-        said, root = _java_said(told[0])[:400], _java_said(told[-1])[:200]
+        named = [(java.getClass().getName(), (java.getMessage() or "").strip()) for java in chain]
+        told = [f"{name}: {message.splitlines()[0]}" for name, message in named if message] or [
+            name for name, _ in named]
+        said, root = told[0][:400], told[-1][:200]
         return said if root in said else f"{said} (caused by {root})"
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -375,12 +376,6 @@ def _what_went_wrong(exc: BaseException) -> str:
         if found:
             return found.group(1)[:500]
     return (lines[0] if lines else type(exc).__name__)[:500]
-
-
-def _java_said(java: Any) -> str:
-    """A Java exception (a Py4J object) as its class and the first line of its message."""
-    message = (java.getMessage() or "").strip()
-    return f"{java.getClass().getName()}: {message.splitlines()[0]}" if message else java.getClass().getName()
 
 
 def _save(frame: DataFrame, path: str) -> DataFrame:
