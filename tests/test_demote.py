@@ -100,7 +100,7 @@ def test_dry_run_sends_and_writes_nothing(sb: Sandbox, tmp_path: Path, monkeypat
     code, out, _ = demote(sb, "--broker", "3", "--include-preferred", "--dry-run")
     assert code == 0
     predicted = rows(out)
-    assert {r["outcome"] for r in predicted.values()} == {"predicted"}
+    assert {r["outcome"] for r in predicted.values()} == {"would_elect"}
     assert all(r["leader_after"] not in (3, None) and r["error_code"] == 0 for r in predicted.values())
     assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (0, 0)
     assert partitions(sb) == before and list(tmp_path.iterdir()) == []
@@ -166,7 +166,7 @@ def test_restore_dry_run_sends_nothing(sb: Sandbox, tmp_path: Path) -> None:
     code, out, _ = restore(sb, file, "--dry-run")
     assert code == 0
     assert {(n, r["outcome"], r["leader_after"]) for n, r in rows(out).items()} == {
-        ("t-1", "predicted", 2), ("t-4", "predicted", 2), ("u-0", "predicted", 2)}
+        ("t-1", "would_elect", 2), ("t-4", "would_elect", 2), ("u-0", "would_elect", 2)}
     assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == sent
 
 

@@ -134,7 +134,7 @@ def test_dry_run_sends_and_writes_nothing(sb: Sandbox, tmp_path: Path) -> None:
     assert code == 0
     doc = json.loads(out)
     assert doc["dry_run"] is True and doc["restore_file"] is None
-    assert (doc["partitions"][0]["outcome"], doc["partitions"][0]["leader_after"]) == ("predicted", 2)
+    assert (doc["partitions"][0]["outcome"], doc["partitions"][0]["leader_after"]) == ("would_elect", 2)
     assert (sb.request_count(ALTER_REASSIGNMENTS), sb.request_count(ELECT_LEADERS)) == (0, 0)
     assert not restore.exists()
     assert sb.partition_state("t", 0).replicas == (1, 2, 3)

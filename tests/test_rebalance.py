@@ -125,7 +125,8 @@ def test_dry_run_sends_no_election_and_takes_no_lock(sb: Sandbox, tmp_path: Path
         code, out, _ = rebalance(sb, tmp_path, "--output", "json", "--dry-run")
     doc = json.loads(out)
     assert (code, doc["dry_run"], doc["candidates"]) == (0, True, expected)
-    assert {p["outcome"] for p in doc["partitions"]} == {"predicted"}
+    assert {p["outcome"] for p in doc["partitions"]} == {"would_elect"}
+    assert doc["summary"]["would_elect"] == doc["summary"]["total"] == expected
     assert sb.request_count(ELECT_LEADERS) == 0 and ratios(sb) == before
 
 

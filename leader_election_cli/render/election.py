@@ -16,6 +16,7 @@ from leader_election_cli.java_order import java_iteration_order, kafka_request_o
 from leader_election_cli.model import NO_LEADER, Outcome, PartitionResult
 from leader_election_cli.render.tables import inert, make_console, make_table, names, print_table
 from leader_election_cli.reports.election import ElectionReport
+from leader_election_cli.reports.outcomes import OUTCOME_WORDS, outcome_word
 
 TABLE_ROW_LIMIT = 200  # beyond this, successful rows are counted rather than listed
 
@@ -112,15 +113,8 @@ def _risks(r: PartitionResult) -> str:
                                              (r.below_min_isr, "below min.insync.replicas")) if flag)
 
 
-_PREDICTED_LABELS = ("would elect", "not needed", "would fail")
-
-
 def _outcome_label(r: PartitionResult) -> str:
-    if r.outcome is Outcome.PREDICTED:
-        if r.error_code == kafka_errors.NONE:
-            return _PREDICTED_LABELS[0]
-        return _PREDICTED_LABELS[1 if r.error_code == kafka_errors.ELECTION_NOT_NEEDED else 2]
-    return r.outcome.value.replace("_", " ")
+    return outcome_word(r.outcome, r.error_code).replace("_", " ")
 
 
 def _write_stop_notes(report: ElectionReport, err: IO[str]) -> None:
@@ -175,8 +169,7 @@ def render_table(report: ElectionReport, out: IO[str], err: IO[str], *, color: b
         listed = ", ".join(f"{n} {label}" for label, n in hidden.items())
         console.print(f"[dim]Not listed: {listed} (use --output json for every partition)[/]")
     labels = Counter(_outcome_label(r) for r in report.results)
-    order = [label for o in Outcome for label in (_PREDICTED_LABELS if o is Outcome.PREDICTED
-                                                  else (o.value.replace("_", " "),))]
+    order = [word.replace("_", " ") for word in OUTCOME_WORDS]
     counts = ", ".join(f"{labels[label]} {label}" for label in order if labels[label])
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing selected'}")
     _write_stop_notes(report, err)

@@ -9,6 +9,7 @@ from typing import IO
 
 from leader_election_cli.model import PartitionResult
 from leader_election_cli.reports.election import ElectionReport, head, row_error
+from leader_election_cli.reports.outcomes import outcome_word
 
 
 def render_json(report: ElectionReport, out: IO[str]) -> None:
@@ -46,7 +47,7 @@ def _row_json(r: PartitionResult, dry_run: bool, names: dict[str, str]) -> str:
     if topic is None:
         topic = names[tp.topic] = json.dumps(tp.topic)
     error = row_error(r)
-    text = (f'{{"topic": {topic}, "partition": {tp.partition}, "outcome": "{r.outcome.value}", '
+    text = (f'{{"topic": {topic}, "partition": {tp.partition}, "outcome": "{outcome_word(r.outcome, r.error_code)}", '
             f'"error_code": {r.error_code}, "error": {"null" if error is None else json.dumps(error)}, '
             f'"leader_before": {_json_int(r.leader_before)}, "leader_after": {_json_int(r.leader_after)}')
     if dry_run or r.unclean or r.below_min_isr:  # as `row`: a plan, or a refused unclean election

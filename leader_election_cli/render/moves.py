@@ -9,6 +9,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
 from leader_election_cli.render.tables import broker_text, ids, inert, make_console, make_table, print_table
 from leader_election_cli.reports.moves import MoveReport, MoveResult
+from leader_election_cli.reports.outcomes import outcome_word
 
 
 def render_moves_table(report: MoveReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
@@ -42,6 +43,4 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str], color: bo
 def _move_label(r: MoveResult) -> str:
     if r.outcome is Outcome.SKIPPED:
         return "refused"
-    if r.outcome is Outcome.PREDICTED:
-        return "would fail" if r.error_code else "would elect"
-    return r.outcome.value.replace("_", " ")
+    return outcome_word(r.outcome, r.error_code).replace("_", " ")

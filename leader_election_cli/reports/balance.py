@@ -18,7 +18,8 @@ from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
 from leader_election_cli.reports.run import Report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # status and the audit line
+REBALANCE_SCHEMA_VERSION = 2  # 2: a dry run's partitions are would_elect, not_needed or would_fail
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ class RebalanceRun(Report):
 def rebalance_document(run: RebalanceRun) -> dict[str, Any]:
     election = election_report.document(run.election) if run.election else None
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": REBALANCE_SCHEMA_VERSION,
         "command": "rebalance",
         "cluster_id": run.cluster_id,
         "threshold_pct": run.threshold,

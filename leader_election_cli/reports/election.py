@@ -1,25 +1,22 @@
 """The election report: every selected partition once, with its outcome, and its JSON document.
 
-`document` is the versioned JSON (schemas/report.schema.json); `summary_document` is the `summary`
-object every partition report shares (elections and leadership moves).
+`document` is the versioned JSON (schemas/report.schema.json); its outcome words and `summary` are
+`reports.outcomes`' (shared with leadership moves).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter, countOf
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import ElectionType, Outcome, PartitionResult
+from leader_election_cli.reports.outcomes import outcome_word, summary_document
 from leader_election_cli.reports.run import Report
 
-if TYPE_CHECKING:
-    from leader_election_cli.reports.moves import MoveReport
-
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a dry run's partitions are would_elect, not_needed or would_fail, not "predicted"
 
 
 @dataclass
@@ -54,16 +51,6 @@ class ElectionReport(Report):
 _OUTCOME = attrgetter("outcome")
 
 
-def summary_document(report: ElectionReport | MoveReport) -> dict[str, Any]:
-    """The `summary` object of every JSON report: a count per outcome, the total, the exit code."""
-    counts = Counter(map(_OUTCOME, report.results))
-    summary: dict[str, Any] = {o.value: counts[o] for o in Outcome}
-    summary.update(total=len(report.results), exit_code=int(report.exit_code), interrupted=report.interrupted)
-    if report.aborted_reason:
-        summary["stopped"] = report.aborted_reason
-    return summary
-
-
 def document(report: ElectionReport) -> dict[str, Any]:
     """The versioned JSON document (validated against schemas/report.schema.json in the tests)."""
     return head(report, [row(r, report.dry_run) for r in report.results])
@@ -91,7 +78,7 @@ def row(r: PartitionResult, dry_run: bool) -> dict[str, Any]:
     row = {
         "topic": r.tp.topic,
         "partition": r.tp.partition,
-        "outcome": r.outcome.value,
+        "outcome": outcome_word(r.outcome, r.error_code),
         "error_code": r.error_code,
         "error": row_error(r),
         "leader_before": r.leader_before,

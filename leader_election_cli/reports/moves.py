@@ -8,10 +8,10 @@ from typing import Any
 
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.model import Outcome, TopicPartition
-from leader_election_cli.reports.election import summary_document
+from leader_election_cli.reports.outcomes import outcome_word, summary_document
 from leader_election_cli.reports.run import Report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a dry run's partitions are would_elect, not_needed or would_fail, not "predicted"
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def document(report: MoveReport) -> dict[str, Any]:
 
 
 def _move_entry(r: MoveResult) -> dict[str, Any]:
-    return {"topic": r.tp.topic, "partition": r.tp.partition, "outcome": r.outcome.value,
+    return {"topic": r.tp.topic, "partition": r.tp.partition, "outcome": outcome_word(r.outcome, r.error_code),
             "replicas_before": list(r.replicas_before), "replicas_after": list(r.replicas_after),
             "leader_before": r.leader_before, "expected_leader": r.expected_leader, "leader_after": r.leader_after,
             "error_code": r.error_code, "error": r.error}
