@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -47,3 +48,23 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path, module: str, lin
     assert done.returncode != 0
     broken = done.stdout.split("Broken contracts")[1]
     assert contract in " ".join(broken.split())
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Every import counts (inside functions and under TYPE_CHECKING too): two modules that need each
+    other are one module split in two, or a third one missing."""
+    import grimp
+
+    graph = grimp.build_graph("leader_election_cli")
+    pairs = sorted({tuple(sorted((importer, imported))) for importer in graph.modules
+                    for imported in graph.find_modules_directly_imported_by(importer)
+                    if importer in graph.find_modules_directly_imported_by(imported)})
+    assert pairs == []
+
+
+def test_the_commands_ask_the_output_rule_instead_of_comparing_modes() -> None:
+    """`render.modes` says what each output mode means; no click command compares the mode's word itself."""
+    literal = re.compile(r"""\boutput\s*[!=]=\s*(["']json["']|JSON\b)""")
+    found = [f"{path.name}:{number}" for path in sorted((ROOT / "leader_election_cli" / "cli").glob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if literal.search(line)]
+    assert found == []

@@ -35,7 +35,8 @@ def planned(sb: Sandbox, *args: str) -> list[str]:
     code, out, err = invoke(plan, sb, "--output", "json", *args)
     assert code == 0, err
     document = json.loads(out)
-    assert document["dry_run"] and {p["outcome"] for p in document["partitions"]} <= {"would_elect", "not_needed", "would_fail"}
+    predictions = {"would_elect", "not_needed", "would_fail"}
+    assert document["dry_run"] and {p["outcome"] for p in document["partitions"]} <= predictions
     return [f"{p['topic']}-{p['partition']}" for p in document["partitions"]]
 
 

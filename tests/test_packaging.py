@@ -184,7 +184,7 @@ def test_an_election_loads_no_solver() -> None:
     """The election's own modules (operation, reports, renderers) leave OR-Tools, NumPy and Spark alone:
     they are the balance solver's and analyze's, and cost an election a tenth of a second and its memory."""
     probe = ("import json, sys\n"
-             "import leader_election_cli.cli.drop_in, leader_election_cli.cli.elect_command\n"
+             "import leader_election_cli.cli.drop_in_run, leader_election_cli.cli.elect_command\n"
              "import leader_election_cli.operations.elect, leader_election_cli.render.output\n"
              "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)

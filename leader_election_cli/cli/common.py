@@ -23,6 +23,7 @@ from leader_election_cli.errors import (
     interrupted_exit,
     one_line,
 )
+from leader_election_cli.render.modes import is_json
 
 if TYPE_CHECKING:
     from leader_election_cli.model import ElectionType, TopicPartition
@@ -79,7 +80,7 @@ def ask(question: str) -> bool:
 @contextmanager
 def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
     """A rich progress bar on a terminal when several batches go out; never with --output json."""
-    if output == "json" or not batch_size or total <= batch_size or not sys.stderr.isatty():
+    if is_json(output) or not batch_size or total <= batch_size or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
@@ -122,7 +123,7 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
         echo(line, err=True)
 
     def note(line: str) -> None:
-        if output != "json":
+        if not is_json(output):
             echo(line, err=True)
 
     return Hooks(warn=warn, note=note, progress=lambda total, batch_size: progress_bar(output, total, batch_size),
@@ -148,8 +149,8 @@ def document_on_failure(output: str, stopped: Callable[[LeaderElectionError], Re
     try:
         yield
     except (UnreachableError, AuthError, RefusedError) as exc:
-        if output == "json":
-            show(stopped(exc), "json")
+        if is_json(output):
+            show(stopped(exc), output)
         raise
 
 

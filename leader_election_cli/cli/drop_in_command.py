@@ -1,5 +1,6 @@
 """The drop-in as a click command, built from its option table (`cli.drop_in_options`): help, --version,
-shell completion, and every command line the quick path leaves to click (`cli.drop_in.main`)."""
+shell completion, and every command line the quick path leaves to click (`cli.drop_in.main`); both run
+`cli.drop_in_run`."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class DropInCommand(Command):
 
 
 def _elect(**options: Any) -> None:
-    from leader_election_cli.cli.drop_in import run_drop_in
+    from leader_election_cli.cli.drop_in_run import run_drop_in
 
     sys.exit(run_drop_in(options))
 

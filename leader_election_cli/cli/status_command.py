@@ -28,7 +28,7 @@ from leader_election_cli.cli.options import (
 )
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.gc_pause import cyclic_gc_paused
-from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
+from leader_election_cli.render.modes import TOOLKIT_MODES, is_json, resolve
 
 if TYPE_CHECKING:
     from leader_election_cli.reports.balance import RebalanceRun
@@ -151,7 +151,7 @@ def _rebalance(o: dict[str, Any]) -> int:
     written = _record(run_, connection_.bootstrap_servers, audit_log, None if run_.lock_held else metrics_file,
                       o["cluster_name"])
     # A run stopped before the balance was read has no table, but --output json still gets its document.
-    if (run_.before is not None or output == "json") and (o["verbose"] or not run_.nothing_to_do):
+    if (run_.before is not None or is_json(output)) and (o["verbose"] or not run_.nothing_to_do):
         show(run_, output, o["color"])
     if run_.stopped_by is not None:
         raise run_.stopped_by

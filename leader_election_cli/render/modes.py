@@ -21,3 +21,9 @@ def resolve(output: str, stream: IO[str], modes: tuple[str, ...]) -> str:
     if stream.isatty():
         return TABLE
     return TEXT if TEXT in modes else JSON
+
+
+def is_json(output: str) -> bool:
+    """Whether a resolved `output` is the JSON document: stdout then holds it alone (no notes, no progress
+    bar), and a run stopped by its cluster still prints one."""
+    return output == JSON
