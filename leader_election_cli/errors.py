@@ -86,9 +86,28 @@ def shown(text: str, limit: int = 256) -> str:
 
 
 def extra_hint(extra: str) -> str:
-    """How to add an optional extra to an installed tool (it is installed from the project's directory)."""
-    return (f"Reinstall with the [{extra}] extra, in the project's directory: pipx install --force '.[{extra}]' "
-            f"(or pip install '.[{extra}]' in its virtualenv).")
+    """How to add an optional extra to the installed tool without dropping another one already installed:
+    `pipx install --force '.[x]'` would reinstall with [x] alone, `pipx inject` adds the extra's packages."""
+    packages = " ".join(f"'{p}'" for p in extra_requirements(extra)) or f"'{DISTRIBUTION}[{extra}]'"
+    return (f"Add the [{extra}] extra to the installed tool: pipx inject {DISTRIBUTION} {packages} (keeps the "
+            f"extras installed, which pipx install --force '.[{extra}]' drops); in a virtualenv: pip install "
+            f"'.[{extra}]' in the project's directory.")
+
+
+DISTRIBUTION = "leader-election-cli"
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements of an extra, as the installed package's metadata lists them (empty when unknown)."""
+    import re
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        listed = requires(DISTRIBUTION) or []
+    except PackageNotFoundError:
+        return []
+    marker = re.compile(rf"""\bextra\s*==\s*["']{re.escape(extra)}["']""")
+    return [r.split(";")[0].strip() for r in listed if ";" in r and marker.search(r.split(";", 1)[1])]
 
 
 class LeaderElectionError(Exception):

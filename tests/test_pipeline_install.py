@@ -18,8 +18,10 @@ def analyze(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-HINT = ("Hint: Reinstall with the [spark] extra, in the project's directory: pipx install --force '.[spark]' "
-        "(or pip install '.[spark]' in its virtualenv). It needs Java 17 or newer too.\n")
+HINT = ("Hint: Add the [spark] extra to the installed tool: pipx inject leader-election-cli 'pyspark>=3.5' "
+        "'pyarrow>=14' 'matplotlib>=3.7' 'pandas<3,>=2' (keeps the extras installed, which pipx install --force "
+        "'.[spark]' drops); in a virtualenv: pip install '.[spark]' in the project's directory. It needs Java 17 "
+        "or newer too.\n")
 
 
 def test_without_pyspark_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

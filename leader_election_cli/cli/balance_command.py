@@ -17,7 +17,7 @@ from leader_election_cli.cli.common import (
     run,
     show,
 )
-from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
+from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option, restore_file_default
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
 from leader_election_cli.gc_pause import cyclic_gc_paused
@@ -32,7 +32,7 @@ Examples:
   (review plan.json)
   kafka-leaders balance --bootstrap-server localhost:9092 --execute --plan-file plan.json
   kafka-leaders balance --bootstrap-server localhost:9092 --weight size --max-moves 100 --execute
-  kafka-leaders restore --bootstrap-server localhost:9092 kafka-leaders-restore-balance-20240501T120000Z.json
+  kafka-leaders restore --bootstrap-server localhost:9092 ~/.local/state/kafka-leaders/<cluster id>-balance-<time>.json
 
 weights.json: {"partitions": [{"topic": "orders", "partition": 0, "weight": 1250.5}]}"""
 
@@ -79,8 +79,8 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request.")
 @click.option("--restore-file", metavar="PATH",
-              help="With --execute: where to save the current replica orders first (never overwritten; default: "
-                   "kafka-leaders-restore-balance-<UTC time>.json here).")
+              help="With --execute: where to save the current replica orders first (never overwritten; "
+                   f"default: {restore_file_default('balance')}; the path is printed).")
 @output_option
 def balance(**o: Any) -> None:
     """Balance leadership without moving data: choose new preferred replicas.

@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from leader_election_cli.reports.moves import MoveReport
 
 DEFAULT_BATCH_SIZE = 1000  # operations.moves.DEFAULT_BATCH_SIZE, named here: --help loads no operation
+
+
+def restore_file_default(command: str) -> str:
+    """The default restore file, as help states it (`operations.restore_file.default_restore_path`)."""
+    return (f"$XDG_STATE_HOME/kafka-leaders/<cluster id>-{command}-<UTC time>.json, "
+            "~/.local/state/kafka-leaders/... without it")
 _MAX_ID = 2**31 - 1
 
 
@@ -68,8 +74,7 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed((
         click.option("--restore-file", metavar="PATH",
                      help="Where to save the current replica orders before changing them (never overwritten; "
-                          "default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-<command>-<UTC time>.json, "
-                          "~/.local/state/... without it; the path is printed)."),
+                          f"default: {restore_file_default('<command>')}; the path is printed)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                      metavar="N", help="Reorder and elect at most N partitions per request."),
         click.option("--dry-run", is_flag=True,

@@ -106,8 +106,8 @@ Examples:
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Show what would be elected; send nothing (and take no lock).")
 @click.option("--lock-file", metavar="PATH",
-              help="Lock against overlapping runs; held by another run: exit 5 (default: one per cluster in the "
-                   "system temp directory).")
+              help="Lock against overlapping runs; held by another run: exit 5 (default: one per cluster in "
+                   "$XDG_RUNTIME_DIR/kafka-leaders/, else ~/.cache/kafka-leaders/ ($XDG_CACHE_HOME), mode 0700).")
 @click.option("--audit-log", metavar="FILE",
               help="Append one JSON line per run: what was found, what was done (missing directories are created).")
 @click.option("--metrics-file", metavar="FILE|DIR",

@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demote": ("leader_election_cli.cli.moves_command:demote",
                "Move leadership off a broker (before maintenance)."),
     "restore": ("leader_election_cli.cli.moves_command:restore",
-                "Put back replica orders saved by prefer or demote."),
+                "Put back replica orders saved by prefer, demote or balance."),
     "status": ("leader_election_cli.cli.status_command:status",
                "Show leadership balance per broker and partition health."),
     "rebalance": ("leader_election_cli.cli.status_command:rebalance",

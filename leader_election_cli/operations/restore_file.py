@@ -1,4 +1,4 @@
-"""Restore files: the replica orders `prefer` and `demote` change, saved before anything is sent, and
+"""Restore files: the replica orders `prefer`, `demote` and `balance` change, saved before anything is sent, and
 read back by `restore` (schemas/restore-file.schema.json)."""
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def load_restore_file(path: str) -> RestoreFile:
     from jsonschema.exceptions import best_match
 
     where = shown(path)
-    hint = "Give a file written by kafka-leaders prefer or demote (its name is in their output)."
+    hint = "Give a file written by kafka-leaders prefer, demote or balance (its name is in their output)."
     data = read_regular_file(path, what="restore file", limit=MAX_RESTORE_FILE_BYTES, hint=hint)
     try:
         document = json.loads(data.decode("utf-8"))
