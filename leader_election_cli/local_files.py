@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 from leader_election_cli.errors import InputError, shown
@@ -170,3 +172,45 @@ def private_directory(path: Path) -> Path:
         raise OSError(errno.EPERM, f"{path} is not private to this user (owner {info.st_uid}, mode "
                                    f"{stat.S_IMODE(info.st_mode):o}; 700 and this user's expected)")
     return path
+
+
+def names_a_directory(path: str) -> bool:
+    """Whether a path, as the user wrote it, names a directory: one ending in "/" does (created when missing:
+    `make_directories`), whether it exists or not, as does an existing directory. (`Path` drops the "/".)"""
+    return path.endswith("/") or os.path.isdir(path)
+
+
+def make_directories(directory: Path, option: str, named: str | None = None) -> Path:
+    """`mkdir -p directory`, each new level 0755 (less the umask); an InputError naming the level that
+    cannot be created, and why. `named` is the path as the option gave it (default: `directory`)."""
+    given = shown(named if named is not None else str(directory))
+    missing = [p for p in (directory, *directory.parents) if not p.is_dir()]
+    for level in reversed(missing):
+        try:
+            level.mkdir(mode=0o755)
+        except FileExistsError:
+            if not level.is_dir():
+                raise InputError(f"{option} {given}: {shown(str(level))} is not a directory",
+                                 hint=f"Give {option} a path whose directories exist or can be created.") from None
+        except OSError as exc:
+            raise InputError(f"{option} {given}: cannot create the directory {shown(str(level))}: "
+                             f"{exc.strerror or exc}",
+                             hint="Create it with the rights this user needs, or give another path.") from None
+    return directory
+
+
+def named_path(written: str, option: str, *, create: bool) -> Path:
+    """The path an option names, as `Path`: one that names a directory (`names_a_directory`) is made when
+    missing if `create` (the run writes in it: a dry run creates nothing), so the operation finds a directory."""
+    path = Path(written)
+    if create and names_a_directory(written):
+        make_directories(path, option, written)
+    return path
+
+
+def run_file_name(cluster_id: str | None, what: str, now: datetime | None = None) -> str:
+    """<cluster id>-<what>-<UTC time>.json, a file a run names itself (a restore file, a plan file): the time
+    to the millisecond, so that runs in the same second never collide."""
+    now = now or datetime.now(timezone.utc)
+    cluster = re.sub(r"[^A-Za-z0-9_.-]", "_", cluster_id or "unknown-cluster")
+    return f"{cluster}-{what}-{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z.json"

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from leader_election_cli.errors import InputError, extra_hint
+from leader_election_cli.local_files import make_directories, names_a_directory
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
 
 JSONL_SUFFIX = ".jsonl"
@@ -373,14 +374,17 @@ def _normalised(raw: Mapping[str, Any]) -> SnapshotRow:
         min_insync_replicas=raw.get("min_insync_replicas"), live_brokers=list(raw["live_brokers"]))
 
 
-def check_target(output: Path, file_format: str | None, append: bool) -> tuple[str, bool]:
-    """Where `snapshot --output` writes, checked before the cluster is read: (format, is a directory).
-    A directory gets a new file named after the cluster and time (Parquet unless `file_format`)."""
-    if output.is_dir():
+def check_target(written: str, file_format: str | None, append: bool) -> tuple[str, bool]:
+    """Where `snapshot --output` writes (the path as written), checked before the cluster is read: (format,
+    is a directory). A directory (`local_files.names_a_directory`: "snapdir/" is one, created when missing)
+    gets a new file named after the cluster and time (Parquet unless `file_format`)."""
+    output = Path(written)
+    if names_a_directory(written):
         if append:
             raise InputError(f"--append needs a file, and {output} is a directory",
                              hint="Name a .jsonl or .parquet file, or leave --append out for a new file in it.")
         kind = file_format or "parquet"
+        make_directories(output, "--output", written)
         check_directory(output, kind)
         return kind, True
     kind = check_output(output, append)

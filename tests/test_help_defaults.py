@@ -84,7 +84,7 @@ def test_a_directory_snapshot_is_the_format_its_help_names(tmp_path: Path) -> No
     from leader_election_cli.snapshot import check_target
 
     assert "(default parquet)" in option_help("snapshot", "--format")
-    assert check_target(tmp_path, None, append=False) == ("parquet", True)
+    assert check_target(str(tmp_path), None, append=False) == ("parquet", True)
 
 
 def test_the_restore_hint_names_every_command_that_writes_restore_files(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ preferred elections), the fewest partitions changed, the proven least maximum of
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -17,7 +16,12 @@ from leader_election_cli.cli.common import (
     run,
     show,
 )
-from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option, restore_file_default
+from leader_election_cli.cli.moves_command import (
+    DEFAULT_BATCH_SIZE,
+    output_option,
+    restore_file_default,
+    restore_file_path,
+)
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
 from leader_election_cli.gc_pause import cyclic_gc_paused
@@ -74,12 +78,14 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
 @click.option("--max-moves", type=click.IntRange(min=0), metavar="N",
               help="Change the replica order of at most N partitions (the N that help most).")
 @click.option("--plan-file", metavar="PATH",
-              help="Without --execute: write the plan there for review (never overwritten). With --execute: run "
-                   "exactly that plan, refused if the cluster changed since.")
+              help="Without --execute: write the plan there for review (never overwritten; a directory, such as "
+                   "plans/, created when missing, gets <cluster id>-balance-plan-<UTC time>.json). With --execute: "
+                   "run exactly that plan, refused if the cluster changed since.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request.")
 @click.option("--restore-file", metavar="PATH",
-              help="With --execute: where to save the current replica orders first (never overwritten; "
+              help="With --execute: where to save the current replica orders first (a file, never overwritten, or "
+                   "a directory such as backups/, created when missing, for the default name; "
                    f"default: {restore_file_default('balance')}; the path is printed).")
 @output_option
 def balance(**o: Any) -> None:
@@ -101,6 +107,15 @@ def balance(**o: Any) -> None:
     sys.exit(run(lambda: _balance(o), o["debug"]))
 
 
+def _plan_file(o: dict[str, Any]) -> str | None:
+    """--plan-file as given; a directory to write a new plan in ("plans/") is created first."""
+    from leader_election_cli.local_files import named_path
+
+    if o["plan_file"] and not o["execute"]:
+        named_path(o["plan_file"], "--plan-file", create=True)
+    return o["plan_file"]
+
+
 @cyclic_gc_paused()
 def _balance(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.balance import balance as balance_operation
@@ -113,8 +128,8 @@ def _balance(o: dict[str, Any]) -> int:
         report = balance_operation(
             connection_, execute=o["execute"], exclude_brokers=o["exclude_broker"],
             exclude_topic_regex=o["exclude_topic_regex"], rack_aware=o["rack_aware"], weight=o["weight"],
-            weights_file=o["weights_file"], max_moves=o["max_moves"], plan_file=o["plan_file"],
-            batch_size=o["batch_size"], restore_path=Path(o["restore_file"]) if o["restore_file"] else None,
+            weights_file=o["weights_file"], max_moves=o["max_moves"], plan_file=_plan_file(o),
+            batch_size=o["batch_size"], restore_path=restore_file_path(o["restore_file"], writes=o["execute"]),
             hooks=hooks(output))
     show(report, output, o["color"])
     return int(report.exit_code)

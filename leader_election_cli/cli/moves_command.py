@@ -73,7 +73,8 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--restore-file, --batch-size, --dry-run and --output, shared by prefer and demote."""
     for option in reversed((
         click.option("--restore-file", metavar="PATH",
-                     help="Where to save the current replica orders before changing them (never overwritten; "
+                     help="Where to save the current replica orders before changing them (a file, never "
+                          "overwritten, or a directory such as backups/, created when missing, for the default name; "
                           f"default: {restore_file_default('<command>')}; the path is printed)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                      metavar="N", help="Reorder and elect at most N partitions per request."),
@@ -115,9 +116,9 @@ def _prefer(o: dict[str, Any]) -> int:
 
     configure_logging(o["debug"])
     wanted = prefer_targets(o["topic"], o["partition"], o["leader"], o["path_to_json_file"])
+    restore = restore_file_path(o["restore_file"], writes=not o["dry_run"])
     return _show_moves(o, "prefer", lambda connection, hooks: moves.prefer(
-        connection, wanted, dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=_path(o["restore_file"]),
-        hooks=hooks))
+        connection, wanted, dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=restore, hooks=hooks))
 
 
 # -- demote -------------------------------------------------------------------------------------------
@@ -156,9 +157,10 @@ def _demote(o: dict[str, Any]) -> int:
     from leader_election_cli.operations import moves
 
     configure_logging(o["debug"])
+    restore = restore_file_path(o["restore_file"], writes=not o["dry_run"])
     return _show_moves(o, "demote", lambda connection, hooks: moves.demote(
         connection, o["broker"], include_preferred=o["include_preferred"], topic_regex=o["topic_regex"],
-        dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=_path(o["restore_file"]), hooks=hooks))
+        dry_run=o["dry_run"], batch_size=o["batch_size"], restore_path=restore, hooks=hooks))
 
 
 # -- restore ------------------------------------------------------------------------------------------
@@ -197,11 +199,15 @@ def _restore(o: dict[str, Any]) -> int:
 
 # -- running a move -----------------------------------------------------------------------------------
 
-def _path(restore_file: str | None) -> Path | None:
+def restore_file_path(restore_file: str | None, *, writes: bool) -> Path | None:
+    """--restore-file as a path: a file, or a directory for the default name ("backups/" is created when the
+    run `writes`); none: the default (`restore_file_default`)."""
+    from leader_election_cli.local_files import named_path
+
     if restore_file is not None and not restore_file.strip():
-        raise InputError("--restore-file is empty", hint="Give --restore-file a file path, or leave it out for the "
-                                                         "default name in the current directory.")
-    return Path(restore_file) if restore_file else None
+        raise InputError("--restore-file is empty", hint="Give --restore-file a file or directory path, or leave it "
+                                                         "out for the default (the state directory).")
+    return named_path(restore_file, "--restore-file", create=writes) if restore_file else None
 
 
 def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hooks], MoveReport]) -> int:

@@ -28,8 +28,9 @@ EXIT_CODES = exit_code_help({0: "the snapshot was written", 1: "an internal erro
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--output", "output", required=True, metavar="FILE|DIR",
-              help="Where to write the rows: a .jsonl (JSON lines) or .parquet file, or a directory for a new "
-                   "file named after the cluster and time (Parquet unless --format jsonl).")
+              help="Where to write the rows: a .jsonl (JSON lines) or .parquet file, or a directory (an existing "
+                   "one, or a path ending in /, created) for a new file named after the cluster and time (Parquet "
+                   "unless --format jsonl).")
 @click.option("--format", "file_format", type=click.Choice(["parquet", "jsonl"]), default=None,
               help="The format of a new file in an --output directory (default parquet).")
 @click.option("--append", is_flag=True, help="Add the rows to an existing file instead of refusing it.")
@@ -51,7 +52,7 @@ def _snapshot(o: dict[str, Any]) -> int:
     configure_logging(o["debug"])
     connection_ = connection(o)
     output = Path(o["output"])
-    kind, in_directory = snapshots.check_target(output, o["file_format"], o["append"])
+    kind, in_directory = snapshots.check_target(o["output"], o["file_format"], o["append"])
     if o["cluster_name"] is not None and not o["cluster_name"].strip():
         raise InputError("--cluster-name must not be blank")
     taken = take_snapshot(connection_, o["cluster_name"], hooks("text"))

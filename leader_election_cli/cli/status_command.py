@@ -106,13 +106,15 @@ Examples:
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Show what would be elected; send nothing (and take no lock).")
 @click.option("--lock-file", metavar="PATH",
-              help="Lock against overlapping runs; held by another run: exit 5 (default: one per cluster in "
+              help="Lock against overlapping runs (a file, or a directory such as locks/, created when missing, for "
+                   "one per cluster); held by another run: exit 5 (default: one per cluster in "
                    "$XDG_RUNTIME_DIR/kafka-leaders/, else ~/.cache/kafka-leaders/ ($XDG_CACHE_HOME), mode 0700).")
 @click.option("--audit-log", metavar="FILE",
               help="Append one JSON line per run: what was found, what was done (missing directories are created).")
 @click.option("--metrics-file", metavar="FILE|DIR",
               help="Write Prometheus text-format metrics of the run, every series labelled with the cluster id "
-                   "(e.g. for node_exporter's textfile collector). A directory gets kafka_leaders_<cluster>.prom "
+                   "(e.g. for node_exporter's textfile collector). A directory (an existing one, or a path ending in "
+                   "/, created) gets kafka_leaders_<cluster>.prom "
                    "(--cluster-name, else the cluster id), so several clusters can share it.")
 @click.option("--cluster-name", metavar="NAME",
               help="Name the cluster in the metrics (a cluster_name label) and in a --metrics-file directory's "
@@ -142,7 +144,7 @@ def _rebalance(o: dict[str, Any]) -> int:
     audit_log = _output_file(o["audit_log"], "--audit-log", device_ok=True)
     metrics_file = _output_file(o["metrics_file"], "--metrics-file", directory_ok=True)
     run_ = rebalance(connection_, o["threshold"], dry_run=o["dry_run"], batch_size=o["batch_size"],
-                     batch_interval=o["batch_interval"], lock_file=Path(o["lock_file"]) if o["lock_file"] else None,
+                     batch_interval=o["batch_interval"], lock_file=_lock_file(o["lock_file"], o["dry_run"]),
                      hooks=hooks(output))
     if metrics_file is not None and metrics_file.is_dir():
         from leader_election_cli.render.records import metrics_file_name
@@ -158,12 +160,21 @@ def _rebalance(o: dict[str, Any]) -> int:
     return int(run_.exit_code) if written else int(ExitCode.PARTITION_FAILED)
 
 
+def _lock_file(written: str | None, dry_run: bool) -> Path | None:
+    """--lock-file: a file, or a directory for the cluster's lock ("locks/" is created, unless a dry run)."""
+    from leader_election_cli.local_files import named_path
+
+    return named_path(written, "--lock-file", create=not dry_run) if written else None
+
+
 def _output_file(path: str | None, option: str, *, directory_ok: bool = False, device_ok: bool = False
                  ) -> Path | None:
     """A file this run will write, checked before anything is sent: never a symlink or a FIFO; a directory
-    only when `directory_ok`, a character device (/dev/null, a terminal) only when `device_ok` (a line
-    appended to it). Missing directories above it are created (mode 0755), or the one that cannot be is
-    named with the reason."""
+    (an existing one, or a path ending in "/", created: `local_files.names_a_directory`) only when
+    `directory_ok`, a character device (/dev/null, a terminal) only when `device_ok` (a line appended to
+    it). Missing directories above it are created (mode 0755), or the one that cannot be is named."""
+    from leader_election_cli.local_files import kind_of, make_directories, names_a_directory
+
     if path is None:
         return None
     if not path.strip():
@@ -172,33 +183,15 @@ def _output_file(path: str | None, option: str, *, directory_ok: bool = False, d
     if file.is_symlink():  # written by name, never through a link someone may have planted
         raise InputError(f"{option} {shown(path)} is a symbolic link, which is never followed",
                          hint=f"Give {option} the path of the file itself.")
-    if file.is_dir():
+    if names_a_directory(path):
         if directory_ok:
-            return file
+            return make_directories(file, option, path)
         raise InputError(f"{option} {shown(path)} is a directory", hint=f"Give {option} a file path.")
     if file.exists() and not file.is_file() and not (device_ok and file.is_char_device()):
-        from leader_election_cli.local_files import kind_of
-
         raise InputError(f"{option} {shown(path)} is {kind_of(file.stat().st_mode)}, not a regular file",
                          hint=f"Give {option} a file path.")
-    _make_parents(file, option)
+    make_directories(file.parent, option, path)
     return file
-
-
-def _make_parents(file: Path, option: str) -> None:
-    """mkdir -p of `file`'s directory, each new directory 0755 (less the umask)."""
-    missing = [p for p in (file.parent, *file.parent.parents) if not p.is_dir()]
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=0o755)
-        except FileExistsError:
-            if not directory.is_dir():
-                raise InputError(f"{option} {shown(str(file))}: {shown(str(directory))} is not a directory",
-                                 hint=f"Give {option} a path whose directories exist or can be created.") from None
-        except OSError as exc:
-            raise InputError(f"{option} {shown(str(file))}: cannot create the directory {shown(str(directory))}: "
-                             f"{exc.strerror or exc}",
-                             hint="Create it with the rights this user needs, or give another path.") from None
 
 
 def _record(run_: RebalanceRun, servers: str, audit_log: Path | None, metrics_file: Path | None,

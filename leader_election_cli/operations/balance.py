@@ -23,8 +23,8 @@ from leader_election_cli.operations.balance_dry_run import plan_report, refused
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
-from leader_election_cli.operations.plan_file import check_writable, load_plan_file, write_plan_file
-from leader_election_cli.operations.restore_file import default_restore_path
+from leader_election_cli.operations.plan_file import check_writable, load_plan_file, plan_path, write_plan_file
+from leader_election_cli.operations.restore_file import restore_path as restore_file_path
 from leader_election_cli.planning.leadership_balance import BalanceInputError, LeaderChange, check_options
 from leader_election_cli.planning.reorders import Move, MovePlan
 from leader_election_cli.reports.balance_plan import (
@@ -73,13 +73,16 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
             planned = plan_report(state, options, exclude_topic=excluded_topic, weights=weights)
             plan, elect_only = planned.plan, planned.elect_only
         _check_same_replicas([*plan.changes, *elect_only])
-        report = BalanceReport(plan, options, state.cluster_id, elect_only, dry_run=not execute, plan_file=plan_file)
+        written = plan_file  # a directory takes a new file named after the cluster
+        if plan_file is not None and not execute:
+            written = str(plan_path(Path(plan_file), state.cluster_id))
+        report = BalanceReport(plan, options, state.cluster_id, elect_only, dry_run=not execute, plan_file=written)
         if not execute:
-            if plan_file is not None:
-                write_plan_file(Path(plan_file), document(report))
+            if written is not None:
+                write_plan_file(Path(written), document(report))
             return report
         moves = _move_plan(state, report.partitions)
-        restore = restore_path or default_restore_path("balance", state.cluster_id)
+        restore = restore_file_path("balance", restore_path, state.cluster_id)
         report.moves = run_moves(cluster, state, moves, restore_path=restore, batch_size=batch_size,
                                  wait_seconds=settings.api_timeout_ms / 2000)
         if report.moves.aborted_exit is not None:

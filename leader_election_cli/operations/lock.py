@@ -32,16 +32,19 @@ def lock_directory() -> Path:
     return (Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache") / "kafka-leaders"
 
 
-def default_lock_path(cluster_id: str | None, bootstrap_servers: str) -> Path:
+def default_lock_path(cluster_id: str | None, bootstrap_servers: str, directory: Path | None = None) -> Path:
     """One lock per cluster in the user's private lock directory, named after its cluster id, so that runs
     given different bootstrap servers of one cluster still exclude each other (after the bootstrap servers
     for a cluster without an id, Kafka before 0.10.1). Runs of one user exclude each other; a cron job
-    of another user has its own lock (--lock-file names a shared one)."""
+    of another user has its own lock (--lock-file names a shared one). `directory` (--lock-file DIR/): the
+    lock under the same name there, a directory the user chose (shared, maybe), instead of the private one."""
     if cluster_id:
         key = f"cluster-id:{cluster_id}"
     else:
         key = "bootstrap-servers:" + ",".join(sorted(s.strip() for s in bootstrap_servers.split(",") if s.strip()))
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    if directory is not None:
+        return directory / f"rebalance-{digest}.lock"
     directory = lock_directory()
     try:
         private_directory(directory)

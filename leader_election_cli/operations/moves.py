@@ -33,7 +33,8 @@ from leader_election_cli.model import (
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
+from leader_election_cli.operations.restore_file import load_restore_file, write_restore_file
+from leader_election_cli.operations.restore_file import restore_path as restore_file_path
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
 from leader_election_cli.planning.batches import batches
 from leader_election_cli.planning.prediction import predict
@@ -56,7 +57,7 @@ def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]],
         return prefer_plan(state, wanted)
 
     report = _carry_out(connection, "prefer", plan, dry_run=dry_run,
-                        batch_size=batch_size, restore_path=restore_path or _default_restore_path("prefer"),
+                        batch_size=batch_size, restore_path=_restore_path("prefer", restore_path),
                         hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
@@ -79,7 +80,7 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
         return demote_plan(state, broker, include_preferred, matcher)
 
     report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
-                        restore_path=restore_path or _default_restore_path("demote"), hooks=hooks)
+                        restore_path=_restore_path("demote", restore_path), hooks=hooks)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -106,9 +107,9 @@ def _restore_file_noted(report: MoveReport, asked: Path | None, hooks: Hooks) ->
     return report
 
 
-def _default_restore_path(command: str) -> Callable[[ClusterState], Path]:
-    """The default restore file, named after the cluster read (`restore_file.default_restore_path`)."""
-    return lambda state: default_restore_path(command, state.cluster_id)
+def _restore_path(command: str, given: Path | None) -> Callable[[ClusterState], Path]:
+    """The restore file, a default name after the cluster read (`restore_file.restore_path`)."""
+    return lambda state: restore_file_path(command, given, state.cluster_id)
 
 
 def _carry_out(connection: Connection, command: str, plan_for: Callable[[ClusterState], MovePlan], *,

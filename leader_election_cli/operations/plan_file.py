@@ -6,23 +6,33 @@ from __future__ import annotations
 import functools
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
+from leader_election_cli.local_files import run_file_name
 from leader_election_cli.selection.files import shipped_schema, strict_validator
 
 _HINT = "Give a file written by kafka-leaders balance --plan-file PATH (without --execute)."
 
 
 def check_writable(path: Path) -> None:
-    """Before anything is read from the cluster: the plan file can be created (never overwritten)."""
+    """Before anything is read from the cluster: the plan file can be created (never overwritten); a
+    directory takes a new file (`plan_path`)."""
+    if path.is_dir():
+        return
     if path.exists():
         raise InputError(f"Plan file {shown(str(path))} already exists; nothing was written",
                          hint="Give another --plan-file path: an existing plan file is never overwritten.")
     if not path.parent.is_dir():
         raise InputError(f"Plan file {shown(str(path))}: the directory {shown(str(path.parent))} does not exist",
                          hint="Create the directory first.")
+
+
+def plan_path(path: Path, cluster_id: str | None, now: datetime | None = None) -> Path:
+    """`path`, or in it <cluster id>-balance-plan-<UTC time>.json when it is a directory."""
+    return path / run_file_name(cluster_id, "balance-plan", now) if path.is_dir() else path
 
 
 def write_plan_file(path: Path, document: dict[str, Any]) -> None:

@@ -26,18 +26,20 @@ def rebalance(connection: Connection, threshold: float, *, dry_run: bool = False
     not raise: the run says what was found and done before it, and `stopped_by` holds the failure.
 
     A dry run sends nothing, so it takes no lock and never waits on a real run. A `lock_file` is taken
-    before connecting; the default one is the cluster's (after its cluster id, read after connecting).
+    before connecting; the default one is the cluster's (after its cluster id, read after connecting), in
+    the user's lock directory or in `lock_file` when that is a directory.
     """
     settings = connection.settings(hooks.warn)
     run = RebalanceRun(threshold, dry_run)
     try:
         with ExitStack() as stack:
-            if lock_file is not None and not dry_run:
+            in_directory = lock_file is not None and lock_file.is_dir()  # the cluster's lock in it
+            if lock_file is not None and not in_directory and not dry_run:
                 stack.enter_context(exclusive_lock(lock_file))
             cluster = stack.enter_context(connection.open(settings))
-            if lock_file is None and not dry_run:
+            if (lock_file is None or in_directory) and not dry_run:
                 stack.enter_context(exclusive_lock(default_lock_path(cluster.cluster_id(),
-                                                                     connection.bootstrap_servers)))
+                                                                     connection.bootstrap_servers, lock_file)))
             _elect_unbalanced(cluster, run, batch_size=batch_size, batch_interval=batch_interval)
     except LeaderElectionError as exc:
         run.stop(exc)

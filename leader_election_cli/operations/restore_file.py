@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
-from leader_election_cli.local_files import read_regular_file, write_atomically
+from leader_election_cli.local_files import read_regular_file, run_file_name, write_atomically
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.reorders import Move
 from leader_election_cli.selection.files import shipped_schema, strict_validator
@@ -47,12 +46,21 @@ def state_directory() -> Path:
 
 
 def default_restore_path(command: str, cluster_id: str | None, now: datetime | None = None) -> Path:
-    """<state directory>/<cluster id>-<command>-<UTC time>.json (`state_directory`); the time to the
-    millisecond, so that runs in the same second never collide."""
-    now = now or datetime.now(timezone.utc)
-    cluster = re.sub(r"[^A-Za-z0-9_.-]", "_", cluster_id or "unknown-cluster")
-    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
-    return state_directory() / f"{cluster}-{command}-{stamp}.json"
+    """<state directory>/<cluster id>-<command>-<UTC time>.json (`state_directory`, `default_restore_name`)."""
+    return state_directory() / default_restore_name(command, cluster_id, now)
+
+
+def default_restore_name(command: str, cluster_id: str | None, now: datetime | None = None) -> str:
+    """<cluster id>-<command>-<UTC time>.json, the name of a restore file nobody named."""
+    return run_file_name(cluster_id, command, now)
+
+
+def restore_path(command: str, given: Path | None, cluster_id: str | None) -> Path:
+    """Where a run's restore file goes: `given`, or under its default name in `given` when that is a
+    directory, or the default (`default_restore_path`) when nothing was given."""
+    if given is None:
+        return default_restore_path(command, cluster_id)
+    return given / default_restore_name(command, cluster_id) if given.is_dir() else given
 
 
 def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
