@@ -447,12 +447,12 @@ def _security(sb: Any, o: dict[str, Any], c: _Checked) -> list[str]:
 
 def _broker_table(summary: Any) -> Any:
     """One row per broker: address, rack (when any has one), state, leaders, preferred replicas."""
-    from rich.table import Table
+    from leader_election_cli.render.tables import make_table
 
-    table = Table(title=f"{summary.partitions} partitions", title_justify="left")
     racks = any(b.rack for b in summary.brokers)
-    for column in ("broker", "address", *(("rack",) if racks else ()), "state", "leads", "preferred for"):
-        table.add_column(column, justify="right" if column in ("leads", "preferred for") else "left")
+    table = make_table(f"{summary.partitions} partitions", *(
+        (column, "right" if column in ("leads", "preferred for") else "left")
+        for column in ("broker", "address", *(("rack",) if racks else ()), "state", "leads", "preferred for")))
     for b in summary.brokers:
         table.add_row(str(b.broker), b.address, *((b.rack or "",) if racks else ()),
                       "up" if b.live else "[red]down[/red]", str(b.leaders), str(b.preferred))
@@ -463,6 +463,7 @@ def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
     """The sandbox's summary on stdout: release, features, addresses, security, brokers, the scenario."""
     from rich.console import Console
 
+    from leader_election_cli.render.tables import print_line, print_table
     from leader_election_cli.sandbox.scenarios import summarize
 
     console = Console(highlight=False)
@@ -472,23 +473,23 @@ def show(sb: Any, o: dict[str, Any], c: _Checked) -> None:
     if sb.cluster.features:
         from leader_election_cli.sandbox.versions import METADATA_VERSION, metadata_version_name
 
-        console.print("Features: " + ", ".join(
+        print_line(console, "Features: " + ", ".join(
             f"{name}={level}" + (f" ({metadata_version_name(level)})" if name == METADATA_VERSION else "")
-            for name, level in sorted(sb.cluster.features.items())), soft_wrap=True)
-    console.print(f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]", soft_wrap=True)
+            for name, level in sorted(sb.cluster.features.items())))
+    print_line(console, f"Bootstrap servers: [bold]{sb.bootstrap_servers}[/bold]")
     if o["zookeeper"]:
-        console.print(f"ZooKeeper: [bold]{o['zookeeper']}[/bold]", soft_wrap=True)
+        print_line(console, f"ZooKeeper: [bold]{o['zookeeper']}[/bold]")
     if sb.security_protocol != "PLAINTEXT":
-        console.print("; ".join(_security(sb, o, c)), soft_wrap=True)
-    console.print(_broker_table(summary))
+        print_line(console, "; ".join(_security(sb, o, c)))
+    print_table(console, _broker_table(summary))
     if o["auto_leader_rebalance"]:
-        console.print(f"auto.leader.rebalance.enable=true: the controller elects preferred leaders every "
+        print_line(console, f"auto.leader.rebalance.enable=true: the controller elects preferred leaders every "
                       f"{o['leader_imbalance_check_interval']:g} s, as Kafka does (--no-auto-leader-rebalance "
-                      "keeps leaders where they are).", soft_wrap=True)
+                      "keeps leaders where they are).")
     for label, names in (("led off their preferred replica", summary.off_preferred),
                          ("without a leader", summary.leaderless),
                          ("under min.insync.replicas", summary.under_min_isr)):
         if names:
             shown = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
-            console.print(f"{len(names)} partition(s) {label}: {shown}", soft_wrap=True)
+            print_line(console, f"{len(names)} partition(s) {label}: {shown}")
 

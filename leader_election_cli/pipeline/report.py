@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from leader_election_cli.pipeline.summary import Summary
+from leader_election_cli.render.tables import make_table, print_line, print_table
 
 
 def render(summary: Summary, console: Console) -> None:
@@ -16,12 +18,10 @@ def render(summary: Summary, console: Console) -> None:
     if summary.bad_rows:
         console.print(f"Bad rows: {summary.bad_row_count:,}, left out of the analysis and kept in "
                       f"{escape(summary.tables['bad_rows'])}", highlight=False)
-        bad = Table()
-        bad.add_column("reason")
-        bad.add_column("rows", justify="right")
+        bad = make_table(None, ("reason", "left"), ("rows", "right"))
         for reason, count in sorted(summary.bad_rows.items(), key=lambda item: (-item[1], item[0])):
             bad.add_row(escape(reason), f"{count:,}")
-        console.print(bad)
+        print_table(console, bad)
     else:
         console.print("No bad rows.")
     if summary.legacy_rows:
@@ -30,7 +30,7 @@ def render(summary: Summary, console: Console) -> None:
                       f"under-replicated there, and their min_insync_replicas may be the topic's, uncapped; "
                       f"take new snapshots for exact counts", highlight=False)
     if summary.clusters:
-        console.print(_clusters_table(summary))
+        print_table(console, _clusters_table(summary))
         _partition_lists(summary, console)
     for cluster, taken_at in summary.unusable_latest.items():
         console.print(f"[bold red]Cluster {escape(cluster)}: its latest snapshot ({taken_at}) has no usable row, "
@@ -42,7 +42,7 @@ def render(summary: Summary, console: Console) -> None:
                       f"(at most {summary.batch_size:,} partitions each), run each with:")
         console.print(f"  kafka-leader-election --bootstrap-server HOST:PORT --election-type preferred "
                       f"--path-to-json-file {summary.plans_dir}/{planned[0].plan_dir}/batch-0001.json",
-                      soft_wrap=True, highlight=False, markup=False)
+                      soft_wrap=True, highlight=False, markup=False)  # a command: whole, to copy
     else:
         console.print(f"No partition needs a preferred election at threshold {summary.threshold_pct:g}%: "
                       f"no plan files written.")
@@ -61,21 +61,21 @@ def _balance_plans(summary: Summary, console: Console) -> None:
             console.print(f"  {escape(c.cluster)}: no plan (its latest snapshot has bad rows)", highlight=False)
             continue
         optimal = " (optimal)" if c.balance_max_after == c.balance_lower_bound else ""
-        console.print(f"  {escape(c.cluster)}: most leaders on a broker {c.balance_max_before} -> "
+        print_line(console, f"  {escape(c.cluster)}: most leaders on a broker {c.balance_max_before} -> "
                       f"{c.balance_max_after}{optimal}, {c.balance_changes:,} partition(s) to change: "
-                      f"{escape(c.balance_plan)}", highlight=False, soft_wrap=True)
+                      f"{escape(c.balance_plan)}")
 
 
 SHOWN = 5  # partitions listed per condition on the terminal; the tables hold them all
 
 
-def _clusters_table(summary: Summary) -> Table:
-    table = Table(title=f"Latest snapshot per cluster (imbalance threshold {summary.threshold_pct:g}%)",
-                  title_justify="left")
-    for name in ("cluster", "latest (UTC)", "partitions", "down brokers", "not preferred", "under-repl.",
-                 "under min ISR", "offline", "fixable", "planned", "worst broker", "brokers above", "plan files"):
-        table.add_column(name, justify="left" if name in ("cluster", "latest (UTC)", "down brokers") else "right",
-                         overflow="fold")
+def _clusters_table(summary: Summary) -> Any:
+    """One row per cluster; on a narrow terminal one block per cluster (`render.tables.print_table`)."""
+    table = make_table(f"Latest snapshot per cluster (imbalance threshold {summary.threshold_pct:g}%)",
+                       *((name, "left" if name in ("cluster", "latest (UTC)", "down brokers") else "right")
+                         for name in ("cluster", "latest (UTC)", "partitions", "down brokers", "not preferred",
+                                      "under-repl.", "under min ISR", "offline", "fixable", "planned",
+                                      "worst broker", "brokers above", "plan files")))
     for c in summary.clusters:
         worst = f"{c.max_imbalance_ratio:.1%} (broker {c.worst_broker})" if c.worst_broker is not None else "-"
         above = f"[red]{c.brokers_above_threshold}[/red]" if c.brokers_above_threshold else "0"
@@ -93,5 +93,4 @@ def _partition_lists(summary: Summary, console: Console) -> None:
                              ("under-replicated", c.under_replicated_partitions)):
             if names:
                 more = f" and {len(names) - SHOWN:,} more" if len(names) > SHOWN else ""
-                console.print(f"{escape(c.cluster)}: {label}: {escape(', '.join(names[:SHOWN]))}{more}",
-                              highlight=False, soft_wrap=True)
+                print_line(console, f"{escape(c.cluster)}: {label}: {escape(', '.join(names[:SHOWN]))}{more}")

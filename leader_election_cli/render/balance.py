@@ -6,7 +6,15 @@ from typing import IO, Any
 
 from leader_election_cli.model import ControllerMode, Outcome
 from leader_election_cli.render import election as render
-from leader_election_cli.render.tables import brokers_above, make_console, make_table, names, pct, print_table
+from leader_election_cli.render.tables import (
+    brokers_above,
+    make_console,
+    make_table,
+    names,
+    pct,
+    print_line,
+    print_table,
+)
 from leader_election_cli.reports.balance import ClusterBalance, LeadershipOptimum, RebalanceRun, StatusReport
 
 # -- status -------------------------------------------------------------------------------------------
@@ -53,14 +61,13 @@ def render_status_table(report: StatusReport, out: IO[str], color: bool | None =
     for label, count, partitions in lines:
         style = "bold red" if count and partitions and label not in _NOT_ALARMING else ""
         text = f"{label}: {count}" + (f" ({names(partitions)})" if partitions else "")
-        console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
+        print_line(console, f"[{style}]{text}[/]" if style else text)
         if label == "Under min.insync.replicas" and report.min_isr_unknown:
-            console.print(f"[bold yellow]  not known for {len(report.min_isr_unknown)} topic(s), whose configs "
-                          f"could not be read (DESCRIBE_CONFIGS needed): {names(report.min_isr_unknown)}[/]",
-                          highlight=False, soft_wrap=True)
-    console.print(f"Automatic leader rebalance: {_auto_rebalance(report)}", highlight=False, soft_wrap=True)
+            print_line(console, f"[bold yellow]  not known for {len(report.min_isr_unknown)} topic(s), whose configs "
+                          f"could not be read (DESCRIBE_CONFIGS needed): {names(report.min_isr_unknown)}[/]")
+    print_line(console, f"Automatic leader rebalance: {_auto_rebalance(report)}")
     if report.optimum is not None:
-        console.print(optimum_line(report.optimum), highlight=False, soft_wrap=True)
+        print_line(console, optimum_line(report.optimum))
     if report.fail_above is not None:
         failing = brokers_above(report.failing)
         console.print(f"Brokers above {report.fail_above:g}%: {failing}" if failing else
@@ -106,7 +113,7 @@ def render_rebalance_table(run: RebalanceRun, out: IO[str], err: IO[str], color:
         print_table(console, _broker_table(title, run.before, run.threshold, after))
     if run.election is not None:
         render.render_table(run.election, out, err, color=color)
-    console.print(rebalance_summary(run), highlight=False, soft_wrap=True)
+    print_line(console, rebalance_summary(run))
 
 
 def rebalance_summary(run: RebalanceRun) -> str:

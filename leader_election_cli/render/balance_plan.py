@@ -7,7 +7,7 @@ from typing import IO, Any
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
-from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_table
+from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_line, print_table
 from leader_election_cli.reports.balance_plan import BalanceReport
 
 BAR_WIDTH = 20  # characters for the busiest broker's bar
@@ -56,14 +56,14 @@ def render_balance_table(report: BalanceReport, out: IO[str], err: IO[str], colo
             per_rack.add_row(r.rack, str(r.leaders_before), str(r.leaders_after))
         print_table(console, per_rack)
     for line in summary_lines(report):
-        console.print(line, highlight=False, soft_wrap=True)
+        print_line(console, line)
     _partitions(report, console)
     if report.restore_file:
-        console.print(f"Restore file: {report.restore_file} (kafka-leaders restore {report.restore_file} puts the "
-                      "replica orders back)", highlight=False, soft_wrap=True)
+        print_line(console, f"Restore file: {report.restore_file} (kafka-leaders restore {report.restore_file} "
+                            "puts the replica orders back)")
     if report.plan_file and report.dry_run:
-        console.print(f"Plan written to {report.plan_file}: kafka-leaders balance --execute --plan-file "
-                      f"{report.plan_file} runs exactly this plan", highlight=False, soft_wrap=True)
+        print_line(console, f"Plan written to {report.plan_file}: kafka-leaders balance --execute --plan-file "
+                      f"{report.plan_file} runs exactly this plan")
     if report.interrupted:
         err.write("Interrupted: stopped after the request in flight.\n")
     if report.aborted_reason:

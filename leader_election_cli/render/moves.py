@@ -7,7 +7,7 @@ from typing import IO
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
-from leader_election_cli.render.tables import broker_text, ids, inert, make_console, make_table, print_table
+from leader_election_cli.render.tables import broker_text, ids, inert, make_console, make_table, print_line, print_table
 from leader_election_cli.reports.moves import MoveReport, MoveResult
 from leader_election_cli.reports.outcomes import outcome_word
 
@@ -32,8 +32,8 @@ def render_moves_table(report: MoveReport, out: IO[str], err: IO[str], color: bo
     counts = ", ".join(f"{n} {label}" for label, n in Counter(map(_move_label, report.results)).items())
     console.print(f"{len(report.results)} partition(s): {counts or 'nothing to do'}")
     if report.restore_file:
-        console.print(f"Restore file: {report.restore_file} (kafka-leaders restore {report.restore_file} "
-                      "puts the replica orders back)", highlight=False, soft_wrap=True)
+        print_line(console, f"Restore file: {report.restore_file} (kafka-leaders restore {report.restore_file} "
+                      "puts the replica orders back)")
     if report.interrupted:
         err.write("Interrupted: stopped after the request in flight.\n")
     if report.aborted_reason:

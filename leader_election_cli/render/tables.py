@@ -37,9 +37,8 @@ def make_console(out: IO[str], color: bool | None = None) -> Any:
                    no_color=wanted is False, color_system=None if wanted is False else "auto")
 
 
-def make_table(title: str, *columns: tuple[str, str]) -> Any:
-    """A table whose cells wrap in a narrow terminal and whose headers never do (each column is at least
-    as wide as its header when printed by `print_table`; the renderers' headers fit in 60 columns)."""
+def make_table(title: str | None, *columns: tuple[str, str]) -> Any:
+    """A table for `print_table`, which fits it to the terminal (headers whole, names never broken)."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
@@ -49,23 +48,80 @@ def make_table(title: str, *columns: tuple[str, str]) -> Any:
 
 
 def print_table(console: Any, table: Any) -> None:
-    """Print `table` within the console's width: when it is too wide, every column keeps its header's
-    width and the columns with more to show share the rest (rich alone can squeeze a header mid-word)."""
+    """Print `table` within the console's width, never breaking a header or a word (a topic name is one):
+    as it is when it fits; else with the columns narrowed, each to no less than its header and its longest
+    word, so cells wrap between words; else (a narrow terminal: 60 columns) one block per row, each value
+    after its header (`print_records`)."""
     from rich.text import Text
 
     columns = table.columns
     available = console.width - (len(columns) + 1) - 2 * len(columns)  # borders, one space each side
+    cells = [[Text.from_markup(str(cell)).plain for cell in c._cells] for c in columns]
     headers = [Text.from_markup(str(c.header)).cell_len for c in columns]
-    wanted = [max([h, *(max(map(len, Text.from_markup(str(cell)).plain.splitlines() or [""]))
-                        for cell in c._cells)]) for c, h in zip(columns, headers, strict=True)]
-    if sum(wanted) > available >= sum(headers):
-        extra, more = available - sum(headers), [w - h for w, h in zip(wanted, headers, strict=True)]
-        for column, header, want in zip(columns, headers, more, strict=True):
-            column.width = header + extra * want // sum(more)
+    wanted = [max([h, *(max(map(len, cell.splitlines() or [""])) for cell in texts)])
+              for texts, h in zip(cells, headers, strict=True)]
+    least = [max([h, *(len(word) for cell in texts for word in cell.split())])
+             for texts, h in zip(cells, headers, strict=True)]
     title, table.title = table.title, None  # on its own line: a narrow table would wrap a long title
     if title:
-        console.print(title, style="table.title", markup=False, soft_wrap=True)
-    console.print(table)
+        print_line(console, title, style="table.title", markup=False)
+    if sum(wanted) <= available:
+        console.print(table)
+    elif sum(least) <= available:
+        extra, more = available - sum(least), [w - m for w, m in zip(wanted, least, strict=True)]
+        for column, low, want in zip(columns, least, more, strict=True):
+            column.width = low + extra * want // sum(more)
+        console.print(table)
+    else:
+        print_records(console, table)
+
+
+def print_records(console: Any, table: Any) -> None:
+    """`table` as one block per row: each value after its header, on the next line (indented) when both do
+    not fit on one; values are wrapped between words only (`print_line`)."""
+    from rich.text import Text
+
+    columns = table.columns
+    label_width = max(Text.from_markup(str(c.header)).cell_len for c in columns)
+    for row in range(table.row_count):
+        if row:
+            console.print()
+        for column in columns:
+            header, value = Text.from_markup(str(column.header)).plain, Text.from_markup(str(column._cells[row]))
+            if not value.plain:
+                continue
+            if label_width + 2 + value.cell_len <= console.width:
+                print_line(console, Text.assemble((header.ljust(label_width), "bold"), "  ", value))
+            else:
+                print_line(console, Text(header, style="bold"))
+                print_line(console, Text.assemble("  ", value))
+
+
+def print_line(console: Any, text: Any, *, markup: bool = True, style: str | None = None) -> None:
+    """Status for a person (markup, or a rich Text): on a terminal, wrapped at its width between words, never
+    inside one (a word longer than the line, a path say, stays whole for the terminal to fold); elsewhere
+    (a pipe, a file) one line, as written."""
+    import re
+
+    from rich.text import Text
+
+    whole = text if isinstance(text, Text) else Text.from_markup(text) if markup else Text(text)
+    if style:
+        whole.stylize(style)
+    if not console.is_terminal:
+        console.print(whole, soft_wrap=True)
+        return
+    for line in whole.split("\n"):
+        indent = line.plain[:len(line.plain) - len(line.plain.lstrip())]  # kept on the lines it wraps onto
+        breaks, start, placed = [], 0, False
+        for word in re.finditer(r"\S+", line.plain):
+            if placed and word.end() - start + (len(indent) if breaks else 0) > console.width:
+                breaks.append(word.start())
+                start = word.start()
+            placed = True
+        for number, piece in enumerate(line.divide(breaks)):
+            piece.rstrip()
+            console.print(Text.assemble(indent, piece) if number else piece, soft_wrap=True)
 
 
 def inert(text: object) -> str:
