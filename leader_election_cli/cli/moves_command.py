@@ -70,7 +70,8 @@ led by the broker the move asked for. A dry run lists refusals too, and exits 0.
 
 
 def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--restore-file, --batch-size, --dry-run and --output, shared by prefer and demote."""
+    """--restore-file, --batch-size, --dry-run and --output, shared by prefer and demote (balance has its own
+    --restore-file, applied by the same `restore_file_path`)."""
     for option in reversed((
         click.option("--restore-file", metavar="PATH",
                      help="Where to save the current replica orders before changing them (a file, never "
