@@ -186,7 +186,8 @@ def _output_file(path: str | None, option: str, *, directory_ok: bool = False, d
     if names_a_directory(path):
         if directory_ok:
             return make_directories(file, option, path)
-        raise InputError(f"{option} {shown(path)} is a directory", hint=f"Give {option} a file path.")
+        what = "is a directory" if file.is_dir() else "names a directory (it ends in /)"
+        raise InputError(f"{option} {shown(path)} {what}", hint=f"Give {option} a file path.")
     if file.exists() and not file.is_file() and not (device_ok and file.is_char_device()):
         raise InputError(f"{option} {shown(path)} is {kind_of(file.stat().st_mode)}, not a regular file",
                          hint=f"Give {option} a file path.")
