@@ -9,8 +9,10 @@ import subprocess
 import sys
 from collections.abc import Callable
 from functools import partial
+from importlib import resources
 from pathlib import Path
 
+import jsonschema
 import pytest
 from commands import run_command
 from prometheus_client.parser import text_string_to_metric_families
@@ -122,11 +124,16 @@ def test_dry_run_sends_no_election_and_takes_no_lock(sb: Sandbox, tmp_path: Path
     before, expected = ratios(sb), candidates(sb)
     with open(tmp_path / "lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        code, out, _ = rebalance(sb, tmp_path, "--output", "json", "--dry-run")
+        code, out, _ = rebalance(sb, tmp_path, "--output", "json", "--dry-run",
+                                 "--audit-log", str(tmp_path / "a.jsonl"))
     doc = json.loads(out)
     assert (code, doc["dry_run"], doc["candidates"]) == (0, True, expected)
     assert {p["outcome"] for p in doc["partitions"]} == {"would_elect"}
     assert doc["summary"]["would_elect"] == doc["summary"]["total"] == expected
+    audit = json.loads((tmp_path / "a.jsonl").read_text())
+    assert (audit["schema_version"], audit["done"]["would_elect"], audit["done"]["not_needed"]) == (2, expected, 0)
+    jsonschema.validate(audit, json.loads(resources.files("leader_election_cli").joinpath(
+        "schemas", "audit-line.schema.json").read_text()))
     assert sb.request_count(ELECT_LEADERS) == 0 and ratios(sb) == before
 
 

@@ -16,10 +16,12 @@ from leader_election_cli.planning.balance import (  # what the reports hold, per
 )
 from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
+from leader_election_cli.reports.outcomes import PREDICTIONS, outcome_counts
 from leader_election_cli.reports.run import Report
 
-SCHEMA_VERSION = 1  # status and the audit line
+SCHEMA_VERSION = 1  # status
 REBALANCE_SCHEMA_VERSION = 2  # 2: a dry run's partitions are would_elect, not_needed or would_fail
+AUDIT_SCHEMA_VERSION = 2  # 2: a dry run's counts are would_elect, not_needed and would_fail (1: predicted)
 
 
 @dataclass(frozen=True)
@@ -212,10 +214,11 @@ def balance_document(b: ClusterBalance | None, threshold: float | None = None) -
 
 def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, Any]:
     """One JSON line for --audit-log: when, what was found, what was done, the exit code."""
-    done = {o.value: run.count(o) for o in (Outcome.ELECTED, Outcome.ALREADY_ELECTED, Outcome.FAILED,
-                                            Outcome.NOT_ATTEMPTED, Outcome.PREDICTED)}
+    counts = outcome_counts(run.election.results if run.election else [])
+    done = {word: counts[word] for word in (Outcome.ELECTED.value, Outcome.ALREADY_ELECTED.value, Outcome.FAILED.value,
+                                            Outcome.NOT_ATTEMPTED.value, *PREDICTIONS)}
     return {
-        "schema_version": SCHEMA_VERSION,  # schemas/audit-line.schema.json
+        "schema_version": AUDIT_SCHEMA_VERSION,  # schemas/audit-line.schema.json
         "time": run.started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "command": "rebalance",
         "cluster_id": run.cluster_id,
