@@ -43,15 +43,17 @@ def outcome_word(outcome: Outcome, error_code: int) -> str:
     return NOT_NEEDED if error_code == kafka_errors.ELECTION_NOT_NEEDED else WOULD_FAIL
 
 
-_OUTCOME = attrgetter("outcome")
+_OUTCOME, _ERROR_CODE = attrgetter("outcome"), attrgetter("error_code")
 
 
 def outcome_counts(results: Sequence[_Result]) -> Counter[str]:
     """How many partitions have each outcome word."""
     counts = Counter({o.value: n for o, n in Counter(map(_OUTCOME, results)).items()})  # (C loops: a million)
-    if counts[Outcome.PREDICTED.value]:
-        del counts[Outcome.PREDICTED.value]
-        counts.update(outcome_word(r.outcome, r.error_code) for r in results if r.outcome is Outcome.PREDICTED)
+    predicted = counts.pop(Outcome.PREDICTED.value, 0)
+    if predicted:  # a dry run predicts every partition: counted by error code, in C loops too
+        among = results if predicted == len(results) else [r for r in results if r.outcome is Outcome.PREDICTED]
+        for code, n in Counter(map(_ERROR_CODE, among)).items():
+            counts[outcome_word(Outcome.PREDICTED, code)] += n
     return counts
 
 
