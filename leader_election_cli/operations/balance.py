@@ -79,7 +79,7 @@ def balance(connection: Connection, *, execute: bool = False, exclude_brokers: C
                 write_plan_file(Path(plan_file), document(report))
             return report
         moves = _move_plan(state, report.partitions)
-        restore = restore_path or default_restore_path("balance")
+        restore = restore_path or default_restore_path("balance", state.cluster_id)
         report.moves = run_moves(cluster, state, moves, restore_path=restore, batch_size=batch_size,
                                  wait_seconds=settings.api_timeout_ms / 2000)
         if report.moves.aborted_exit is not None:
