@@ -20,6 +20,7 @@ from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import ClientSettings
+from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.model import ElectionType, TopicPartition
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.scenarios import build
@@ -139,3 +140,19 @@ def test_a_controller_failure_is_read_back_and_the_rest_sent_again(keeps: bool) 
         assert summary["elected"] == 100 and summary["failed"] == summary["unconfirmed"] == 0
         assert sb.failovers == 1 and led_by_preferred(sb) == 100
         assert elect_requests(sb) == [None] + ([] if keeps else [50, 50])  # all partitions, then what is left
+
+
+def test_reorders_count_against_the_same_limits(big: Sandbox) -> None:
+    """AlterPartitionReassignments writes one record per partition it changes, into the same bounded list."""
+    big.failover_keeps_writes = False
+    orders = {TopicPartition(f"t{p // 7_000}", p % 7_000): None for p in range(10_001)}
+    with ClusterConnection.connect(big.bootstrap_servers, ClientSettings()) as cluster:
+        state = cluster.describe()
+        reversed_ = {tp: tuple(reversed(state.partitions[tp].replicas)) for tp in orders}
+        with pytest.raises(LeaderElectionError, match="PolicyViolationException"):
+            cluster.alter_replica_order(reversed_)
+        ten_thousand = dict(list(reversed_.items())[:10_000])
+        with pytest.raises(LeaderElectionError, match="UnknownServerException"):
+            cluster.alter_replica_order(ten_thousand)
+    assert all(big.partition_state(tp.topic, tp.partition).replicas == state.partitions[tp].replicas for tp in orders)
+    big.failover_keeps_writes = None

@@ -77,7 +77,7 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
               help="Without --execute: write the plan there for review (never overwritten). With --execute: run "
                    "exactly that plan, refused if the cluster changed since.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              metavar="N", help="Reorder and elect at most N partitions per request.")
+              metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--restore-file", metavar="PATH",
               help="With --execute: where to save the current replica orders first (never overwritten; default: "
                    "kafka-leaders-restore-balance-<UTC time>.json here).")

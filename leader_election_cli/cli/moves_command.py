@@ -71,7 +71,7 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-<command>-<UTC time>.json, "
                           "~/.local/state/... without it; the path is printed)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-                     metavar="N", help="Reorder and elect at most N partitions per request."),
+                     metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000)."),
         click.option("--dry-run", is_flag=True,
                      help="Show what would change and the predicted leaders; send nothing, write nothing."),
         output_option,
@@ -170,7 +170,7 @@ Examples:
 @connection_options
 @click.argument("restore_file", metavar="FILE")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              metavar="N", help="Reorder and elect at most N partitions per request.")
+              metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--dry-run", is_flag=True, help="Show what would change and the predicted leaders; send nothing.")
 @output_option
 def restore(**o: Any) -> None:
