@@ -22,6 +22,7 @@ from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import LeaderElectionError
 from leader_election_cli.model import ElectionType, TopicPartition
+from leader_election_cli.planning import batches
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.scenarios import build
 from leader_election_cli.sandbox.versions import KAFKA_4_1_LIMITS, ControllerLimits
@@ -156,3 +157,22 @@ def test_reorders_count_against_the_same_limits(big: Sandbox) -> None:
             cluster.alter_replica_order(ten_thousand)
     assert all(big.partition_state(tp.topic, tp.partition).replicas == state.partitions[tp].replicas for tp in orders)
     big.failover_keeps_writes = None
+
+
+@pytest.mark.parametrize("command", ["demote", "drop-in", "elect"])
+def test_no_request_carries_more_than_the_safe_size_whatever_the_batch_size(
+        sandbox_factory, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """--batch-size above the safe size (here made 3) is sent in requests of that size, reorders included."""
+    monkeypatch.setattr(batches, "SAFE_CHANGES_PER_REQUEST", 3)
+    sb = sandbox_factory(topics={"t": {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(9)}},
+                         broker_configs={"auto.leader.rebalance.enable": "false"})
+    for pid in range(9):
+        sb.set_leader("t", pid, 1 + (pid + 1) % 3)
+    args = {"demote": [cli, "demote", "--broker", "1"], "elect": [cli, "elect", "--all-topic-partitions"],
+            "drop-in": [drop_in, "--election-type", "preferred", "--all-topic-partitions"]}[command]
+    code, _, err = run_command(args[0], *args[1:], "--bootstrap-server", sb.bootstrap_servers, "--batch-size", "100",
+                               "--output", "json")
+    assert code == 0, err
+    sizes = [(r.api_key, r.partitions) for r in sb.request_log if r.api_key in (ELECT_LEADERS, ALTER_REASSIGNMENTS)]
+    assert sizes and all(n <= 3 for _, n in sizes) and max(n for _, n in sizes) == 3
+    assert command != "demote" or {key for key, _ in sizes} == {ELECT_LEADERS, ALTER_REASSIGNMENTS}
