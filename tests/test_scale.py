@@ -176,3 +176,16 @@ def test_no_request_carries_more_than_the_safe_size_whatever_the_batch_size(
     sizes = [(r.api_key, r.partitions) for r in sb.request_log if r.api_key in (ELECT_LEADERS, ALTER_REASSIGNMENTS)]
     assert sizes and all(n <= 3 for _, n in sizes) and max(n for _, n in sizes) == 3
     assert command != "demote" or {key for key, _ in sizes} == {ELECT_LEADERS, ALTER_REASSIGNMENTS}
+
+
+def test_the_read_back_waits_in_proportion_to_what_was_elected() -> None:
+    """Brokers that take 12.5 s to show 5,000 changes (2.5 ms a record): past a flat 10 s wait, within 10 s +
+    2 ms per partition answered elected (20 s, under the default 30 s --timeout)."""
+    with Sandbox(metadata_lag_per_record_s=0.0025, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+        sb.create_topic("t", 5_000, 3)
+        for pid, p in enumerate(sb.cluster.topics["t"].partitions):
+            sb.set_leader("t", pid, p.replicas[1])
+        code, out, err = run_command(drop_in, "--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                     "preferred", "--all-topic-partitions", "--output", "json")
+        summary = json.loads(out)["summary"]
+        assert (code, err, summary["elected"], summary["unconfirmed"]) == (0, "", 5_000, 0)
