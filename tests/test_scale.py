@@ -189,3 +189,15 @@ def test_the_read_back_waits_in_proportion_to_what_was_elected() -> None:
                                      "preferred", "--all-topic-partitions", "--output", "json")
         summary = json.loads(out)["summary"]
         assert (code, err, summary["elected"], summary["unconfirmed"]) == (0, "", 5_000, 0)
+
+
+def test_a_4_0_controller_takes_exactly_10000_changes() -> None:
+    """3.9's and 4.0's Raft take appendRecords' empty last batch as a no-op: only 4.1 fails at 10,000."""
+    with Sandbox(kafka_version="4.0", broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+        assert not sb.kafka_version.controller.empty_batch_fails
+        sb.create_topic("t", 10_000, 3)
+        for pid, p in enumerate(sb.cluster.topics["t"].partitions):
+            sb.set_leader("t", pid, p.replicas[1])
+        with ClusterConnection.connect(sb.bootstrap_servers, ClientSettings()) as cluster:
+            answer = cluster.elect(ElectionType.PREFERRED, [TopicPartition("t", p) for p in range(10_000)])
+        assert answer.error_code == kafka_errors.NONE and sb.failovers == 0 and led_by_preferred(sb) == 10_000
