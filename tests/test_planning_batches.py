@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leader_election_cli.planning.batches import batches, split_in_halves
+from leader_election_cli.planning.batches import (
+    MAX_CHANGES_PER_REQUEST,
+    SAFE_CHANGES_PER_REQUEST,
+    batches,
+    request_size,
+    split_in_halves,
+)
 
 
 def test_batches_of_a_known_list():
@@ -42,3 +48,10 @@ def test_halves_are_non_empty_balanced_and_cover_the_batch(batch):
     first, second = split_in_halves(batch)
     assert first + second == batch
     assert first and second and 0 <= len(first) - len(second) <= 1
+
+
+def test_a_request_never_carries_more_than_the_safe_size() -> None:
+    """Half of a KRaft controller's 10,000 records per request: never its limit, never the 4.1 edge."""
+    assert SAFE_CHANGES_PER_REQUEST * 2 == MAX_CHANGES_PER_REQUEST
+    assert [request_size(n) for n in (None, 1, 4_999, 5_000, 9_999, 10_000, 10**9)] == \
+        [5_000, 1, 4_999, 5_000, 5_000, 5_000, 5_000]

@@ -82,7 +82,7 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
                    "plans/, created when missing, gets <cluster id>-balance-plan-<UTC time>.json). With --execute: "
                    "run exactly that plan, refused if the cluster changed since.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              metavar="N", help="Reorder and elect at most N partitions per request.")
+              metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--restore-file", metavar="PATH",
               help="With --execute: where to save the current replica orders first (a file, never overwritten, or "
                    "a directory such as backups/, created when missing, for the default name; "

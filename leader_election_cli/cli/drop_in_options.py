@@ -73,7 +73,8 @@ OPTIONS: tuple[Option, ...] = (
            help="Time limit for connecting and for each request batch (default: default.api.timeout.ms, "
                 "30 s); with --zookeeper, for the whole election."),
     Option("--batch-size", "batch_size", "number", metavar="N",
-           help="Send at most N partitions per request (default: one request, as Kafka does)."),
+           help="Send at most N partitions per request, never more than 5,000 (default: one request, as Kafka "
+                "does, up to 5,000 partitions; requests of 5,000 above that)."),
     Option("--batch-interval", "batch_interval", "number", default=0.0, metavar="SECONDS",
            help="Pause between batches."),
     Option("--dry-run", "dry_run", "flag", default=False,

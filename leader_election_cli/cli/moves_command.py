@@ -78,7 +78,7 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "overwritten, or a directory such as backups/, created when missing, for the default name; "
                           f"default: {restore_file_default('<command>')}; the path is printed)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-                     metavar="N", help="Reorder and elect at most N partitions per request."),
+                     metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000)."),
         click.option("--dry-run", is_flag=True,
                      help="Show what would change and the predicted leaders; send nothing, write nothing."),
         output_option,
@@ -178,7 +178,7 @@ Examples:
 @connection_options
 @click.argument("restore_file", metavar="FILE")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              metavar="N", help="Reorder and elect at most N partitions per request.")
+              metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--dry-run", is_flag=True, help="Show what would change and the predicted leaders; send nothing.")
 @output_option
 def restore(**o: Any) -> None:

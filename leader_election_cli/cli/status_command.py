@@ -101,7 +101,7 @@ Examples:
 @click.option("--threshold", type=Finite(0, 100), default=10, show_default=True, metavar="PCT",
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              metavar="N", help="Elect at most N partitions per request.")
+              metavar="N", help="Elect at most N partitions per request (never more than 5,000).")
 @click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
               help="Pause between batches.")
 @click.option("--dry-run", is_flag=True, help="Show what would be elected; send nothing (and take no lock).")

@@ -25,7 +25,7 @@ from leader_election_cli.model import (
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning.batches import MAX_CHANGES_PER_REQUEST
+from leader_election_cli.planning.batches import SAFE_CHANGES_PER_REQUEST, request_size
 from leader_election_cli.planning.prediction import Prediction, predict
 from leader_election_cli.reports.election import ElectionReport
 
@@ -136,15 +136,14 @@ def _send(cluster: ClusterConnection, election: Election, selected: Sequence[Top
           state: ClusterState, hooks: Hooks) -> ElectionReport:
     """The election itself, in batches, without the partitions that need none (when asked to skip them).
 
-    Without a batch size, an election of more partitions than a KRaft controller changes in one request
-    (10,000) goes out in requests of that size at once, without the partitions already led by their
-    preferred replica (a preferred election), rather than as one request refused and halved again and
-    again: the report (and Kafka's lines) is the same, those partitions being already elected."""
+    No request carries more than `SAFE_CHANGES_PER_REQUEST` (5,000, half of what a KRaft controller
+    changes in one: planning/batches.py), whatever batch size was asked. Without a batch size, an election
+    of more partitions than that goes out in requests of that size at once, without the partitions already
+    led by their preferred replica (a preferred election), rather than as one request refused and halved
+    again and again: the report (and Kafka's lines) is the same, those partitions being already elected."""
     total = len(state.partitions) if selected is None else len(selected)
-    batch_size = election.batch_size
-    large = batch_size is None and total > MAX_CHANGES_PER_REQUEST
-    if large:
-        batch_size = MAX_CHANGES_PER_REQUEST
+    large = election.batch_size is None and total > SAFE_CHANGES_PER_REQUEST
+    batch_size = request_size(election.batch_size) if election.batch_size is not None or large else None
     already = []
     if (election.skip_already_elected or large) and election.election_type is ElectionType.PREFERRED:
         already = execution.led_by_preferred(state, state.partitions if selected is None else selected)

@@ -1,10 +1,14 @@
 """Execution: send an election in batches and record every partition's outcome; or predict it.
 
-Batches go one at a time, each with a whole API timeout. POLICY_VIOLATION (a KRaft controller refusing
-a request that would change more than 10,000 partitions) splits the batch in halves and retries;
-NOT_CONTROLLER is retried by the cluster layer; a lost connection reconnects once, and a second loss
-stops the run; a stop signal (operations/signals.py) stops it after the batch in flight. Whatever happens,
-the report lists every selected partition exactly once.
+Batches go one at a time, each with a whole API timeout, none larger than planning/batches.py's
+`SAFE_CHANGES_PER_REQUEST`. POLICY_VIOLATION (a KRaft controller refusing a request that would change
+more than 10,000 partitions) splits the batch in halves and retries; UNKNOWN_SERVER_ERROR on a whole
+request is the controller failing (4.1 at exactly 10,000 changes, then a failover), not the partitions'
+verdict: their leaders are read again (the batch may have been applied or reverted), and what still
+needs electing is sent again in halves, a bounded number of times; NOT_CONTROLLER is retried by the
+cluster layer; a lost connection reconnects once, and a second loss stops the run; a stop signal
+(operations/signals.py) stops it after the batch in flight. Whatever happens, the report lists every
+selected partition exactly once.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import replace
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection, ElectionAnswer
 from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, ExitCode, LeaderElectionError, UnreachableError
+from leader_election_cli.log import Logger
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -26,20 +31,29 @@ from leader_election_cli.model import (
     TopicPartition,
 )
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning.batches import batches, split_in_halves
+from leader_election_cli.planning.batches import SAFE_CHANGES_PER_REQUEST, batches, request_size, split_in_halves
 from leader_election_cli.planning.predicates import is_preferred_leader
 from leader_election_cli.planning.prediction import Prediction, outcome_of
 from leader_election_cli.reports.election import ElectionReport
 
+log = Logger(__name__)
 ProgressCallback = Callable[[int], None]  # called with the number of partitions just finished
 Answers = dict[TopicPartition, tuple[int, str | None]]  # partition -> (error code, broker's message)
 LEFT_OUT = "Already led by its preferred replica: left out of the request."
 NOT_ANSWERED = "The controller did not answer for this partition."
 GONE = "The partition no longer exists: its topic was deleted during the election."
-# How long the read-back waits for the metadata to show what the controller answered (at most the API
-# timeout), re-reading after 50 ms, then twice as long each time up to a second: no fixed sleep.
+# How long the read-back waits for the metadata to show what the controller answered: 10 s and 2 ms more
+# per partition answered elected (a broker publishes a large metadata delta in proportion to its records:
+# 8,002 changes were not shown after 10 s on a real 4.1.0 cluster), at most the API timeout (--timeout).
+# It re-reads after 0.5 ms per partition still waiting (5 to 50 ms), then twice as long each time up to a
+# second: no fixed sleep.
 READ_BACK_WAIT_S = 10.0
-_READ_BACK_FIRST_PAUSE_S, _READ_BACK_MAX_PAUSE_S = 0.05, 1.0
+READ_BACK_WAIT_PER_PARTITION_S = 0.002
+_READ_BACK_MAX_PAUSE_S = 1.0
+# A controller failure (UNKNOWN_SERVER_ERROR on a whole request): read the leaders and send what is left again,
+# in halves, at most this many times in a row, after a pause that doubles from this (a failover takes a moment).
+_CONTROLLER_FAILURE_RETRIES = 3
+_CONTROLLER_FAILURE_PAUSE_S = 0.2
 
 
 # -- before an election ----------------------------------------------------------------------------
@@ -82,34 +96,47 @@ def dry_run_report(predictions: Sequence[Prediction], election_type: ElectionTyp
 # -- the election ----------------------------------------------------------------------------------
 
 class _Sender:
-    """Sends batches into one `answers` map: splits on POLICY_VIOLATION, reconnects once when cut off."""
+    """Sends batches into one `answers` map: splits on POLICY_VIOLATION, reads back and resends what is left
+    after a controller failure, reconnects once when cut off."""
 
-    def __init__(self, cluster: ClusterConnection, election_type: ElectionType, answers: Answers):
+    def __init__(self, cluster: ClusterConnection, election_type: ElectionType, answers: Answers,
+                 before: ClusterState):
         self.cluster = cluster
         self.election_type = election_type
         self.answers = answers
+        self.before = before
         self.reconnected = False
-        self.lost: list[TopicPartition] = []  # sent, answer lost, sent again: the first request may have acted
+        # sent, then sent again or judged from the leaders (answer lost, or the controller failed): the first
+        # request may have acted, so "not needed" afterwards may be this run's own election
+        self.lost: list[TopicPartition] = []
         self.unanswered: list[TopicPartition] = []  # sent, left out of the answer: the read-back tells
 
-    def send(self, batch: list[TopicPartition]) -> None:
+    def send(self, batch: list[TopicPartition], *, failed: bool = False) -> None:
+        """Send `batch` (`failed`: it was sent in a request the controller failed as a whole: read it back first)."""
         self.cluster.restart_timeout()
         try:
-            self._send_with_split(batch)
+            if failed:
+                self._after_controller_failure(batch, 1)
+            else:
+                self._send_with_split(batch)
         except UnreachableError as exc:
             if self.reconnected or isinstance(exc, _RequestFailed):  # the controller answered: no resend
                 raise
             self.reconnected = True
-            self.lost = [tp for tp in batch if tp not in self.answers]
+            lost = [tp for tp in batch if tp not in self.answers]
+            self.lost.extend(lost)
             self.cluster.restart_timeout()
             self.cluster.reconnect()
-            self._send_with_split(self.lost)
+            self._send_with_split(lost)
 
-    def _send_with_split(self, batch: list[TopicPartition]) -> None:
+    def _send_with_split(self, batch: list[TopicPartition], failures: int = 0) -> None:
         response = self.cluster.elect(self.election_type, batch)
         if response.error_code == kafka_errors.POLICY_VIOLATION and len(batch) > 1:
             for half in split_in_halves(batch):
-                self._send_with_split(half)
+                self._send_with_split(half, failures)
+            return
+        if response.error_code == kafka_errors.UNKNOWN_SERVER_ERROR and failures < _CONTROLLER_FAILURE_RETRIES:
+            self._after_controller_failure(batch, failures + 1)
             return
         _check_top_level(response)
         for tp in batch:
@@ -118,6 +145,28 @@ class _Sender:
                 self.unanswered.append(tp)
                 answer = (kafka_errors.UNKNOWN_SERVER_ERROR, NOT_ANSWERED)
             self.answers[tp] = answer
+
+    def _after_controller_failure(self, batch: list[TopicPartition], failures: int) -> None:
+        """The controller failed the whole request: its changes may stand or be lost. After a pause, read
+        the batch's leaders; those that show the election are judged from them, the rest sent again in halves."""
+        log.info("The controller failed an election request of %d partition(s); reading their leaders and "
+                 "sending what is left again", len(batch))
+        self.lost.extend(batch)
+        time.sleep(_CONTROLLER_FAILURE_PAUSE_S * 2 ** (failures - 1))
+        self.cluster.restart_timeout()
+        try:
+            after: dict[TopicPartition, int] | None = self.cluster.leaders({tp.topic for tp in batch}).leaders
+        except LeaderElectionError:
+            after = None
+        rest = []
+        for tp in batch:
+            if _elected_meanwhile(tp, self.election_type, self.before, after):
+                self.answers[tp] = (kafka_errors.NONE, None)
+            else:
+                rest.append(tp)
+        for part in split_in_halves(rest) if len(rest) > 1 else [rest] if rest else []:
+            self.cluster.restart_timeout()
+            self._send_with_split(part, failures)
 
 
 class _Refused(AuthError):
@@ -138,6 +187,10 @@ class _RequestFailed(LeaderElectionError):
 
 class _TimedOut(_RequestFailed, UnreachableError):
     """A top-level REQUEST_TIMED_OUT: the elections may still complete, the leaders tell."""
+
+
+# Whole-request answers to an all-partitions request after which the partitions are listed and sent again.
+_NOT_A_VERDICT = (kafka_errors.POLICY_VIOLATION, kafka_errors.UNKNOWN_SERVER_ERROR)
 
 
 def _check_top_level(response: ElectionAnswer) -> None:
@@ -170,17 +223,19 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
     all_partitions = selected is None
     interrupted = False
     presumed: list[TopicPartition] = []  # left out of an all-partitions answer: no election needed, or gone
+    failed = False  # the all-partitions request failed as a whole: what it did is read back first
     with stop_on_signals() as stop:  # from the first request on: a signal lets the request in flight finish
-        if all_partitions and batch_size is None:
+        if all_partitions and batch_size is None and len(before.partitions) <= SAFE_CHANGES_PER_REQUEST:
             try:
                 response = cluster.elect(election_type, None)
-                if response.error_code != kafka_errors.POLICY_VIOLATION:
+                if response.error_code not in _NOT_A_VERDICT:
                     _check_top_level(response)
             except (UnreachableError, _RequestFailed) as exc:
                 aborted, in_doubt = exc, sorted(before.partitions)  # what the cluster did is read back below
             else:
-                if response.error_code == kafka_errors.POLICY_VIOLATION:
+                if response.error_code in _NOT_A_VERDICT:  # too many changes, or the controller failed
                     selected = sorted(before.partitions)
+                    failed = response.error_code == kafka_errors.UNKNOWN_SERVER_ERROR
                 else:
                     answers.update(response.results)
                     selected = sorted(set(before.partitions) | set(answers))
@@ -193,15 +248,15 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
         if selected is None:
             selected = sorted(before.partitions)
         todo = [tp for tp in dict.fromkeys(selected) if tp not in answers] if aborted is None else []
-        sender = _Sender(cluster, election_type, answers)
-        for number, batch in enumerate(batches(todo, batch_size or max(1, len(todo)))):
+        sender = _Sender(cluster, election_type, answers, before)
+        for number, batch in enumerate(batches(todo, request_size(batch_size))):
             if number and batch_interval > 0:
                 stop.sleep(batch_interval)
             if stop.stopped:
                 interrupted = True
                 break
             try:
-                sender.send(batch)
+                sender.send(batch, failed=failed)
             except (UnreachableError, _RequestFailed) as exc:
                 in_doubt = [tp for tp in batch if tp not in answers]
                 aborted = exc  # what the cluster did is read back below; later batches not attempted
@@ -245,24 +300,25 @@ def _read_back(cluster: ClusterConnection, election_type: ElectionType, before: 
     """The leaders after the election, read for the topics of the `checked` partitions only (None if they
     could not be read), and the `watched` partitions whose read still shows the leader before the election.
 
-    A broker's metadata can lag the controller's answer: the topics of `watched` partitions still showing
-    the old leader are read again, after 50 ms, then twice as long each time (at most a second), until they all
-    show it or `READ_BACK_WAIT_S` (at most the API timeout) has passed. Nothing to check: nothing
-    changed, so the leaders are those before, and nothing is read; the same for the partitions of the
-    topics not read (answered "failed" or "not needed").
+    A broker's metadata can lag the controller's answer, the more so the more it has to publish: the topics
+    of `watched` partitions still showing the old leader are read again, after 0.5 ms per partition still
+    waiting (5 to 50 ms), then twice as long each time (at most a second), until they all show it or the
+    wait (`read_back_wait`: in proportion to the partitions watched, at most the API timeout) has passed,
+    the last read at its end. Nothing to check: nothing changed, so the leaders are those before, and
+    nothing is read; the same for the partitions of the topics not read (answered "failed" or "not needed").
     """
     if not checked:
         return {tp: p.leader for tp, p in before.partitions.items()}, set()
-    deadline = time.monotonic() + min(READ_BACK_WAIT_S, cluster.api_timeout_s)
+    deadline = time.monotonic() + read_back_wait(len(watched), cluster.api_timeout_s)
     cluster.restart_timeout()
     try:
         after, live = cluster.leaders({tp.topic for tp in checked})
     except LeaderElectionError:
         return None, set()
     pending = [tp for tp in watched if _unchanged(tp, election_type, before, after, live)]
-    pause = _READ_BACK_FIRST_PAUSE_S
-    while pending and not stop.stopped and time.monotonic() + pause < deadline:
-        time.sleep(pause)
+    pause = min(0.05, max(0.005, 0.0005 * len(pending)))
+    while pending and not stop.stopped and (remaining := deadline - time.monotonic()) > 0:
+        time.sleep(min(pause, remaining))
         pause = min(_READ_BACK_MAX_PAUSE_S, pause * 2)
         topics = {tp.topic for tp in pending}
         cluster.restart_timeout()
@@ -277,6 +333,11 @@ def _read_back(cluster: ClusterConnection, election_type: ElectionType, before: 
     read = {tp.topic for tp in checked}
     unread = {tp: p.leader for tp, p in before.partitions.items() if tp.topic not in read}
     return unread | after, set(pending)
+
+
+def read_back_wait(watched: int, api_timeout_s: float) -> float:
+    """How long a read-back waits for `watched` partitions answered elected to show it, in seconds."""
+    return min(api_timeout_s, READ_BACK_WAIT_S + READ_BACK_WAIT_PER_PARTITION_S * watched)
 
 
 def _unchanged(tp: TopicPartition, election_type: ElectionType, before: ClusterState,

@@ -36,7 +36,7 @@ from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import load_restore_file, write_restore_file
 from leader_election_cli.operations.restore_file import restore_path as restore_file_path
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning.batches import batches
+from leader_election_cli.planning.batches import batches, request_size
 from leader_election_cli.planning.prediction import predict
 from leader_election_cli.planning.reorders import MovePlan, Refusal, demote_plan, prefer_plan, restore_plan
 from leader_election_cli.reports.moves import MoveReport, MoveResult
@@ -296,7 +296,7 @@ def _reorder(cluster: ClusterConnection, orders: dict[TopicPartition, tuple[int,
              stop: StopFlag, sent: list[TopicPartition], answered: execution.Answers) -> None:
     """Send the new orders in batches until `stop`, noting each in `sent` first, and each answer, with
     the controller's (code, message), in `answered`."""
-    for batch in batches(list(orders), batch_size):
+    for batch in batches(list(orders), request_size(batch_size)):
         if stop.stopped:
             break
         sent.extend(batch)

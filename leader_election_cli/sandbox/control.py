@@ -26,8 +26,14 @@ from leader_election_cli.sandbox.security import (
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.sizing import size_problem
-from leader_election_cli.sandbox.state import MAX_RECORDS_PER_USER_OP, REBALANCE_DEFAULTS, Cluster, Mode
-from leader_election_cli.sandbox.versions import ELR_VERSION, KafkaVersion, finalized_features, resolve
+from leader_election_cli.sandbox.state import REBALANCE_DEFAULTS, Cluster, Mode
+from leader_election_cli.sandbox.versions import (
+    ELR_VERSION,
+    ControllerLimits,
+    KafkaVersion,
+    finalized_features,
+    resolve,
+)
 
 
 class Sandbox:
@@ -39,7 +45,8 @@ class Sandbox:
     def __init__(self, brokers: int = 3, mode: str = "kraft", *, host: str = "127.0.0.1",
                  port_base: int | None = None, kafka_version: str | None = None,
                  features: dict[str, int] | None = None, elr: bool | None = None,
-                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
+                 max_records_per_request: int | None = None, controller_limits: ControllerLimits | None = None,
+                 metadata_lag_per_record_s: float = 0.0,
                  sasl_users: dict[str, str] | None = None, sasl_mechanisms: Iterable[str] = MECHANISMS,
                  cluster_alter: Iterable[str] | None = None, tls: bool = False,
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
@@ -51,6 +58,13 @@ class Sandbox:
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
         {"eligible.leader.replicas.version": 1} turns ELR on in 4.0; `elr` is a shorthand for that one.
         Bad values raise ValueError with one line saying why.
+
+        `controller_limits`: what one request may write, as a KRaft controller counts it (None: the
+        release's, `KafkaVersion.controller`; e.g. versions.KAFKA_4_1_LIMITS); `max_records_per_request`
+        overrides its records per request. `metadata_lag_per_record_s`: how long after the controller's
+        answer the brokers' Metadata shows an election's changes, per record of the write (0: at once).
+        `failover_keeps_writes` (settable) says whether a write failed by a refused empty batch survives
+        the failover (None, the default: at random).
 
         `cluster_alter`: the users allowed ALTER on CLUSTER (None: no authorizer, everyone may).
 
@@ -86,8 +100,12 @@ class Sandbox:
             changes[ELR_VERSION] = int(elr)
         finalized = finalized_features(self.kafka_version, mode, changes)
         self.cluster = Cluster(range(1, brokers + 1), mode, elr=finalized.get(ELR_VERSION, 0) >= 1,
-                               max_records_per_request=max_records_per_request, broker_configs=broker_configs,
+                               max_records_per_request=max_records_per_request,
+                               limits=controller_limits or self.kafka_version.controller, broker_configs=broker_configs,
                                features=finalized)
+        if metadata_lag_per_record_s < 0:
+            raise ValueError("metadata_lag_per_record_s cannot be negative")
+        self.cluster.metadata_lag_per_record_s = metadata_lag_per_record_s
         _check_rebalance_configs(self.cluster.broker_configs)
         for broker, rack in (racks or {}).items():
             if broker not in self.cluster.broker_ids:
@@ -386,6 +404,19 @@ class Sandbox:
     def finish_reassignment(self, topic: str, partition: int) -> None:
         """Complete a pending reassignment that adds replicas (they caught up and join the ISR)."""
         self.cluster.finish_reassignment(topic, partition)
+
+    @property
+    def failover_keeps_writes(self) -> bool | None:
+        return self.cluster.failover_keeps_writes
+
+    @failover_keeps_writes.setter
+    def failover_keeps_writes(self, keep: bool | None) -> None:
+        self.cluster.failover_keeps_writes = keep
+
+    @property
+    def failovers(self) -> int:
+        """The controller failovers so far (requests whose empty last batch Raft refused)."""
+        return self.cluster.failovers
 
     def set_max_version(self, api_key: int, version: int) -> None:
         """Emulate an older broker: advertise (and accept) `api_key` only up to `version`."""

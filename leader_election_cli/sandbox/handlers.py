@@ -45,6 +45,7 @@ from leader_election_cli.sandbox.state import (
     DEFAULT_CONFIGS,
     LOG_DIR,
     LOG_DIR_VOLUME_BYTES,
+    POLICY_VIOLATION_MESSAGE,
     REBALANCE_DEFAULTS,
     Cluster,
     ElectionAnswer,
@@ -185,8 +186,12 @@ def api_versions_error(ctx: Context, req: Any, code: int, message: str | None) -
 # -- Metadata ---------------------------------------------------------------------------------------
 
 def metadata(ctx: Context, req: Any) -> Any:
-    """Metadata; an answer about every topic is encoded once per cluster change (large clusters)."""
+    """Metadata; an answer about every topic is encoded once per cluster change (large clusters), unless
+    the brokers have election writes still to publish."""
     every_topic = req.topics is None or (ctx.version == 0 and not req.topics)
+    stale = ctx.cluster.unpublished()
+    if stale:
+        return metadata_as_of(ctx, req, stale)
     if not every_topic:
         return _metadata(ctx, req)
     with ctx.cluster.lock:
@@ -523,15 +528,17 @@ def alter_reassignments(ctx: Context, req: Any) -> Any:
                                          per_partition=False)
     R = AlterPartitionReassignmentsResponse
     Topic_ = R.ReassignableTopicResponse
-    responses = []
-    for topic in req.topics:
-        partitions = []
-        for part in topic.partitions:
-            target = None if part.replicas is None else list(part.replicas)
-            code, message = c.alter_reassignment(topic.name, part.partition_index, target)
-            partitions.append(Topic_.ReassignablePartitionResponse(
-                partition_index=part.partition_index, error_code=code, error_message=message))
-        responses.append(Topic_(name=topic.name, partitions=partitions))
+    wanted = [(topic.name, part.partition_index, None if part.replicas is None else list(part.replicas))
+              for topic in req.topics for part in topic.partitions]
+    code, answers = c.alter_reassignments(wanted)
+    if code != ke.NONE:
+        message = POLICY_VIOLATION_MESSAGE if code == ke.POLICY_VIOLATION else None
+        return alter_reassignments_error(ctx, req, code, message)
+    answered = iter(answers)
+    responses = [Topic_(name=topic.name, partitions=[
+        Topic_.ReassignablePartitionResponse(partition_index=part.partition_index, error_code=code,
+                                             error_message=message)
+        for part, (code, message) in zip(topic.partitions, answered, strict=False)]) for topic in req.topics]
     return R(version=ctx.version, throttle_time_ms=0, allow_replication_factor_change=True, error_code=0,
              error_message=None, responses=responses)
 

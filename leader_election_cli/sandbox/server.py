@@ -49,6 +49,7 @@ MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
 API_VERSIONS = 18
 METADATA = 3
 ELECT_LEADERS = 43
+ALTER_REASSIGNMENTS = 45
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 
@@ -60,7 +61,7 @@ class RequestRecord:
     broker_id: int
     api_key: int
     api_version: int
-    partitions: int | None = None  # ElectLeaders: how many partitions were asked for; None = all
+    partitions: int | None = None  # ElectLeaders, AlterPartitionReassignments: partitions asked for; None = all
 
 
 class Fault(NamedTuple):
@@ -302,6 +303,8 @@ class Server:
         partitions = None
         if api_key == ELECT_LEADERS and request.topic_partitions is not None:
             partitions = sum(len(t.partitions) for t in request.topic_partitions)
+        elif api_key == ALTER_REASSIGNMENTS:
+            partitions = sum(len(t.partitions) for t in request.topics)
         self.record(RequestRecord(broker, api_key, version, partitions))
         if not conn.authenticated:
             response, keep = self._sasl_step(conn, ctx, api, request)

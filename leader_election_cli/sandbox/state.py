@@ -18,9 +18,17 @@ last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt.
   fail (83).
 - "Valid" = live (not fenced) and in the ISR, or in the ELR while the ISR is empty. A leader taken
   from the ELR gets ISR = [leader]. The last known leader is taken only when it is live.
-- Every change an election request would write is one metadata record; more than
-  `max_records_per_request` (Kafka: 10,000, a `BoundedList`) fails the whole request with
-  POLICY_VIOLATION. Each requested partition is judged against the state before the request.
+- Every change an election request would write is one metadata record (a PartitionChangeRecord, nothing
+  else); more than `max_records_per_request` (Kafka: 10,000, a `BoundedList`) fails the whole request
+  with POLICY_VIOLATION. Each requested partition is judged against the state before the request.
+  A release whose Raft refuses the empty batch `QuorumController.appendRecords` adds after exactly
+  10,000 records (`ControllerLimits.empty_batch_fails`, Kafka 4.1) fails such a request with
+  UNKNOWN_SERVER_ERROR after a controller failover, in which the 10,000 changes survive or are lost
+  (`failover_keeps_writes`; None: either, at random, as the race decides on a real cluster).
+  AlterPartitionReassignments counts its records the same way (one per partition it changes).
+- Brokers' metadata can lag the controller (`metadata_lag_per_record_s`, 0 unless asked): the changes
+  of one election request show in Metadata answers only that long per record after the answer, as a
+  broker publishes a large metadata delta (see Sandbox).
 
 zk mode follows the ZooKeeper-mode controller of Kafka 3.x (`KafkaController`, `Election.scala`,
 `PartitionStateMachine`): preferred elects `replicas[0]` only if it is live and in the ISR; unclean
@@ -68,6 +76,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterable
@@ -77,8 +86,8 @@ from typing import NamedTuple
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER, PartitionState
+from leader_election_cli.sandbox.versions import ControllerLimits
 
-MAX_RECORDS_PER_USER_OP = 10_000
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 PREFERRED, UNCLEAN = 0, 1
 DEFAULT_CONFIGS = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
@@ -272,17 +281,26 @@ class Cluster:
     """The controller's view of the cluster: brokers, topics, partitions; thread-safe (one lock)."""
 
     def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
-                 max_records_per_request: int = MAX_RECORDS_PER_USER_OP,
+                 max_records_per_request: int | None = None, limits: ControllerLimits | None = None,
                  broker_configs: dict[str, str] | None = None, features: dict[str, int] | None = None):
         """`features`: the finalized feature levels ApiVersions reports (KRaft); `elr` is what their
-        eligible.leader.replicas.version means to the controller."""
+        eligible.leader.replicas.version means to the controller; `limits`: the release's controller
+        limits (`max_records_per_request` overrides its records per request)."""
         self.lock = threading.RLock()
         self.mode = Mode(mode)
         self.broker_ids = sorted(broker_ids)
         self.live: set[int] = set(self.broker_ids)
         self.elr_enabled = elr and self.mode is Mode.KRAFT
         self.features = dict(features or {})
-        self.max_records = max_records_per_request
+        limits = limits or ControllerLimits()
+        self.max_records = limits.max_records_per_user_op if max_records_per_request is None \
+            else max_records_per_request
+        self.limits = limits
+        self.failover_keeps_writes: bool | None = None  # after a refused empty batch: None = at random
+        self.failovers = 0  # controller failovers so far (a refused empty batch)
+        self.metadata_lag_per_record_s = 0.0
+        # unpublished election writes: (when brokers show them, each changed partition's values before)
+        self._unpublished: list[tuple[float, dict[tuple[str, int], tuple[int, int, list[int]]]]] = []
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
@@ -503,7 +521,7 @@ class Cluster:
             return ElectionAnswer(ke.NONE, [])
         if election_type not in (PREFERRED, UNCLEAN):
             return error_answer(requested, ke.INVALID_REQUEST, f"Unknown election type {election_type}")
-        records: list[tuple[Partition, Change, bool]] = []
+        records: list[tuple[tuple[str, int], Partition, Change, bool]] = []
         results: list[tuple[str, list[ItemResult]]] = []
         if requested is None:
             for topic in self.topics.values():
@@ -516,12 +534,51 @@ class Cluster:
                                        for pid in pids]))
         if len(records) > self.max_records:
             return error_answer(requested, ke.POLICY_VIOLATION, POLICY_VIOLATION_MESSAGE)
-        for p, change, sets_leader in records:  # built from the state before the request: a partition
-            self._apply(p, change, sets_leader)   # named twice is two records, two epoch bumps
+        failed = self._empty_batch_refused(len(records))
+        if not failed or self._failover_keeps():
+            self._hold_back_from_brokers([(tp, p) for tp, p, _, _ in records], len(records))
+            for _, p, change, sets_leader in records:  # built from the state before the request: a partition
+                self._apply(p, change, sets_leader)      # named twice is two records, two epoch bumps
+        if failed:
+            return error_answer(requested, ke.UNKNOWN_SERVER_ERROR, None)
         return ElectionAnswer(ke.NONE, results)
 
+    def _empty_batch_refused(self, records: int) -> bool:
+        """`appendRecords` ends a write of a multiple of `max_records_per_batch` records with an empty batch;
+        a release whose Raft refuses it fails the request (the controller renounces: a failover)."""
+        batch = self.limits.max_records_per_batch
+        failed = self.limits.empty_batch_fails and records > 0 and records % batch == 0
+        self.failovers += failed
+        return failed
+
+    def _failover_keeps(self) -> bool:
+        """Whether the full batches written before the refused empty one survive the failover."""
+        keep = self.failover_keeps_writes
+        return random.random() < 0.5 if keep is None else keep
+
+    def _hold_back_from_brokers(self, changed: list[tuple[tuple[str, int], Partition]], records: int) -> None:
+        """Keep the brokers' metadata showing `changed` as they are now, for the write's publication lag."""
+        if self.metadata_lag_per_record_s <= 0 or not records:
+            return
+        before: dict[tuple[str, int], tuple[int, int, list[int]]] = {}
+        for tp, p in changed:
+            before.setdefault(tp, (p.leader, p.leader_epoch, list(p.isr)))
+        self._unpublished.append((time.monotonic() + records * self.metadata_lag_per_record_s, before))
+
+    def unpublished(self) -> dict[tuple[str, int], tuple[int, int, list[int]]]:
+        """What the brokers' metadata still shows for partitions whose election writes they have not
+        published yet: (leader, leader epoch, ISR) before the earliest such write; empty when caught up."""
+        with self.lock:
+            now = time.monotonic()
+            self._unpublished = [(at, before) for at, before in self._unpublished if at > now]
+            shown: dict[tuple[str, int], tuple[int, int, list[int]]] = {}
+            for _, before in self._unpublished:
+                for tp, values in before.items():
+                    shown.setdefault(tp, values)
+            return shown
+
     def _kraft_elect_one(self, name: str, pid: int, election_type: int,
-                         records: list[tuple[Partition, Change, bool]]) -> ItemResult:
+                         records: list[tuple[tuple[str, int], Partition, Change, bool]]) -> ItemResult:
         topic = self.topics.get(name)
         if topic is None:
             return ItemResult(pid, ke.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}")
@@ -538,7 +595,7 @@ class Cluster:
             code = ke.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED \
                 else ke.ELIGIBLE_LEADERS_NOT_AVAILABLE
             return _default(pid, code)
-        records.append((p, change, change.leader != p.leader))
+        records.append(((name, pid), p, change, change.leader != p.leader))
         return ItemResult(pid, ke.NONE, None)
 
     def _zk_elect(self, election_type: int, requested: list[tuple[str, list[int]]] | None,
@@ -649,6 +706,36 @@ class Cluster:
         return moved
 
     # -- reassignments -------------------------------------------------------------------------
+
+    def alter_reassignments(self, wanted: list[tuple[str, int, list[int] | None]]
+                            ) -> tuple[int, list[tuple[int, str | None]]]:
+        """A whole AlterPartitionReassignments request: (top-level code, each partition's answer).
+
+        kraft: `ReplicationControlManager.alterPartitionReassignments` writes one record per partition it
+        changes into a `BoundedList` (more than `max_records`: POLICY_VIOLATION, nothing done), then
+        `appendRecords` as for an election (`_empty_batch_refused`). zk: no such limit.
+        """
+        with self.lock:
+            failed = False
+            if self.mode is Mode.KRAFT:
+                records = sum(self._writes_record(name, pid, target) for name, pid, target in wanted)
+                if records > self.max_records:
+                    return ke.POLICY_VIOLATION, []
+                failed = self._empty_batch_refused(records)
+                if failed and not self._failover_keeps():
+                    return ke.UNKNOWN_SERVER_ERROR, []
+            answers = [self.alter_reassignment(name, pid, target) for name, pid, target in wanted]
+            return (ke.UNKNOWN_SERVER_ERROR, []) if failed else (ke.NONE, answers)
+
+    def _writes_record(self, name: str, pid: int, target: list[int] | None) -> bool:
+        """Whether one partition of a reassignment request changes it (a PartitionChangeRecord)."""
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= pid < len(topic.partitions):
+            return False
+        p = topic.partitions[pid]
+        if target is None:
+            return bool(p.adding or p.removing)
+        return not self._invalid_assignment(name, pid, target) and target != p.replicas
 
     def alter_reassignment(self, name: str, pid: int, target: list[int] | None) -> tuple[int, str | None]:
         """One partition of AlterPartitionReassignments: (error code, message).

@@ -94,6 +94,31 @@ _KRAFT_BROKER_39 = {55: (0, 2), 64: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0), 
 
 
 @dataclass(frozen=True)
+class ControllerLimits:
+    """How many metadata records a release's KRaft controller takes from one request, and how it fails at
+    the edges (the sources: planning/batches.py's docstring, docs/RELIABILITY.md "Requests a controller
+    accepts").
+
+    More than `max_records_per_user_op` records (a `BoundedList`) fail the whole request with
+    POLICY_VIOLATION, nothing written. Below that, `QuorumController.appendRecords` writes a non-atomic
+    result in Raft batches of `max_records_per_batch`, and when the count is an exact multiple of it, ends
+    with one more, empty batch: `empty_batch_fails` says whether Raft refuses it (IllegalArgumentException
+    "Append failed because there are no records"; the controller renounces, the request gets
+    UNKNOWN_SERVER_ERROR, and the full batch written before survives the failover or not).
+    """
+
+    max_records_per_user_op: int = 10_000  # QuorumController.MAX_RECORDS_PER_USER_OP
+    max_records_per_batch: int = 10_000  # QuorumController.(DEFAULT_)MAX_RECORDS_PER_BATCH
+    empty_batch_fails: bool = False  # 3.9, 4.0: an empty append is a no-op in BatchAccumulator.append
+
+
+# Kafka 4.1.0 (for its KafkaVersion, `controller=KAFKA_4_1_LIMITS`): the empty batch is refused, as the
+# controller's log of a real 4.1.0 cluster shows for a request of exactly 10,000 changes (issue 35;
+# KAFKA-21129 describes it on trunk).
+KAFKA_4_1_LIMITS = ControllerLimits(empty_batch_fails=True)
+
+
+@dataclass(frozen=True)
 class KafkaVersion:
     """One Kafka release as the sandbox plays it."""
 
@@ -102,6 +127,7 @@ class KafkaVersion:
     api_versions: Mapping[str, Mapping[int, tuple[int, int]]]  # modes it can run in ("kraft", "zk") -> key -> range
     supported: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # KRaft: feature -> (min, max)
     finalized: Mapping[str, int] = field(default_factory=dict)  # KRaft: a new cluster's levels
+    controller: ControllerLimits = ControllerLimits()  # KRaft: what one request may write
 
     @property
     def modes(self) -> tuple[str, ...]:
