@@ -68,7 +68,8 @@ class BuildInterrupted(Exception):
 @click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
 @click.option("--feature", "features", multiple=True, metavar="NAME=LEVEL",
               help="Set a finalized feature level as kafka-features upgrade/downgrade does, e.g. "
-                   "eligible.leader.replicas.version=1 to turn ELR on in 4.0 (off by default); repeatable.")
+                   "eligible.leader.replicas.version=0 to turn ELR off in 4.1 (on by default there; off in 4.0); "
+                   "repeatable.")
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")
