@@ -42,9 +42,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "pseudo-random pick of partitions (each with odds of one in three) moved off their preferred "
                  "replica (a preferred election fixes them); broker-down: the "
                  "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
-                 "partitions it prefers (only an unclean election brings them back); skewed: every preferred "
-                 "replica on the first third of the brokers, as after adding brokers (leaders are preferred, "
-                 "yet badly spread: only new replica orders help).")
+                 "partitions it prefers (only an unclean election, or broker 1's return, brings them back); "
+                 "skewed: every preferred replica on the first third of the brokers, as after adding brokers "
+                 "(leaders are preferred, yet badly spread: only new replica orders help).")
 
 
 EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
