@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from leader_election_cli.model import ClusterState, Outcome, PartitionState
+from leader_election_cli.model import ClusterState, Outcome
+from leader_election_cli.planning.predicates import clean_leaders
 from leader_election_cli.planning.prediction import Prediction
 
 LISTED = 20  # partitions named per warning line; the rest are counted
@@ -42,15 +43,6 @@ def assess(predictions: Sequence[Prediction], min_isr_unknown: Collection[str] =
                 tuple(p for p in elected if p.tp.topic in min_isr_unknown))
 
 
-def clean_leaders(partition: PartitionState, elr_enabled: bool | None) -> tuple[int, ...]:
-    """The replicas that would lead `partition` without data loss were they back: its ISR, else (ELR on, or
-    not known to be off) its eligible leader replicas. Empty: none is known to hold every acknowledged
-    message."""
-    if partition.isr:
-        return partition.isr
-    return partition.elr if elr_enabled is not False else ()
-
-
 def at_risk_names(risk: Risk) -> str:
     """The partitions an unclean election may lose data on, named (the first `LISTED`)."""
     return _listed(risk.outside_isr, lambda p: str(p.tp))
@@ -64,7 +56,8 @@ def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
         return f"{p.tp} (leader {p.leader_after}, ISR was {_ids(partition.isr)}{elr})"
 
     def waiting_for(p: Prediction) -> tuple[int, ...]:
-        return clean_leaders(state.partitions[p.tp], state.elr_enabled)
+        partition = state.partitions[p.tp]
+        return clean_leaders(partition.isr, partition.elr, state.elr_enabled)
 
     recoverable = tuple(p for p in risk.outside_isr if waiting_for(p))
     lost = tuple(p for p in risk.outside_isr if not waiting_for(p))
