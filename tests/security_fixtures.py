@@ -114,7 +114,8 @@ class TokenEndpoint:
     """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks. Its
     tokens' issuer is "test-idp", their audience "kafka-brokers"."""
 
-    def __init__(self, clients: dict[str, str], lifetime_s: int = 3600) -> None:
+    def __init__(self, clients: dict[str, str], lifetime_s: int = 3600, tls: tuple[Path, Path] | None = None) -> None:
+        """`tls`: (certificate chain, key) PEM files: POST /token is served over https too (`https_token_url`)."""
         import http.server
         import json
         import threading
@@ -162,16 +163,27 @@ class TokenEndpoint:
                 self._send(200, json.dumps({"access_token": token, "token_type": "Bearer",
                                             "expires_in": endpoint.lifetime_s}).encode())
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)]
+        if tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(tls[0]), str(tls[1]))
+            secure = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            secure.socket = context.wrap_socket(secure.socket, server_side=True)
+            self._servers.append(secure)
+            self.https_token_url = f"https://127.0.0.1:{secure.server_address[1]}/token"
+        self._threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in self._servers]
+        for thread in self._threads:
+            thread.start()
+        base = f"http://127.0.0.1:{self._servers[0].server_address[1]}"
         self.token_url, self.jwks_url = f"{base}/token", f"{base}/jwks"
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        for server, thread in zip(self._servers, self._threads, strict=True):
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=5)
 
 
 # -- a real MIT Kerberos KDC (Debian's krb5-kdc) ------------------------------------------------------------

@@ -26,6 +26,10 @@ METADATA, ELECT_LEADERS, DESCRIBE_CONFIGS, TOPIC_AUTHORIZATION_FAILED = 3, 43, 3
 AT_RISK = ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
            "u-0 (leader 2, ISR was ")
 
+# u-0's lost in-sync replica 1 (kept in the ISR without ELR, moved to the ELR with it) would lead without loss
+RECOVERABLE = ("Warning: 1 partition(s) of those outside the ISR could instead recover without data loss (the "
+               "controller elects an in-sync or eligible leader replica by itself when one comes back): u-0 (broker 1)")
+
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
 
 
@@ -51,8 +55,9 @@ def test_without_a_terminal_and_without_yes_it_refuses_and_sends_nothing(sb: San
     assert lines[0].startswith(AT_RISK)
     assert lines[1] == ("Warning: 1 partition(s) would have fewer in-sync replicas than min.insync.replicas "
                         "(acks=all writes fail until replicas catch up): u-0 (ISR 2, min 2)")
-    assert lines[2] == ("Refusing an unclean election that may lose data on 1 partition(s) without confirmation: "
-                        "nothing was sent")
+    assert lines[2] == RECOVERABLE
+    assert lines[3] == ("Refusing an unclean election that may lose data on 1 partition(s) (u-0) without "
+                        "confirmation: nothing was sent")
     assert sb.partition_state("u", 0).leader == NO_LEADER
 
 
@@ -63,7 +68,8 @@ def test_a_topic_whose_min_isr_cannot_be_read_is_said_unchecked(sb: Sandbox) -> 
     code, _, err = toolkit(sb, "--topic", "u", "--dry-run")
     assert code == 0
     assert err.splitlines()[1:] == ["Warning: 1 partition(s) could not be checked against min.insync.replicas "
-                                    "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): u-0"]
+                                    "(their topic configs could not be read; DESCRIBE_CONFIGS is needed): u-0",
+                                    RECOVERABLE]
 
 
 def test_yes_runs_it(sb: Sandbox) -> None:
@@ -80,7 +86,7 @@ def test_on_a_terminal_it_asks(sb: Sandbox, monkeypatch: pytest.MonkeyPatch, ans
     monkeypatch.setattr(common, "interactive", lambda: True)
     result_code, _, err = toolkit(sb, "-p", "u:0", input=answer)
     assert result_code == code and "Internal error" not in err
-    assert "Elect a leader outside the ISR for 1 partition(s), accepting data loss? [y/N]" in err
+    assert "Elect a leader outside the ISR for 1 partition(s) (u-0), accepting data loss? [y/N]" in err
     assert sb.request_count(ELECT_LEADERS) == (1 if code == 0 else 0)
 
 
@@ -164,9 +170,54 @@ def test_long_lists_are_cut_and_counted() -> None:
                    for p in range(safety.LISTED + 5)]
     state = ClusterState({2: ("h", 1)}, 2, {p.tp: PartitionState("t", p.tp.partition, NO_LEADER, (1, 2), (1,))
                                             for p in predictions})
-    [line] = safety.warning_lines(safety.assess(predictions), state)
+    line, recoverable = safety.warning_lines(safety.assess(predictions), state)
     assert line.count("(leader 2, ISR was 1)") == safety.LISTED and line.endswith(
         "... and 5 more (see 'kafka-leaders plan --output json')")
+    assert recoverable.count("(broker 1)") == safety.LISTED
+    assert recoverable.endswith("... and 5 more (see 'kafka-leaders plan --output json')")
+
+
+def test_with_elr_it_says_which_partitions_an_eligible_replica_can_bring_back_without_loss() -> None:
+    """Kafka 4.1 (ELR on): t-0's ELR members 4 and 5 are down, so it can wait for them; t-1 has neither ISR
+    nor ELR left (e.g. after unclean shutdowns), so there is nothing to wait for. The question names both."""
+    partitions = {TopicPartition("t", 0): PartitionState("t", 0, NO_LEADER, (4, 5, 6), (), (4, 5), (4,)),
+                  TopicPartition("t", 1): PartitionState("t", 1, NO_LEADER, (4, 5, 6), (), (), (4,))}
+    state = ClusterState({6: ("h", 1)}, 6, partitions, features={"eligible.leader.replicas.version": 1})
+    predictions = [Prediction(tp, Outcome.ELECTED, 0, NO_LEADER, 6, (6,), (), True) for tp in partitions]
+    risk = safety.assess(predictions)
+    assert safety.warning_lines(risk, state) == [
+        "Warning: 2 partition(s) would elect a leader outside the ISR; messages not replicated to it are lost: "
+        "t-0 (leader 6, ISR was empty, ELR 4,5), t-1 (leader 6, ISR was empty)",
+        "Warning: 1 partition(s) of those outside the ISR could instead recover without data loss (the controller "
+        "elects an in-sync or eligible leader replica by itself when one comes back): t-0 (broker 4 or 5)",
+        "Warning: 1 partition(s) of those outside the ISR have no in-sync or eligible leader replica left to wait "
+        "for: t-1"]
+    asked: list[str] = []
+    with pytest.raises(RefusedError, match="cancelled"):
+        confirm_unclean(risk, False, Hooks(confirm=lambda q: bool(asked.append(q))))
+    with pytest.raises(RefusedError, match=r"on 2 partition\(s\) \(t-0, t-1\) without confirmation"):
+        confirm_unclean(risk, False, Hooks())
+    assert asked == ["Elect a leader outside the ISR for 2 partition(s) (t-0, t-1), accepting data loss?"]
+
+
+def test_on_4_1_an_unclean_election_past_the_elr_names_the_replicas_to_wait_for(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """kafka-4.1.0-leaderless-elr-on.txt, step B4: rf3-min2's ISR 4,5 and ELR 4,5 are down and only 6 is up;
+    Kafka's tool elects 6. The drop-in does the same, and says that 4 or 5 coming back would have lost nothing."""
+    sb = sandbox_factory(6, "kraft")
+    sb.create_topic("rf3-min2", assignment={0: [4, 5, 6]}, configs={"min.insync.replicas": "2"})
+    for broker in (6, 5, 4):
+        sb.stop_broker(broker)
+    sb.start_broker(6)
+    state = sb.partition_state("rf3-min2", 0)
+    assert (state.leader, state.isr, state.elr, state.last_known_elr) == (NO_LEADER, (), (4, 5), (4,))
+    code, out, err = invoke(drop_in, sb, "--election-type", "unclean", "--topic", "rf3-min2", "--partition", "0",
+                            "--output", "text")
+    assert (code, out) == (0, "Successfully completed leader election (UNCLEAN) for partitions rf3-min2-0\n")
+    assert err.splitlines()[0] == ("Warning: 1 partition(s) would elect a leader outside the ISR; messages not "
+                                   "replicated to it are lost: rf3-min2-0 (leader 6, ISR was empty, ELR 4,5)")
+    assert "could instead recover without data loss (the controller elects an in-sync or eligible leader replica " \
+           "by itself when one comes back): rf3-min2-0 (broker 4 or 5)" in err
 
 
 def test_no_question_without_a_terminal_to_answer_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -234,3 +234,50 @@ def test_debug_lines_hide_the_password_in_every_repr(secret: str) -> None:
         assert redact.filter(record)
         message = record.getMessage()
         assert "[hidden]" in message and longest_word not in message, message
+
+
+def test_a_secret_is_hidden_as_a_whole_value_never_inside_a_name() -> None:
+    """The SCRAM user admin hid part of the topic c2-admincfg-d ('c2-[hidden]cfg-d'); it still goes wherever it
+    stands as a value: quoted, between separators, between the NULs of a PLAIN frame's repr."""
+    import logging
+
+    from leader_election_cli.cluster.redaction import RedactSecrets
+
+    redact = RedactSecrets()
+    redact.hide("admin")
+    cases = {"topic c2-admincfg-d, admin.x, xadmin, admin_2": "topic c2-admincfg-d, admin.x, xadmin, admin_2",
+             "user='admin' n,,n=admin,r=abc": "user='[hidden]' n,,n=[hidden],r=abc",
+             repr(b"\x00admin\x00pw"): "b'\\x00[hidden]\\x00pw'", "as admin\n": "as [hidden]\n"}
+    for text, expected in cases.items():
+        record = logging.LogRecord("kafka.conn", logging.DEBUG, __file__, 1, "%s", (text,), None)
+        assert redact.filter(record)
+        assert record.getMessage() == expected
+
+
+def test_sasl_frames_are_logged_by_their_shape() -> None:
+    import logging
+
+    from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest
+
+    from leader_election_cli.cluster.redaction import RedactSecrets
+
+    redact = RedactSecrets()
+    lines = []
+    for message, value in (("%s Sending request %s", SaslHandshakeRequest(version=1, mechanism="SCRAM-SHA-256")),
+                           ("%s Sending request %s", SaslAuthenticateRequest(version=1, auth_bytes=b"n,,n=u,r=abc")),
+                           ("%s Received response %s", SaslAuthenticateResponse(
+                               version=1, error_code=0, error_message=None, auth_bytes=b"r=abcdef,s=c2FsdA==,i=4096",
+                               session_lifetime_ms=0)),
+                           ("%s Sending request %s",
+                            SaslAuthenticateRequest(version=1, auth_bytes=b"c=biws,r=x,p=PROOF")),
+                           ("%s Send: %r", b"\x00\x00\x00\x10c=biws,r=x,p=PROOF")):
+        record = logging.LogRecord("kafka.protocol.parser", logging.DEBUG, __file__, 1, message, ("conn-1", value),
+                                   None)
+        assert redact.filter(record)
+        lines.append(record.getMessage())
+    assert lines == ["conn-1 Sending request SaslHandshakeRequest(version=1, mechanism='SCRAM-SHA-256')",
+                     "conn-1 Sending request SaslAuthenticateRequest(SASL step 1, auth_bytes: 12 bytes)",
+                     "conn-1 Received response SaslAuthenticateResponse(SASL step 1, auth_bytes: 26 bytes, "
+                     "error_code=0)",
+                     "conn-1 Sending request SaslAuthenticateRequest(SASL step 2, auth_bytes: 18 bytes)",
+                     "conn-1 Send: <22 bytes>"]

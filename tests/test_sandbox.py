@@ -264,11 +264,25 @@ def test_stopped_sole_isr_member(sb: Sandbox) -> None:
     sb.stop_broker(1)
     state = sb.partition_state("one", 0)
     assert state.leader == -1
-    # zk, and kraft without ELR (Kafka 4.0's default): the ISR keeps its last member
-    assert (state.isr, state.elr, state.last_known_elr) == ((1,), (), ())
+    if sb.mode == "zk":  # zk (and kraft without ELR, Kafka 4.0's default): the ISR keeps its last member
+        assert (state.isr, state.elr, state.last_known_elr) == ((1,), (), ())
+    else:  # kraft with ELR (Kafka 4.1's default): it moves to the ELR, and is the last known leader
+        assert (state.isr, state.elr, state.last_known_elr) == ((), (1,), (1,))
     sb.start_broker(1)
     state = sb.partition_state("one", 0)
-    assert (state.leader, state.isr, state.elr, state.last_known_elr) == (1, (1,), (), ())
+    # 1 leads again, and 2, live all along but without a leader to follow, catches up and rejoins
+    assert (state.leader, state.isr, state.elr, state.last_known_elr) == (1, (1, 2), (), ())
+
+
+def test_stopped_sole_isr_member_without_elr() -> None:
+    with Sandbox(brokers=2, kafka_version="4.0") as sb:
+        sb.create_topic("one", assignment={0: [1, 2]})
+        sb.set_isr("one", 0, [1])
+        sb.stop_broker(1)
+        state = sb.partition_state("one", 0)
+        assert (state.leader, state.isr, state.elr, state.last_known_elr) == (-1, (1,), (), ())
+        sb.start_broker(1, rejoin_isr=False)
+        assert sb.partition_state("one", 0).isr == (1,)
 
 
 def test_zk_non_controller_answers_not_controller(sb: Sandbox) -> None:
@@ -464,7 +478,7 @@ def test_admin_client_cannot_reach_a_stopped_cluster() -> None:
 
 
 def test_clients_recognise_the_emulated_broker_version(sb: Sandbox, admin: KafkaAdminClient) -> None:
-    assert admin._manager.broker_version == ((4, 0) if sb.mode == "kraft" else (3, 9))
+    assert admin._manager.broker_version == ((4, 1) if sb.mode == "kraft" else (3, 9))
     with pytest.raises(UnsupportedVersionError):  # advertised like a real broker, not modelled
         admin.list_groups()
     assert admin.describe_cluster()["controller_id"] in sb.brokers  # the connection stays usable

@@ -25,7 +25,7 @@ from leader_election_cli.model import ElectionType, TopicPartition
 from leader_election_cli.planning import batches
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.scenarios import build
-from leader_election_cli.sandbox.versions import KAFKA_4_1_LIMITS, ControllerLimits
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, KAFKA_4_1_LIMITS, VERSIONS, ControllerLimits
 
 PARTITIONS = 28_000
 LAG_PER_RECORD_S = 0.0015  # the brokers' publication lag the issue's figures call for (> 10 s / 8,002)
@@ -189,6 +189,11 @@ def test_the_read_back_waits_in_proportion_to_what_was_elected() -> None:
                                      "preferred", "--all-topic-partitions", "--output", "json")
         summary = json.loads(out)["summary"]
         assert (code, err, summary["elected"], summary["unconfirmed"]) == (0, "", 5_000, 0)
+
+
+def test_the_default_release_is_4_1_with_its_controller_limits() -> None:
+    assert VERSIONS[DEFAULT_VERSION].controller == KAFKA_4_1_LIMITS
+    assert VERSIONS["4.0"].controller == VERSIONS["3.9"].controller == ControllerLimits()
 
 
 def test_a_4_0_controller_takes_exactly_10000_changes() -> None:

@@ -5,8 +5,10 @@ and kafka-python's real logging, which at DEBUG logs its configuration and every
 included) against sandboxes speaking SASL_SSL with mutual TLS and OAUTHBEARER (JKS and PKCS12 stores,
 tokens from the test token endpoint), and SASL/GSSAPI against a real MIT KDC. Successful and failing runs
 (a wrong store or key password, a refused client secret, a token the brokers refuse, a stale keytab) are
-scanned: no secret in any form may appear in stdout or stderr, and no JWT at all. The successful runs must
-show "[hidden]": kafka-python did log the token or the principal, and the redaction took it out.
+scanned: no secret in any form may appear in stdout or stderr, and no JWT at all. The SASL exchange is logged
+by its shape only (mechanism, step, sizes): no SASL frame's bytes (a SCRAM client-final message with its
+proof, a Kerberos AP-REQ, a token) and no raw frame. A SCRAM login's user name is hidden where it stands as
+a value, and a topic whose name contains it is logged as it is.
 """
 
 from __future__ import annotations
@@ -113,7 +115,12 @@ def run(tmp_path: Path, tool: str, sb: Sandbox, config: str, secrets: tuple[str,
               for where, text in (("stdout", out), ("stderr", err)) if form in text}
     assert not leaked, f"secrets in {leaked}"
     assert "eyJ" not in out + err, "a JWT (its base64 JSON header) is in the output"
+    for frame in ("auth_bytes=b", "Send: b", "Recv: b", "Send: bytearray", "Recv: bytearray"):
+        assert frame not in err, f"a frame's bytes are in the log ({frame})"
     return done.returncode, err
+
+
+SHAPE = "SaslAuthenticateRequest(SASL step 1, auth_bytes: "  # the exchange's shape, logged instead
 
 
 OAUTH_SECRETS = (STORE_PASSWORD, KEY_PASSWORD, WRONG, CLIENT_SECRET)
@@ -127,7 +134,7 @@ def test_mutual_tls_and_oauthbearer(oauth_sb: Sandbox, pki: security_fixtures.Pk
     oauth_sb.set_leader("t1", 0, 2)
     code, err = run(tmp_path, tool, oauth_sb, oauth_config(pki, idp, kind=kind), OAUTH_SECRETS)
     assert code == 0, err[-2000:]
-    assert "[hidden]" in err  # kafka-python logged the token it sent; the redaction took it out
+    assert SHAPE in err and "mechanism='OAUTHBEARER'" in err  # the token it sent: by its size only
     if tool == "drop-in":
         assert oauth_sb.partition_state("t1", 0).leader == 1
 
@@ -149,7 +156,7 @@ def test_failing_runs(oauth_sb: Sandbox, pki: security_fixtures.Pki, idp: securi
     code, err = run(tmp_path, tool, oauth_sb, config, OAUTH_SECRETS)
     assert code == expected, err[-2000:]
     if case == "token refused by the brokers":
-        assert "[hidden]" in err
+        assert SHAPE in err
 
 
 @pytest.mark.parametrize("tool", TOOLS)
@@ -163,3 +170,35 @@ def test_kerberos(kerberos_sb: Sandbox, kdc: security_fixtures.Kdc, tmp_path: Pa
     assert code == expected, err[-2000:]
     if expected == 0:
         assert "[hidden]" in err  # kafka-python logged who it authenticated as; the redaction took it out
+        assert SHAPE in err and "mechanism='GSSAPI'" in err  # the AP-REQ and the wrapped tokens: sizes only
+
+
+SCRAM_SECRET = "Scr4m-Pa55-0d9e"
+
+
+@pytest.fixture(scope="module")
+def scram_sb() -> Iterator[Sandbox]:
+    with Sandbox(brokers=2, sasl_users={"admin": SCRAM_SECRET}, sasl_mechanisms=("SCRAM-SHA-256",)) as sandbox:
+        sandbox.create_topic("t1", assignment={0: [1, 2]})
+        sandbox.create_topic("c2-admincfg-d", assignment={0: [1, 2]})
+        yield sandbox
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_scram_logs_the_exchange_by_its_shape_and_names_as_they_are(scram_sb: Sandbox, tmp_path: Path,
+                                                                    tool: str) -> None:
+    """The SCRAM client-final message (c=biws,r=<nonce>,p=<proof>) and the server's signature (v=...) were
+    logged whole, and the user name's redaction made the topic c2-admincfg-d 'c2-[hidden]cfg-d'."""
+    scram_sb.set_leader("t1", 0, 2)
+    config = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+              "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+              f'username="admin" password="{SCRAM_SECRET}";\ndefault.api.timeout.ms=5000\nrequest.timeout.ms=4000\n')
+    code, err = run(tmp_path, tool, scram_sb, config, (SCRAM_SECRET,))
+    assert code == 0, err[-2000:]
+    assert "c=biws" not in err and ",p=" not in err and "v=" not in err.replace("version=", "")
+    assert "mechanism='SCRAM-SHA-256'" in err
+    assert SHAPE in err and "SaslAuthenticateRequest(SASL step 2, auth_bytes: " in err
+    assert "c2-[hidden]" not in err
+    if tool == "status":  # its topic configs read (kafka-python's DescribeConfigs) names every topic in the log
+        assert "c2-admincfg-d" in err
+    assert "[hidden]" in err  # the user name, where it stands as a value (kafka-python's configuration)

@@ -26,8 +26,15 @@ TOOLS = ("drop-in", "elect")
 
 
 @pytest.fixture(scope="module")
-def idp() -> Iterator[security_fixtures.TokenEndpoint]:
-    endpoint = security_fixtures.TokenEndpoint({"leader-tool": CLIENT_SECRET})
+def idp_pki(tmp_path_factory: pytest.TempPathFactory) -> security_fixtures.Pki:
+    """The token endpoint's own CA and certificate (for 127.0.0.1), nothing to do with any broker's."""
+    return security_fixtures.make_pki(tmp_path_factory.mktemp("idp-pki"), client_name="unused")
+
+
+@pytest.fixture(scope="module")
+def idp(idp_pki: security_fixtures.Pki) -> Iterator[security_fixtures.TokenEndpoint]:
+    endpoint = security_fixtures.TokenEndpoint({"leader-tool": CLIENT_SECRET},
+                                               tls=(idp_pki.server_cert, idp_pki.server_key))
     yield endpoint
     endpoint.close()
 
@@ -161,3 +168,83 @@ def test_the_unsecured_token_is_kafkas_alg_none_jwt() -> None:
     assert jwt.get_unverified_header(token) == {"alg": "none"} and token.endswith(".")
     assert jwt.decode(token, options={"verify_signature": False, "verify_exp": False}) == {
         "iat": 5000, "exp": 5060, "sub": "alice", "scope": ["a", "b"]}
+
+
+# -- Kafka 4.1's keys, and the token endpoint's own CA (KIP-768) -------------------------------------------
+
+KEYS_4_1 = {"id": "sasl.oauthbearer.client.credentials.client.id",
+            "secret": "sasl.oauthbearer.client.credentials.client.secret", "scope": "sasl.oauthbearer.scope"}
+
+
+def with_4_1_keys(url: str, jaas_options: str = "", *, secret: str = CLIENT_SECRET, scope: str = "kafka") -> str:
+    return ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f"sasl.login.callback.handler.class={HANDLERS[1]}\nsasl.oauthbearer.token.endpoint.url={url}\n"
+            f"{KEYS_4_1['id']}=leader-tool\n{KEYS_4_1['secret']}={secret}\n{KEYS_4_1['scope']}={scope}\n"
+            f"sasl.jaas.config={MODULE} required{jaas_options};\n"
+            "default.api.timeout.ms=4000\nrequest.timeout.ms=3000\n")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_kafka_4_1_client_credentials_keys(sb: Sandbox, idp: security_fixtures.TokenEndpoint, tmp_path: Path,
+                                           tool: str) -> None:
+    """sasl.oauthbearer.client.credentials.client.id/secret and sasl.oauthbearer.scope, with a bare JAAS entry
+    (it was exit 2, 'sets no clientId')."""
+    code, output, _ = elect(sb, tool, with_4_1_keys(idp.token_url), tmp_path)
+    assert code == 0, output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize(("jaas", "secret", "scope", "expected"), [
+    (' clientId="someone-else" clientSecret="Wr0ng-S3cret" scope="other"', CLIENT_SECRET, "kafka", 0),
+    (f' clientId="leader-tool" clientSecret="{CLIENT_SECRET}" scope="kafka"', "Wr0ng-S3cret", "kafka", 4),
+    (f' clientId="leader-tool" clientSecret="{CLIENT_SECRET}" scope="kafka"', CLIENT_SECRET, "other", 4),
+], ids=["keys-over-jaas", "wrong-secret-key-wins", "scope-key-wins"])
+def test_the_4_1_keys_take_precedence_over_the_jaas_options(sb: Sandbox, idp: security_fixtures.TokenEndpoint,
+                                                            tmp_path: Path, jaas: str, secret: str, scope: str,
+                                                            expected: int) -> None:
+    """ClientCredentialsJwtRetriever.configOrJaas: the config key when set, else the JAAS option."""
+    code, output, _ = elect(sb, "elect", with_4_1_keys(idp.token_url, jaas, secret=secret, scope=scope), tmp_path)
+    assert code == expected, output
+
+
+def test_neither_key_nor_option_names_both(sb: Sandbox, idp: security_fixtures.TokenEndpoint, tmp_path: Path) -> None:
+    config = "\n".join(line for line in with_4_1_keys(idp.token_url).splitlines() if KEYS_4_1["secret"] not in line)
+    code, output, requests = elect(sb, "elect", config + "\n", tmp_path)
+    assert (code, requests) == (2, 0), output
+    assert f"sets neither {KEYS_4_1['secret']} nor clientSecret in sasl.jaas.config" in output
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("store", ["pem", "jks", "pkcs12"])
+def test_an_https_token_endpoint_with_its_own_ca_in_the_jaas_options(
+        sb: Sandbox, idp: security_fixtures.TokenEndpoint, idp_pki: security_fixtures.Pki, tmp_path: Path, tool: str,
+        store: str) -> None:
+    """KIP-768: the ssl.* options of the OAuthBearerLoginModule entry are the token endpoint's TLS
+    (JaasOptionsUtils.createSSLSocketFactory); it was exit 3, certificate verify failed (system CAs only)."""
+    options = {"pem": f' ssl.truststore.type="PEM" ssl.truststore.location="{idp_pki.ca_pem}"',
+               "jks": f' ssl.truststore.location="{idp_pki.trust_jks}"'
+                      f' ssl.truststore.password="{security_fixtures.STORE_PASSWORD}"',
+               "pkcs12": f' ssl.truststore.type="PKCS12" ssl.truststore.location="{idp_pki.trust_p12}"'
+                         f' ssl.truststore.password="{security_fixtures.STORE_PASSWORD}"'}[store]
+    config = client_credentials(idp.https_token_url).replace('scope="kafka";', f'scope="kafka"{options};')
+    code, output, _ = elect(sb, tool, config, tmp_path)
+    assert code == 0, output
+    assert security_fixtures.STORE_PASSWORD not in output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize(("options", "expected", "words"), [
+    ("", 3, "Could not reach the token endpoint"),  # the system's CAs: the endpoint's own CA is not among them
+    (' ssl.truststore.type="PEM" ssl.truststore.location="{ca}" ssl.endpoint.identification.algorithm="ldaps"', 2,
+     "The token endpoint's TLS options"),
+    (' ssl.truststore.location="{jks}" ssl.truststore.password="Wr0ng-S3cret"', 2,
+     "Keystore was tampered with, or password was incorrect"),
+], ids=["system-cas", "bad-option", "wrong-store-password"])
+def test_the_token_endpoints_tls_failures(sb: Sandbox, idp: security_fixtures.TokenEndpoint,
+                                          idp_pki: security_fixtures.Pki, tmp_path: Path, options: str,
+                                          expected: int, words: str) -> None:
+    options = options.format(ca=idp_pki.ca_pem, jks=idp_pki.trust_jks)
+    config = client_credentials(idp.https_token_url).replace('scope="kafka";', f'scope="kafka"{options};')
+    code, output, requests = elect(sb, "elect", config, tmp_path)
+    assert (code, requests) == (expected, 0), output
+    assert words in output

@@ -212,3 +212,48 @@ def test_over_sasl_ssl_a_missing_client_certificate_stops_the_run_at_once(pki: s
     assert code == 3 and requests == 0, output
     assert f"TLS handshake with {sb.bootstrap_servers} failed: [SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED]" in output
     assert "Hint: The broker refused this client: check ssl.keystore.*" in output
+
+
+@pytest.fixture(scope="module")
+def key_p12_own_password(pki: security_fixtures.Pki) -> Path:
+    """The client's key in a PKCS12 store whose key entry has its own password (KEY_PASSWORD) and the rest the
+    store password, written by Java's KeyStore API (tests/java/TwoPasswordPkcs12.java): keytool refuses to."""
+    import shutil
+    import subprocess
+
+    if shutil.which("java") is None:
+        pytest.skip("needs a JDK (java) to write the store as Java does; .ci/run installs one")
+    key, chain, store = (pki.directory / name for name in ("client-key.der", "client-chain.pem", "key-own.p12"))
+    key.write_bytes(pki.client_key_der)
+    chain.write_text(pki.client_chain_pem)
+    source = Path(__file__).parent / "java" / "TwoPasswordPkcs12.java"
+    subprocess.run(["java", str(source), str(key), str(chain), str(store)], input=f"{STORE_PASSWORD}\n{KEY_PASSWORD}\n",
+                   text=True, check=True, timeout=120, capture_output=True)
+    key.unlink()
+    return store
+
+
+def pkcs12_own_password(pki: security_fixtures.Pki, store: Path, key_password: str = KEY_PASSWORD) -> str:
+    return pki.config("ssl.truststore.type=PKCS12", f"ssl.truststore.location={pki.trust_p12}",
+                      f"ssl.truststore.password={STORE_PASSWORD}", "ssl.keystore.type=PKCS12",
+                      f"ssl.keystore.location={store}", f"ssl.keystore.password={STORE_PASSWORD}",
+                      f"ssl.key.password={key_password}")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_pkcs12_key_entry_with_its_own_password(sb: Sandbox, pki: security_fixtures.Pki, key_p12_own_password: Path,
+                                                  tmp_path: Path, tool: str) -> None:
+    """Kafka reads the key with ssl.key.password (KeyManagerFactory.init); it was 'Keystore was tampered with'."""
+    code, output, _ = elect(sb, tool, pkcs12_own_password(pki, key_p12_own_password), tmp_path)
+    assert code == 0, output
+    assert sb.partition_state("t1", 0).leader == 1
+
+
+@pytest.mark.parametrize(("key_password", "expected"), [
+    ("Wr0ng-Pa55-e1", "Cannot recover key"), (STORE_PASSWORD, "Keystore was tampered with")])
+def test_a_pkcs12_key_entry_with_its_own_password_refuses_a_wrong_one(
+        sb: Sandbox, pki: security_fixtures.Pki, key_p12_own_password: Path, tmp_path: Path, key_password: str,
+        expected: str) -> None:
+    code, output, requests = elect(sb, "elect", pkcs12_own_password(pki, key_p12_own_password, key_password),
+                                   tmp_path)
+    assert (code, requests) == (2, 0) and expected in output, output

@@ -69,6 +69,8 @@ def test_cluster_numbers_match_the_sandbox(sb: Sandbox) -> None:
     offline = sorted(f"{p.topic}-{p.partition}" for p in parts if p.leader == NO_LEADER or p.leader not in live)
     assert offline == sorted(summary.leaderless) == ["solo-0"]
     assert doc["offline"] == 1 and doc["offline_partitions"] == offline
+    # its only replica, broker 3, is down: in the ISR (zk) or the ELR (KRaft 4.1), it would lead without loss
+    assert doc["offline_recovery"] == {"solo-0": [3]}
     assert doc["partitions"] == summary.partitions == len(parts)
     assert doc["not_preferred_leader"] == len(summary.off_preferred) + len(summary.leaderless)
     assert doc["under_replicated"] == sum(len(p.isr) < len(p.replicas) for p in parts)
@@ -194,9 +196,33 @@ def test_status_says_when_the_controller_leaves_leaders_alone(sandbox_factory: C
 def test_min_isr_above_the_replica_count_is_capped_as_kafka_3_7_does(sandbox_factory: Callable[..., Sandbox]) -> None:
     """An RF=1 topic under a min.insync.replicas=2 default takes acks=all writes since Kafka 3.7
     (KAFKA-15583: the leader applies min(min.insync.replicas, replicas)); it was listed as under min ISR."""
-    sb = sandbox_factory(brokers=2)  # the sandbox's brokers speak Kafka 4.0's (3.9's in zk mode) API versions
+    sb = sandbox_factory(brokers=2)  # the sandbox's brokers speak Kafka 4.1's (3.9's in zk mode) API versions
     sb.create_topic("solo", assignment={0: [1]}, configs={"min.insync.replicas": "2"})
     sb.create_topic("pair", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
     sb.set_isr("pair", 0, [1])
     _, doc = status(sb)
     assert (doc["under_min_isr"], doc["under_min_isr_partitions"]) == (1, ["pair-0"])
+
+
+@pytest.mark.parametrize(("version", "features"), [("4.1", {}), ("4.1", {"eligible.leader.replicas.version": 0}),
+                                                   ("4.0", {})], ids=["4.1", "4.1-without-elr", "4.0"])
+def test_which_leaderless_partitions_can_recover_without_data_loss(sandbox_factory: Callable[..., Sandbox],
+                                                                   version: str, features: dict[str, int]) -> None:
+    """kafka-4.1.0-leaderless-elr-on.txt, step 3: every replica down, the ELR holds the last in-sync ones;
+    whichever returns leads without data loss. A partition whose ISR and ELR were emptied (as after
+    unclean shutdowns) has nobody to wait for. Without ELR the ISR keeps its last member instead."""
+    sb = sandbox_factory(brokers=4, kafka_version=version, features=features)
+    sb.create_topic("rf3-min2", assignment={0: [2, 3, 4]}, configs={"min.insync.replicas": "2"})
+    sb.create_topic("lost", assignment={0: [2, 3]})
+    for broker in (4, 3, 2):
+        sb.stop_broker(broker)
+    elr = sb.cluster.elr_enabled
+    assert sb.partition_state("rf3-min2", 0)[4:6] == (((), (2, 3)) if elr else ((2,), ()))
+    sb.cluster.edit("lost", 0, isr=[], elr=[], last_known_elr=[])
+    _, doc = status(sb)
+    assert doc["offline_recovery"] == {"lost-0": [], "rf3-min2-0": [2, 3] if elr else [2]}
+    _, out, _ = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "table")
+    waiting = "rf3-min2-0 (broker 2 or 3)" if elr else "rf3-min2-0 (broker 2)"
+    assert f"  of which recover without data loss when an in-sync or eligible replica returns: 1 ({waiting})" in out
+    assert "  of which have no in-sync or eligible replica left (only an unclean election brings them back): 1 " \
+           "(lost-0)" in out

@@ -54,7 +54,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--command-config", "command_config", "text", metavar="FILE",
            help="Properties file with configs for the admin client (security, timeouts, client.id)."),
     Option("--admin.config", "admin_config", "text", metavar="FILE",
-           help="DEPRECATED: use --command-config. Admin client config properties file."),
+           help="DEPRECATED: use --command-config. Admin client config properties file (the only name "
+                "Kafka's tool has up to 4.1; 4.2 deprecates it, and this tool prints 4.2's notice)."),
     Option("--election-type", "election_type", "text", metavar="preferred|unclean",
            help='Type of election to attempt: "preferred" or "unclean". REQUIRED.'),
     Option("--topic", "topic", "text", metavar="TOPIC",

@@ -42,9 +42,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "pseudo-random pick of partitions (each with odds of one in three) moved off their preferred "
                  "replica (a preferred election fixes them); broker-down: the "
                  "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
-                 "partitions it prefers (only an unclean election brings them back); skewed: every preferred "
-                 "replica on the first third of the brokers, as after adding brokers (leaders are preferred, "
-                 "yet badly spread: only new replica orders help).")
+                 "partitions it prefers (only an unclean election, or broker 1's return, brings them back); "
+                 "skewed: every preferred replica on the first third of the brokers, as after adding brokers "
+                 "(leaders are preferred, yet badly spread: only new replica orders help).")
 
 
 EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the command's own exit code",
@@ -68,7 +68,8 @@ class BuildInterrupted(Exception):
 @click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
 @click.option("--feature", "features", multiple=True, metavar="NAME=LEVEL",
               help="Set a finalized feature level as kafka-features upgrade/downgrade does, e.g. "
-                   "eligible.leader.replicas.version=1 to turn ELR on in 4.0 (off by default); repeatable.")
+                   "eligible.leader.replicas.version=0 to turn ELR off in 4.1 (on by default there; off in 4.0); "
+                   "repeatable.")
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")

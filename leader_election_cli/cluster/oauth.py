@@ -2,7 +2,8 @@
 handlers make them.
 
 Secured (KIP-768): the client-credentials grant at the token endpoint (client id and secret in HTTP
-Basic, URL-encoded as Kafka's HttpAccessTokenRetriever sends them), the token's expiry and subject
+Basic, URL-encoded as Kafka's HttpAccessTokenRetriever sends them; an https endpoint's TLS from the
+JAAS ssl.* options, `OAuthSettings.ssl_context`), the token's expiry and subject
 read as Kafka's LoginAccessTokenValidator does (no signature check: that is the broker's), and a new
 token fetched once `sasl.login.refresh.window.factor` of its lifetime has passed. Unsecured: Kafka's
 `alg: none` development token from the JAAS claims. Every token and the client secret are handed to
@@ -100,7 +101,8 @@ class OAuthTokenProvider(AbstractTokenProvider):
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
         where = "the token endpoint (sasl.oauthbearer.token.endpoint.url)"
         try:
-            with urllib.request.urlopen(request, timeout=settings.connect_timeout_ms / 1000) as response:
+            with urllib.request.urlopen(request, timeout=settings.connect_timeout_ms / 1000,
+                                        context=settings.ssl_context) as response:
                 document = json.loads(response.read(1 << 20))
         except urllib.error.HTTPError as exc:
             if exc.code in (400, 401, 403):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -27,6 +28,11 @@ OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
 )
 
+# Kafka 4.1's own keys for the client credentials (SaslConfigs), which take precedence over the JAAS options
+# (ClientCredentialsJwtRetriever.configOrJaas): (config key, JAAS option, required)
+CREDENTIAL_KEYS = (("sasl.oauthbearer.client.credentials.client.id", "clientId", True),
+                   ("sasl.oauthbearer.client.credentials.client.secret", "clientSecret", True),
+                   ("sasl.oauthbearer.scope", "scope", False))
 _DIGITS = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit also takes "\u00b2", which int() refuses
 
 
@@ -46,6 +52,9 @@ class OAuthSettings:
     unsecured_claims: Mapping[str, object] = field(default_factory=dict, repr=False)
     unsecured_lifetime_s: int = 3600
     extensions: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # an https token endpoint's TLS, from the ssl.* options of sasl.jaas.config (KIP-768), not the broker's
+    ssl_context: ssl.SSLContext | None = field(default=None, repr=False, compare=False)
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # more values to hide: those ssl.* options' passwords
 
 
 @dataclass(frozen=True)
@@ -79,18 +88,48 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
         if not endpoint.startswith(("https://", "http://", "file:")):
             raise InputError(f"sasl.oauthbearer.token.endpoint.url in {source} is not an http(s) or file URL",
                              hint="Give the token endpoint's https:// URL.")
-        if not endpoint.startswith("file:"):
-            for option in ("clientId", "clientSecret"):
-                if not options.get(option):
-                    raise InputError(f"sasl.jaas.config in {source} sets no {option}",
-                                     hint=f'Write: {OAUTH_LOGIN_MODULE} required clientId="..." clientSecret="..." '
-                                          'scope="...";')
-                check_unicode(options[option], f"The {option} in sasl.jaas.config in {source}")
-        return OAuthSettings(endpoint, options.get("clientId"), options.get("clientSecret"), options.get("scope"),
+        credentials = {option: _config_or_jaas(props, options, key, option, required and
+                                               not endpoint.startswith("file:"), source)
+                       for key, option, required in CREDENTIAL_KEYS}
+        context, secrets = _token_endpoint_tls(options, source) if endpoint.startswith("https://") else (None, ())
+        return OAuthSettings(endpoint, credentials["clientId"], credentials["clientSecret"], credentials["scope"],
                              java_trim(props.get("sasl.oauthbearer.scope.claim.name", "scope")) or "scope",
                              java_trim(props.get("sasl.oauthbearer.sub.claim.name", "sub")) or "sub",
-                             factor, extensions=extensions, **timeouts)
+                             factor, extensions=extensions, ssl_context=context, secrets=secrets, **timeouts)
     return _unsecured(options, source, factor, extensions)
+
+
+def _config_or_jaas(props: Mapping[str, str], options: Mapping[str | None, str], key: str, option: str,
+                    required: bool, source: str) -> str | None:
+    """`ClientCredentialsJwtRetriever.configOrJaas` (Kafka 4.1): the config key when the file sets it (trimmed,
+    as ConfigDef does), else the JAAS option; a required one set by neither is an error."""
+    if key in props:
+        value, where = java_trim(props[key]), named(props, key)
+    else:
+        value, where = options.get(option), f"the {option} in sasl.jaas.config"
+    if required and not value:
+        raise InputError(f"{source} sets neither {key} nor {option} in sasl.jaas.config",
+                         hint=f'Set {key} (Kafka 4.1), or write: {OAUTH_LOGIN_MODULE} required clientId="..." '
+                              'clientSecret="..." scope="...";')
+    if value:
+        check_unicode(value, f"{where} in {source}")
+    return value or None
+
+
+def _token_endpoint_tls(options: Mapping[str | None, str], source: str) -> tuple[ssl.SSLContext, tuple[str, ...]]:
+    """The https token endpoint's TLS as Kafka builds it (`JaasOptionsUtils.createSSLSocketFactory`, KIP-768):
+    from the ssl.* options of the OAuthBearerLoginModule entry alone, with Kafka's defaults (the system's CAs,
+    host names checked); the config file's own ssl.* settings are the brokers'."""
+    from leader_election_cli.config.tls import ssl_context
+
+    ssl_options = {key: value for key, value in options.items() if key and key.startswith("ssl.")}
+    secrets = tuple(value for key, value in ssl_options.items()
+                    if key.endswith(("password", ".key")) and len(value) >= 4)
+    try:
+        return ssl_context(ssl_options, f"the sasl.jaas.config in {source}"), secrets
+    except InputError as exc:
+        raise InputError(f"The token endpoint's TLS options (sasl.jaas.config in {source}): {exc.message}",
+                         hint=exc.hint) from None
 
 
 def _unsecured(options: Mapping[str | None, str], source: str, factor: float,

@@ -159,11 +159,12 @@ def settings_from_properties(props: Mapping[str, str], source: str, warnings: tu
         retry_backoff_max_ms=_int_setting(props, "retry.backoff.max.ms", DEFAULT_RETRY_BACKOFF_MAX_MS, source, "LONG"),
         client_id=client_id or None, warnings=warnings, oauth=oauth, kerberos=kerberos,
         secrets=_secrets(props, password, username, client_id, oauth.client_secret if oauth else None,
-                         oauth.client_id if oauth else None, kerberos.principal if kerberos else None))
+                         oauth.client_id if oauth else None, kerberos.principal if kerberos else None,
+                         *(oauth.secrets if oauth else ())))
 
 
 _SECRET_KEYS = ("ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
-                "sasl.jaas.config")
+                "sasl.jaas.config", "sasl.oauthbearer.client.credentials.client.secret")
 
 
 def _secrets(props: Mapping[str, str], *more: str | None) -> tuple[str, ...]:

@@ -3,6 +3,13 @@
 Java reads a JKS file given as PKCS12 and a PKCS12 file given as JKS (`keystore.type.compat`, on by
 default), so either binary format is accepted under either type; a PEM file under one of them, or
 a binary store under PEM, is refused. Passwords and keys never reach a message.
+
+A PKCS12 key entry may have its own password, as Java's `KeyStore.setKeyEntry` writes it (keytool refuses
+to make one): the store password protects the MAC and the certificates, `ssl.key.password` the key, and
+Kafka's `KeyManagerFactory.init(store, keyPassword)` reads it so. OpenSSL (through cryptography) takes one
+password, so such a store is read by decrypting the key with the key password and handing OpenSSL the
+same store with the key under the store password and without its MAC (`_with_own_key_password`): the
+store password is still checked, by the certificates' decryption, but the MAC is not, on that path only.
 """
 
 from __future__ import annotations
@@ -99,7 +106,7 @@ def key_material(store: Store, store_password: str | None, key_password: str | N
             raise store.fail("its private key cannot be read", "Re-create the key entry with keytool.") from None
         chain = [_der_certificate(store, der) for _, der in entry.cert_chain]
         return KeyMaterial(key, chain)
-    loaded = _load_pkcs12(store, store_password, "ssl.keystore.password")
+    loaded = _load_pkcs12(store, store_password, "ssl.keystore.password", key_password)
     if loaded.key is None or loaded.cert is None:
         raise store.fail("the store holds no private key entry", "Give a key store with the client's key.")
     return KeyMaterial(loaded.key, [loaded.cert.certificate, *(c.certificate for c in loaded.additional_certs)])
@@ -115,17 +122,23 @@ def _load_jks(store: Store, password: str | None, setting: str) -> jks.KeyStore:
                          f"Check {store.prefix}.location.") from None
 
 
-def _load_pkcs12(store: Store, password: str | None, setting: str) -> pkcs12.PKCS12KeyAndCertificates:
+def _load_pkcs12(store: Store, password: str | None, setting: str,
+                 key_password: str | None = None) -> pkcs12.PKCS12KeyAndCertificates:
     secret = password.encode("utf-8") if password is not None else None
     try:
         return pkcs12.load_pkcs12(store.data, secret)
     except (ValueError, TypeError):
         pass
+    if password is not None and key_password is not None and key_password != password:
+        own = _with_own_key_password(store, password.encode("utf-8"), key_password.encode("utf-8"))
+        if own is not None:
+            return own
     if password is None:
         raise store.fail(f"{setting} is not set and the store cannot be read without it",
                          f"Set {setting}.")
+    own_key = " (and ssl.key.password, if the key entry has its own)" if setting == "ssl.keystore.password" else ""
     raise store.fail("Keystore was tampered with, or password was incorrect (or the file is not a PKCS12 store)",
-                     f"Check {setting} (it is not shown) and {store.prefix}.location.")
+                     f"Check {setting}{own_key} (it is not shown) and {store.prefix}.location.")
 
 
 def _der_certificate(store: Store, der: bytes) -> x509.Certificate:
@@ -133,3 +146,43 @@ def _der_certificate(store: Store, der: bytes) -> x509.Certificate:
         return x509.load_der_x509_certificate(der)
     except ValueError:
         raise store.fail("it holds a certificate that cannot be read", f"Check {store.prefix}.location.") from None
+
+
+def _with_own_key_password(store: Store, password: bytes,
+                           key_password: bytes) -> pkcs12.PKCS12KeyAndCertificates | None:
+    """A PKCS12 store whose key is encrypted with `key_password` and the rest with `password`, read as Java
+    reads it; None when it is not one (the caller reports the store password as wrong)."""
+    from pyasn1.codec.der import decoder, encoder
+    from pyasn1.error import PyAsn1Error
+    from pyasn1.type import univ
+    from pyasn1_modules import rfc5652, rfc7292
+
+    def octets(any_value: univ.Any) -> bytes:
+        return bytes(decoder.decode(any_value, asn1Spec=univ.OctetString())[0])
+
+    try:
+        pfx = decoder.decode(store.data, asn1Spec=rfc7292.PFX())[0]
+        safe = decoder.decode(octets(pfx["authSafe"]["content"]), asn1Spec=rfc7292.AuthenticatedSafe())[0]
+        keys = 0
+        for info in safe:
+            if info["contentType"] != rfc5652.id_data:  # encrypted under the store password: left to OpenSSL
+                continue
+            bags = decoder.decode(octets(info["content"]), asn1Spec=rfc7292.SafeContents())[0]
+            for bag in bags:
+                if bag["bagId"] == rfc7292.id_pkcs8ShroudedKeyBag:
+                    try:
+                        key = serialization.load_der_private_key(bytes(bag["bagValue"]), key_password)
+                    except (ValueError, TypeError):
+                        raise store.fail("Cannot recover key", "Check ssl.key.password (it is not shown).") from None
+                    bag["bagValue"] = bag["bagValue"].clone(key.private_bytes(
+                        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                        serialization.BestAvailableEncryption(password)))
+                    keys += 1
+            info["content"] = univ.Any(encoder.encode(univ.OctetString(encoder.encode(bags))))
+        if not keys:
+            return None
+        pfx["authSafe"]["content"] = univ.Any(encoder.encode(univ.OctetString(encoder.encode(safe))))
+        return pkcs12.load_pkcs12(encoder.encode(rfc7292.PFX().setComponents(pfx["version"], pfx["authSafe"])),
+                                  password)
+    except (PyAsn1Error, ValueError, TypeError):
+        return None

@@ -121,14 +121,16 @@ def _resolved(selection: Selection, state: ClusterState) -> list[TopicPartition]
 
 def confirm_unclean(risk: Risk, yes: bool, hooks: Hooks) -> None:
     """Go ahead, or raise `RefusedError` (exit 5): data loss needs `yes` or a "yes" from someone asked."""
+    from leader_election_cli.planning.risk import at_risk_names
+
     if not risk.needs_confirmation or yes:
         return
-    count = len(risk.outside_isr)
+    count, names = len(risk.outside_isr), at_risk_names(risk)
     if hooks.confirm is None:
-        raise RefusedError(f"Refusing an unclean election that may lose data on {count} partition(s) without "
-                           "confirmation: nothing was sent",
+        raise RefusedError(f"Refusing an unclean election that may lose data on {count} partition(s) ({names}) "
+                           "without confirmation: nothing was sent",
                            hint="Review them with 'kafka-leaders plan', then run again on a terminal or with --yes.")
-    if not hooks.confirm(f"Elect a leader outside the ISR for {count} partition(s), accepting data loss?"):
+    if not hooks.confirm(f"Elect a leader outside the ISR for {count} partition(s) ({names}), accepting data loss?"):
         raise RefusedError("Unclean election cancelled: nothing was sent")
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from contextlib import suppress
 
 from leader_election_cli.errors import LeaderElectionError
-from leader_election_cli.model import ClusterState, ControllerMode
+from leader_election_cli.model import ClusterState, ControllerMode, TopicPartition
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.planning.balance import tally
 from leader_election_cli.planning.leadership_balance import solve_leadership
+from leader_election_cli.planning.predicates import clean_leaders
 from leader_election_cli.reports.balance import LeadershipOptimum, StatusReport
 
 # The controller's own preferred-leader elections (Kafka's broker configs): status shows them.
@@ -24,6 +25,11 @@ def status(connection: Connection, fail_above: float | None = None, hooks: Hooks
     settings = connection.settings(hooks.warn)
     with connection.open(settings) as cluster:
         state = cluster.describe(with_configs=True, with_reassignments=True)
+        if state.mode is ControllerMode.KRAFT:  # the ELR (and whether it is on) where an ISR is empty
+            from leader_election_cli.model import ElectionType
+            from leader_election_cli.operations.execution import read_for_prediction
+
+            state = read_for_prediction(cluster, ElectionType.PREFERRED, state.mode, state)
         auto_rebalance = {}
         broker = auto_rebalance_broker(state)
         with suppress(LeaderElectionError):  # shown as unknown: the balance itself was read
@@ -51,7 +57,14 @@ def status_report(state: ClusterState, fail_above: float | None = None,
                         sorted(state.reassigning), state.cluster_id, controller, state.mode, fail_above,
                         dict(auto_rebalance or {}), asked, not_preferred_leader=sorted(health.not_preferred_leader),
                         under_replicated=sorted(health.under_replicated),
-                        optimum=leadership_optimum(state))
+                        optimum=leadership_optimum(state), offline_recovery=offline_recovery(state, health.offline))
+
+
+def offline_recovery(state: ClusterState, offline: list[TopicPartition]) -> dict[TopicPartition, tuple[int, ...]]:
+    """Per offline partition, the in-sync or eligible replicas whose return would recover it without data
+    loss (empty: none is left; only an unclean election brings it back)."""
+    return {tp: clean_leaders(p.isr, p.elr, state.elr_enabled)
+            for tp in sorted(offline) if (p := state.partitions.get(tp)) is not None}
 
 
 def leadership_optimum(state: ClusterState) -> LeadershipOptimum:

@@ -49,3 +49,13 @@ def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct:
     from fractions import Fraction  # here: 4 ms of imports an election does not need
 
     return preferred > 0 and not_led_by_preferred * 100 > Fraction(repr(threshold_pct)) * preferred
+
+
+def clean_leaders(isr: Sequence[int], elr: Sequence[int], elr_enabled: bool | None) -> tuple[int, ...]:
+    """The replicas that would lead a partition without data loss were they live: its ISR (without ELR,
+    Kafka keeps a dead last member there), else, with eligible leader replicas (KIP-966; None: not known
+    to be off), its ELR (`PartitionChangeBuilder.isValidNewLeader`). Empty: none is known to hold every
+    acknowledged message."""
+    if isr:
+        return tuple(isr)
+    return tuple(elr) if elr_enabled is not False else ()

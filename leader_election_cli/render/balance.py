@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from leader_election_cli.model import ControllerMode, Outcome
+from leader_election_cli.model import ControllerMode, Outcome, TopicPartition
 from leader_election_cli.render import election as render
 from leader_election_cli.render.tables import (
     brokers_above,
@@ -62,6 +62,8 @@ def render_status_table(report: StatusReport, out: IO[str], color: bool | None =
         style = "bold red" if count and partitions and label not in _NOT_ALARMING else ""
         text = f"{label}: {count}" + (f" ({names(partitions)})" if partitions else "")
         print_line(console, f"[{style}]{text}[/]" if style else text)
+        if label == "Leaderless or offline" and report.offline_recovery:
+            _recovery_lines(console, report.offline_recovery)
         if label == "Under min.insync.replicas" and report.min_isr_unknown:
             print_line(console, f"[bold yellow]  not known for {len(report.min_isr_unknown)} topic(s), whose configs "
                           f"could not be read (DESCRIBE_CONFIGS needed): {names(report.min_isr_unknown)}[/]")
@@ -72,6 +74,18 @@ def render_status_table(report: StatusReport, out: IO[str], color: bool | None =
         failing = brokers_above(report.failing)
         console.print(f"Brokers above {report.fail_above:g}%: {failing}" if failing else
                       f"Every broker is at or under {report.fail_above:g}%", highlight=False)
+
+
+def _recovery_lines(console: Any, recovery: dict[TopicPartition, tuple[int, ...]]) -> None:
+    """Which offline partitions an in-sync or eligible replica's return recovers without data loss."""
+    waiting = [f"{tp} (broker {' or '.join(map(str, brokers))})" for tp, brokers in recovery.items() if brokers]
+    lost = [str(tp) for tp, brokers in recovery.items() if not brokers]
+    if waiting:
+        print_line(console, f"  of which recover without data loss when an in-sync or eligible replica returns: "
+                            f"{len(waiting)} ({', '.join(waiting)})")
+    if lost:
+        print_line(console, f"[bold red]  of which have no in-sync or eligible replica left (only an unclean election "
+                            f"brings them back): {len(lost)} ({', '.join(lost)})[/]")
 
 
 def optimum_line(o: LeadershipOptimum) -> str:

@@ -56,6 +56,8 @@ class StatusReport(Report):
     optimum: LeadershipOptimum | None = None  # None when not computed
     not_preferred_leader: list[TopicPartition] = field(default_factory=list)  # led off their preferred replica
     under_replicated: list[TopicPartition] = field(default_factory=list)
+    # per offline partition, the in-sync or eligible replicas whose return recovers it without data loss
+    offline_recovery: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def failing(self) -> list[BrokerBalance]:
@@ -82,6 +84,7 @@ def status_document(report: StatusReport) -> dict[str, Any]:
         "not_preferred_leader_partitions": [str(tp) for tp in report.not_preferred_leader],
         "under_replicated_partitions": [str(tp) for tp in report.under_replicated],
         "offline_partitions": [str(tp) for tp in report.offline],
+        "offline_recovery": {str(tp): list(brokers) for tp, brokers in report.offline_recovery.items()},
         "under_min_isr_partitions": [str(tp) for tp in report.under_min_isr],
         "min_isr_unknown_topics": report.min_isr_unknown,
         "reassigning_partitions": [str(tp) for tp in report.reassigning],

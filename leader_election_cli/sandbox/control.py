@@ -53,10 +53,11 @@ class Sandbox:
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
                  racks: Mapping[int, str] | None = None):
-        """`kafka_version`: the release the brokers are ("3.9", "4.0"; None: 4.0, or 3.9 in zk mode, the
-        last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
+        """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
+        the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
-        {"eligible.leader.replicas.version": 1} turns ELR on in 4.0; `elr` is a shorthand for that one.
+        {"eligible.leader.replicas.version": 1} turns ELR on in 4.0 (0 turns it off in 4.1, where a new cluster
+        has it on); `elr` is a shorthand for that one.
         Bad values raise ValueError with one line saying why.
 
         `controller_limits`: what one request may write, as a KRaft controller counts it (None: the

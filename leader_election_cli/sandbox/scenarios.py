@@ -7,7 +7,8 @@
 - broker-down: the highest-numbered broker stopped; its partitions moved to other replicas and a
   preferred election cannot bring them back until it returns.
 - leaderless: the partitions preferring broker 1 had only it in their ISR when it stopped, so they
-  have no leader; only an unclean election (data loss possible) brings them back.
+  have no leader; only an unclean election (data loss possible), or broker 1's return, brings them back
+  (with ELR, Kafka 4.1's default, broker 1 is their eligible leader replica; without it, their ISR).
 - skewed: as after adding brokers: every preferred replica (and so every leader) is on one of the
   first third of the brokers (at least one), the followers spread over all of them. Leadership is
   badly spread although every partition is led by its preferred replica, so no preferred election

@@ -5,10 +5,11 @@ independent of the CLI's planner (a separate implementation checked against this
 
 kraft mode follows the KRaft controller of Kafka 4.x: `ReplicationControlManager.electLeaders` and
 `PartitionChangeBuilder`. Eligible leader replicas (KIP-966) follow the finalized feature
-`eligible.leader.replicas.version` (`elr=`; off by default, as on a new 4.0 cluster: see versions.py).
-With ELR off an ISR never empties (its last member stays when it dies), as a real 4.0.0 cluster shows
-(tests/reference/kafka-4.0.0-leaderless-elr-off.txt); with ELR on the ISR may empty and the ELR and
-last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt.
+`eligible.leader.replicas.version` (`elr=`; on as on a new 4.1 cluster, off on a new 4.0 one: see
+versions.py). With ELR off an ISR never empties (its last member stays when it dies), as a real 4.0.0
+cluster shows (tests/reference/kafka-4.0.0-leaderless-elr-off.txt); with ELR on the ISR may empty and the
+ELR and last known ELR fill as recorded in kafka-4.0.0-leaderless-elr-on.txt and, on 4.1.0 (RF 3 too,
+and a topic with unclean.leader.election.enable), kafka-4.1.0-leaderless-elr-on.txt.
 
 - Admin preferred election: ELECTION_NOT_NEEDED when the leader is `replicas[0]`; otherwise elect
   `replicas[0]` if valid, else keep a valid current leader (no change: PREFERRED_LEADER_NOT_AVAILABLE),
@@ -46,7 +47,10 @@ Broker stop is a clean shutdown that the controller sees at once:
   it leaves every ISR except where it is the last member (`doRemoveReplicasFromIsr`).
 Broker start: leaderless partitions are elected again by the same offline rule (the broker is now
 live), then, unless `rejoin_isr=False`, its replicas rejoin the ISR of every partition with a leader
-(in kraft mode this also recomputes the ELR, as an AlterPartition does).
+(in kraft mode this also recomputes the ELR, as an AlterPartition does), and so do the other live
+replicas of a partition that got a leader again (followers again, they catch up: on 4.1.0, a=4 elected
+from the ELR on its return took b=5, live but leaderless until then, back into its ISR,
+kafka-4.1.0-leaderless-elr-on.txt step B6).
 
 Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
 replica to add it completes at once (a reorder), else it waits for `finish_reassignment`. A
@@ -428,13 +432,21 @@ class Cluster:
             self.live.add(broker)
             if self.controller_id == NO_LEADER:
                 self.controller_id = broker
+            led_again: list[tuple[Topic, Partition]] = []
             for topic, p in self._all_partitions():
                 if p.leader == NO_LEADER or p.leader not in self.live:
                     self._offline_election(topic, p)
+                    if p.leader in self.live:
+                        led_again.append((topic, p))
             if rejoin_isr:
                 for topic, p in self._all_partitions():
                     if broker in p.replicas and broker not in p.isr and p.leader in self.live:
                         self._expand_isr(topic, p, broker)
+                # a partition led again has followers again: its other live replicas catch up and rejoin
+                for topic, p in led_again:
+                    for replica in p.replicas:
+                        if replica in self.live and replica not in p.isr:
+                            self._expand_isr(topic, p, replica)
             self.version += 1
 
     def move_controller(self, broker: int) -> None:

@@ -4,7 +4,28 @@ For each release: the ApiVersions ranges a broker advertises (default configurat
 plugin, unstable APIs off), the features it supports and those a new cluster finalizes, and the
 controller behaviour that depends on the release. Where each table comes from:
 
-- 4.0 (KRaft), the default: recorded on a real Apache Kafka 4.0.0 broker, fresh cluster, static quorum
+- 4.1 (KRaft), the default: recorded on a real Apache Kafka 4.1.0 cluster built from the release commit,
+  fresh (tests/reference/kafka-4.1.0-api-versions.txt, kafka-4.1.0-features.txt): Produce 0-13, Fetch
+  4-18, JoinGroup 0-9, AlterPartitionReassignments 0-1 (KIP-860), ListTransactions 0-2,
+  ListConfigResources 74 0-1, the share-group APIs 76-79 (v1), 83-87 and 90-92, metadata.version 3.3-IV3
+  to 4.1-IV1 (27) finalized at 27, share.version 0-1 finalized at 0, and eligible.leader.replicas.version
+  finalized at 1: a new 4.1 cluster has ELR on (4.1's `EligibleLeaderReplicasVersion.ELRV_1` bootstraps
+  at metadata.version 4.1-IV0). kafka-python 3.0.12's `BROKER_API_VERSIONS[(4, 1)]` is the same table.
+  share.version=1 requires metadata.version 27 (4.1-IV1): `ShareVersion.SV_1` of the 4.1 branch ("a
+  preview in 4.1", LATEST_PRODUCTION SV_0). Not confirmed for 4.1.0: which metadata.version ELR level 1
+  requires there (4.0.0 recorded 23; a later 4.1-era source says 24); on 4.1 it cannot matter, its
+  metadata.version being 27 and fixed here.
+  The controller's rules for ISR, ELR and LastKnownElr are 4.0's with ELR on (`PartitionChangeBuilder`:
+  `maybePopulateTargetElr`, `electLeader`, `maybeUpdateRecordElr`, `maybeUpdateLastKnownLeader`): the
+  walk-through kafka-4.1.0-leaderless-elr-on.txt (RF 3 and 2, min.insync.replicas 1 and 2,
+  unclean.leader.election.enable on one topic; the last ISR member dying, an ELR member coming back
+  alone, a replica outside the ELR coming back alone, Kafka's tool's preferred and unclean elections at
+  every step) replays step by step on these rules (tests/test_sandbox_versions.py), so no 4.1-only
+  rule was needed. Not confirmed by that record: the fenced last known leader (KAFKA-19522, below), whose
+  case the record never reaches (its LastKnownElr is only ever set while the ELR is not empty), and
+  AlterPartitionReassignments v1's `AllowReplicationFactorChange=false` (KIP-860), which the sandbox
+  ignores (this project's clients never change a replication factor).
+- 4.0 (KRaft): recorded on a real Apache Kafka 4.0.0 broker, fresh cluster, static quorum
   (tests/reference/kafka-4.0.0-api-versions.txt and kafka-4.0.0-features.txt:
   kafka-broker-api-versions.sh and kafka-features.sh describe / version-mapping / feature-dependencies).
   kafka-python 3.0.12's `BROKER_API_VERSIONS[(4, 0)]` is the same table (tests/test_sandbox_versions.py
@@ -36,12 +57,11 @@ made dynamic before 4.1, KAFKA-16538).
 metadata.version names by level: `server-common/.../MetadataVersion.java` (3.0-IV1 is 1, 3.3-IV3 is 7,
 3.9-IV0 is 21, 4.0-IV1 is 23, 4.0-IV3 is 25).
 
-Not modelled: 4.0's election of a last known leader that is fenced (4.0 skips that check, fixed in 4.1 by
-KAFKA-19522): the sandbox, like the planner, checks it in every release; with ELR on it matters only
-when a partition's ISR and ELR are both empty, which the sandbox reaches only through test edits.
-Kafka 4.1 and later are not modelled either. Their ApiVersions are known (kafka-python records them), but the
-supported range of share.version and streams.version on a 4.1 broker could not be confirmed, so the
-sandbox does not claim to be one.
+Not modelled: 4.0's election of a last known leader that is fenced (4.0 skips that check; KAFKA-19522,
+apache/kafka#20200, merged in July 2025 and so in 4.1's line, adds it): the sandbox, like the planner,
+checks it in every release; with ELR on it matters only when a partition's ISR and ELR are both empty,
+which the sandbox reaches only through test edits. Whether 4.1.0 itself carries the fix could not be
+confirmed from the record. Kafka 4.2 and later are not modelled.
 """
 
 from __future__ import annotations
@@ -60,12 +80,14 @@ METADATA_VERSION_NAMES: Mapping[int, str] = MappingProxyType({
     1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
     8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
     15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
-    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3",
+    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1",
 })
 
-# FeatureVersion.dependencies() of the levels that have any (kafka-features feature-dependencies, 4.0.0).
+# FeatureVersion.dependencies() of the levels that have any (kafka-features feature-dependencies, 4.0.0;
+# share.version: 4.1's ShareVersion.SV_1).
 DEPENDENCIES: Mapping[tuple[str, int], Mapping[str, int]] = MappingProxyType({
     (ELR_VERSION, 1): {METADATA_VERSION: 23},
+    ("share.version", 1): {METADATA_VERSION: 27},
 })
 FIXED = (METADATA_VERSION, "kraft.version")  # levels the sandbox does not let --feature change
 
@@ -89,6 +111,11 @@ API_VERSIONS_4_0: Mapping[int, tuple[int, int]] = MappingProxyType({
     0), 46: (0, 0), 47: (0, 0), 48: (0, 1), 49: (0, 1), 50: (0, 0), 51: (0, 0), 55: (0, 2), 57: (0, 2),
     60: (0, 2), 61: (0, 0), 64: (0, 0), 65: (0, 0), 66: (0, 1), 68: (0, 1), 69: (0, 1), 74: (0, 0), 75:
     (0, 0), 80: (0, 0), 81: (0, 0)})
+# 4.1.0 as recorded: 4.0's table with these ranges changed or added.
+API_VERSIONS_4_1: Mapping[int, tuple[int, int]] = MappingProxyType(dict(sorted({
+    **API_VERSIONS_4_0, 0: (0, 13), 1: (4, 18), 11: (0, 9), 45: (0, 1), 66: (0, 2), 74: (0, 1),
+    76: (1, 1), 77: (1, 1), 78: (1, 1), 79: (1, 1), 83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0),
+    87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0)}.items())))
 _ZK_ONLY = {4, 5, 6, 7, 56, 58, 67}
 _KRAFT_BROKER_39 = {55: (0, 2), 64: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0), 81: (0, 0)}
 
@@ -112,9 +139,8 @@ class ControllerLimits:
     empty_batch_fails: bool = False  # 3.9, 4.0: an empty append is a no-op in BatchAccumulator.append
 
 
-# Kafka 4.1.0 (for its KafkaVersion, `controller=KAFKA_4_1_LIMITS`): the empty batch is refused, as the
-# controller's log of a real 4.1.0 cluster shows for a request of exactly 10,000 changes (issue 35;
-# KAFKA-21129 describes it on trunk).
+# Kafka 4.1.0: the empty batch is refused, as the controller's log of a real 4.1.0 cluster shows for a request
+# of exactly 10,000 changes (issue 35; KAFKA-21129 describes it on trunk).
 KAFKA_4_1_LIMITS = ControllerLimits(empty_batch_fails=True)
 
 
@@ -154,8 +180,17 @@ VERSIONS: Mapping[str, KafkaVersion] = MappingProxyType({
         finalized={ELR_VERSION: 0, "group.version": 1, "kraft.version": 0, METADATA_VERSION: 25,
                    "transaction.version": 2},
     ),
+    "4.1": KafkaVersion(
+        "4.1", "4.1.0",
+        {KRAFT: dict(API_VERSIONS_4_1)},
+        supported={ELR_VERSION: (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
+                   METADATA_VERSION: (7, 27), "share.version": (0, 1), "transaction.version": (0, 2)},
+        finalized={ELR_VERSION: 1, "group.version": 1, "kraft.version": 0, METADATA_VERSION: 27,
+                   "share.version": 0, "transaction.version": 2},
+        controller=KAFKA_4_1_LIMITS,
+    ),
 })
-DEFAULT_VERSION = "4.0"
+DEFAULT_VERSION = "4.1"
 ZK_DEFAULT_VERSION = "3.9"  # the last release with ZooKeeper mode
 
 
