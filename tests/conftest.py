@@ -8,17 +8,22 @@ their topics and stop every one they started; `mode` runs a test, or a file's sa
 modes. Commands run through `commands.run_command` (beside this file).
 
 Order: the slowest files first (`SLOWEST_FILES`).
+
+Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
+where it cannot be had (a failure under CI=true); the summary counts those skips by reason.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from services import PREFIX, missing_service, require_gssapi
 
 from leader_election_cli.sandbox import Sandbox
 
@@ -33,6 +38,19 @@ SLOWEST_FILES = ("test_pipeline_cluster.py", "test_pipeline.py", "test_pipeline_
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name not in SLOWEST_FILES)  # stable: each file keeps its order
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per missing service: how many tests it skipped and why (see tests/services.py)."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        if PREFIX in reason:
+            reasons[reason[reason.index(PREFIX):]] += 1
+    if reasons:
+        terminalreporter.section("tests skipped for a missing service")
+        for reason, count in sorted(reasons.items()):
+            terminalreporter.write_line(f"{count} skipped: {reason}")
 
 
 @pytest.fixture(scope="session")
@@ -76,9 +94,11 @@ module_sandbox_factory = pytest.fixture(_sandboxes, name="module_sandbox_factory
 @pytest.fixture(scope="module")
 def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real MIT Kerberos KDC on 127.0.0.1 with a realm of its own (tests/security_fixtures.py); it sets
-    KRB5_CONFIG, which the processes a test starts inherit, and the Kerberos variables are put back after."""
+    KRB5_CONFIG, which the processes a test starts inherit, and the Kerberos variables are put back after.
+    Its tests skip (fail under CI=true) without the KDC's programs or the gssapi package."""
     import security_fixtures
 
+    require_gssapi()
     before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
     server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))
     yield server
@@ -99,7 +119,7 @@ def kafka_order() -> Callable[[str, list[str]], list[str]]:
     from pathlib import Path
 
     if shutil.which("javac") is None:
-        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+        missing_service("JDK", "javac is missing, to run Kafka's code: apt-get install default-jdk-headless")
     source = Path(__file__).parent / "java" / "KafkaOrder.java"
 
     def run(mode: str, lines: list[str]) -> list[str]:
