@@ -10,18 +10,18 @@ modes. Commands run through `commands.run_command` (beside this file).
 Order: the slowest files first (`SLOWEST_FILES`).
 
 Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
-where it cannot be had (a failure under CI=true); the summary counts those skips by reason.
+where it cannot be had (a failure under CI=true); the summary gives each reason once, with its count.
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
+import services
 from hypothesis import HealthCheck, settings
 from services import PREFIX, missing_service, require_gssapi
 
@@ -40,17 +40,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name not in SLOWEST_FILES)  # stable: each file keeps its order
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line per missing service: how many tests it skipped and why (see tests/services.py)."""
-    reasons: Counter[str] = Counter()
-    for report in terminalreporter.stats.get("skipped", []):
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-        if PREFIX in reason:
-            reasons[reason[reason.index(PREFIX):]] += 1
-    if reasons:
-        terminalreporter.section("tests skipped for a missing service")
-        for reason, count in sorted(reasons.items()):
-            terminalreporter.write_line(f"{count} skipped: {reason}")
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A skip for a missing service is reported where services.py raised it, not at each test: pytest's
+    summary folds each reason into one line with its count ("SKIPPED [42] tests/services.py:...: missing
+    service ZooKeeper: ...")."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) and PREFIX in report.longrepr[2]:
+        report.longrepr = (services.__file__, missing_service.__code__.co_firstlineno, report.longrepr[2])
 
 
 @pytest.fixture(scope="session")
@@ -98,6 +96,7 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     Its tests skip (fail under CI=true) without the KDC's programs or the gssapi package."""
     import security_fixtures
 
+    security_fixtures.Kdc.require()
     require_gssapi()
     before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
     server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))

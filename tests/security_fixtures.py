@@ -223,12 +223,17 @@ class Kdc:
 
     REALM = "LEADER.TEST"
 
-    def __init__(self, directory: Path) -> None:
+    @staticmethod
+    def require() -> None:
+        """Skip (fail under CI=true) where MIT Kerberos's KDC programs are missing."""
         for tool, package in (("kdb5_util", "krb5-kdc"), ("krb5kdc", "krb5-kdc"),
                               ("kadmin.local", "krb5-admin-server"), ("kinit", "krb5-user")):
             if shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None:
                 missing_service("Kerberos KDC", f"{tool} is missing: apt-get install krb5-kdc krb5-admin-server "
                                                 f"krb5-user (Debian's {package} has it)")
+
+    def __init__(self, directory: Path) -> None:
+        self.require()
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
