@@ -4,12 +4,16 @@ one of the reader's own errors, never another exception."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import security_fixtures
 from cryptography import x509
 from security_fixtures import KEY_PASSWORD, STORE_PASSWORD
 
 from leader_election_cli.config import java_keystore as jks
+from leader_election_cli.config.stores import Store, key_material, trusted_certificates
+from leader_election_cli.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -66,5 +70,21 @@ def test_a_damaged_protected_key_is_an_unreadable_store(pki: security_fixtures.P
         with pytest.raises((jks.UnreadableStore, jks.WrongKeyPassword)):
             jks.recover_key(jks.PrivateKeyEntry(entry.protected_key[:size], entry.chain), STORE_PASSWORD)
     other_algorithm = entry.protected_key.replace(bytes.fromhex("2a02110101"), bytes.fromhex("2a02130100"), 1)
-    with pytest.raises(jks.UnreadableStore, match="JKS key protector"):
+    with pytest.raises(jks.UnsupportedKey, match="as a JCEKS store protects keys"):
         jks.recover_key(jks.PrivateKeyEntry(other_algorithm, entry.chain), STORE_PASSWORD)
+
+
+def test_a_keytool_jceks_store(pki: security_fixtures.Pki, tmp_path: Path) -> None:
+    """JCEKS is not supported (README): its trusted certificates are JKS's and are read, its keys are refused
+    with the conversion to PKCS12 as the hint, never a traceback."""
+    path = tmp_path / "store.jceks"
+    security_fixtures.keytool("-genkeypair", "-keyalg", "EC", "-alias", "k", "-dname", "CN=x", "-keystore", str(path),
+                              "-storetype", "JCEKS", "-storepass", STORE_PASSWORD, "-keypass", STORE_PASSWORD)
+    security_fixtures.keytool("-importcert", "-alias", "ca", "-file", str(pki.ca_pem), "-keystore", str(path),
+                              "-storetype", "JCEKS", "-storepass", STORE_PASSWORD)
+    store = Store(path.read_bytes(), "ssl.keystore", "named by ssl.keystore.location (line 2)", "JKS")
+    assert [c.subject.rfc4514_string() for c in trusted_certificates(store, STORE_PASSWORD)] == ["CN=test-ca"]
+    with pytest.raises(InputError) as refused:
+        key_material(store, STORE_PASSWORD, None)
+    assert "as a JCEKS store protects keys" in str(refused.value)
+    assert "-deststoretype PKCS12" in (refused.value.hint or "") and STORE_PASSWORD not in str(refused.value)

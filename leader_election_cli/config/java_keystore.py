@@ -26,6 +26,10 @@ class UnreadableStore(ValueError):
     """The file is not a JKS store this reader can read; the message says why."""
 
 
+class UnsupportedKey(UnreadableStore):
+    """A key entry protected otherwise than by the JKS key protector (JCEKS's own protection)."""
+
+
 class WrongPassword(ValueError):
     """The store's integrity digest does not match: "Keystore was tampered with, or password was incorrect"."""
 
@@ -118,7 +122,7 @@ def recover_key(entry: PrivateKeyEntry, password: str) -> bytes:
     """The entry's private key, PKCS#8 DER, unprotected with the key's password (sun.security.provider.KeyProtector)."""
     algorithm, protected = _encrypted_private_key_info(entry.protected_key)
     if algorithm != _SUN_JKS_KEY_PROTECTOR:
-        raise UnreadableStore("its key is not protected with the JKS key protector (a JCEKS key?)")
+        raise UnsupportedKey("its key is protected as a JCEKS store protects keys, which this tool does not read")
     if len(protected) < 2 * _DIGEST_SIZE:
         raise UnreadableStore("its protected key is too short")
     salt, encrypted, check = (protected[:_DIGEST_SIZE], protected[_DIGEST_SIZE:-_DIGEST_SIZE],

@@ -90,6 +90,10 @@ def key_material(store: Store, store_password: str | None, key_password: str | N
             hint = ("Check ssl.key.password (it is not shown)." if key_password is not None else
                     "Set ssl.key.password: the key entry's password is not ssl.keystore.password.")
             raise store.fail("Cannot recover key", hint) from None
+        except jks.UnsupportedKey as exc:
+            raise store.fail(str(exc), "Convert the store to PKCS12 (keytool -importkeystore -srckeystore STORE "
+                                       "-destkeystore store.p12 -deststoretype PKCS12) and set "
+                                       "ssl.keystore.type=PKCS12.") from None
         except jks.UnreadableStore as exc:
             raise store.fail(f"its private key cannot be read: {exc}", "Re-create the key entry with keytool.") \
                 from None
