@@ -29,5 +29,5 @@ def require_gssapi() -> None:
     try:
         import gssapi  # noqa: F401
     except ImportError:
-        missing_service("gssapi", "the gssapi package is not installed (the [kerberos] extra; building it needs "
-                                  "libkrb5-dev's krb5-config: apt-get install libkrb5-dev)")
+        missing_service("gssapi", "the gssapi package is not installed (the [kerberos] extra, built with "
+                                  "libkrb5-dev's krb5-config and gcc: apt-get install libkrb5-dev gcc python3-dev)")
