@@ -8,6 +8,9 @@ their topics and stop every one they started; `mode` runs a test, or a file's sa
 modes. Commands run through `commands.run_command` (beside this file).
 
 Order: the slowest files first (`SLOWEST_FILES`).
+
+Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
+where it cannot be had (a failure under CI=true); the summary gives each reason once, with its count.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+import services
 from hypothesis import HealthCheck, settings
+from services import PREFIX, missing_service, require_gssapi
 
 from leader_election_cli.sandbox import Sandbox
 
@@ -33,6 +38,17 @@ SLOWEST_FILES = ("test_pipeline_cluster.py", "test_pipeline.py", "test_pipeline_
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name not in SLOWEST_FILES)  # stable: each file keeps its order
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A skip for a missing service is reported where services.py raised it, not at each test: pytest's
+    summary folds each reason into one line with its count ("SKIPPED [42] tests/services.py:...: missing
+    service ZooKeeper: ...")."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) and PREFIX in report.longrepr[2]:
+        report.longrepr = (services.__file__, missing_service.__code__.co_firstlineno, report.longrepr[2])
 
 
 @pytest.fixture(scope="session")
@@ -76,9 +92,12 @@ module_sandbox_factory = pytest.fixture(_sandboxes, name="module_sandbox_factory
 @pytest.fixture(scope="module")
 def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real MIT Kerberos KDC on 127.0.0.1 with a realm of its own (tests/security_fixtures.py); it sets
-    KRB5_CONFIG, which the processes a test starts inherit, and the Kerberos variables are put back after."""
+    KRB5_CONFIG, which the processes a test starts inherit, and the Kerberos variables are put back after.
+    Its tests skip (fail under CI=true) without the KDC's programs or the gssapi package."""
     import security_fixtures
 
+    security_fixtures.Kdc.require()
+    require_gssapi()
     before = {name: os.environ.get(name) for name in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5_CLIENT_KTNAME")}
     server = security_fixtures.Kdc(tmp_path_factory.mktemp("kdc"))
     yield server
@@ -99,7 +118,7 @@ def kafka_order() -> Callable[[str, list[str]], list[str]]:
     from pathlib import Path
 
     if shutil.which("javac") is None:
-        pytest.skip("needs a JDK (javac) to run Kafka's code; .ci/run installs one")
+        missing_service("JDK", "javac is missing, to run Kafka's code: apt-get install default-jdk-headless")
     source = Path(__file__).parent / "java" / "KafkaOrder.java"
 
     def run(mode: str, lines: list[str]) -> list[str]:

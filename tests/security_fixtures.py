@@ -1,21 +1,27 @@
 """Shared security fixtures: a CA with broker and client certificates, and the client's stores in every
-format Kafka reads (JKS, PKCS12, PEM), made with the same libraries a Java shop's files would be
-read with (pyjks, cryptography)."""
+format Kafka reads (JKS, PKCS12, PEM): the JKS stores and the store of keytool's default type (PKCS12) made
+by Java's own keytool, as a Java shop makes them, the other PKCS12 and PEM files by cryptography."""
 
 from __future__ import annotations
 
 import base64
 import datetime
 import ipaddress
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import jks
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
+from services import missing_service
 
 STORE_PASSWORD = "St0re-Pa55-6d1e"  # the stores' passwords: must never be printed
 KEY_PASSWORD = "K3y-Only-Pa55-92ab"  # a JKS key entry's own password (ssl.key.password)
@@ -61,6 +67,8 @@ class Pki:
     key_jks: Path  # key entry encrypted with the store password
     key_jks_own_password: Path  # key entry encrypted with KEY_PASSWORD
     key_p12: Path
+    trust_keytool_default: Path  # keytool's default store type (PKCS12 since Java 9), made by keytool
+    key_keytool_default: Path
     client_key_pem: str  # PKCS#8, encrypted with KEY_PASSWORD
     client_chain_pem: str
     client_key_der: bytes  # unencrypted PKCS#8 DER: what must never reach a file
@@ -68,6 +76,14 @@ class Pki:
     def config(self, *lines: str) -> str:
         return "\n".join(("security.protocol=SSL", "default.api.timeout.ms=8000", "request.timeout.ms=5000",
                           *lines)) + "\n"
+
+
+def keytool(*args: str) -> None:
+    """Run Java's keytool (a JDK: scripts/test installs one; skips, with the reason, without)."""
+    if shutil.which("keytool") is None:
+        missing_service("JDK", "keytool is missing: apt-get install default-jdk-headless")
+    done = subprocess.run(["keytool", *args, "-noprompt"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def make_pki(directory: Path, client_name: str = "ops-client") -> Pki:
@@ -84,22 +100,28 @@ def make_pki(directory: Path, client_name: str = "ops-client") -> Pki:
         (directory / name).write_bytes(content)
     key_der = client_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                                        serialization.NoEncryption())
-    jks.KeyStore.new("jks", [jks.TrustedCertEntry.new("ca", der(ca))]).save(str(directory / "trust.jks"),
-                                                                            STORE_PASSWORD)
-    jks.KeyStore.new("jks", [jks.PrivateKeyEntry.new("client", [der(client), der(ca)], key_der)]).save(
-        str(directory / "key.jks"), STORE_PASSWORD)
-    entry = jks.PrivateKeyEntry.new("client", [der(client), der(ca)], key_der)
-    entry.encrypt(KEY_PASSWORD)
-    jks.KeyStore.new("jks", [entry]).save(str(directory / "key-own-password.jks"), STORE_PASSWORD)
     encryption = serialization.BestAvailableEncryption(STORE_PASSWORD.encode())
     (directory / "trust.p12").write_bytes(pkcs12.serialize_key_and_certificates(None, None, None, [ca], encryption))
     (directory / "key.p12").write_bytes(pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca],
                                                                               encryption))
+    for store_type, trust, key in (("JKS", "trust.jks", "key.jks"), (None, "trust-default.keystore",
+                                                                      "key-default.keystore")):
+        of_type = ("-storetype", store_type) if store_type else ()  # none: keytool's default type
+        keytool("-importcert", "-alias", "ca", "-file", str(directory / "ca.pem"), "-keystore",
+                str(directory / trust), *of_type, "-storepass", STORE_PASSWORD)
+        keytool("-importkeystore", "-srckeystore", str(directory / "key.p12"), "-srcstoretype", "PKCS12",
+                "-srcstorepass", STORE_PASSWORD, "-destkeystore", str(directory / key),
+                *(("-deststoretype", store_type) if store_type else ()), "-deststorepass", STORE_PASSWORD)
+    keytool("-importkeystore", "-srckeystore", str(directory / "key.p12"), "-srcstoretype", "PKCS12",
+            "-srcstorepass", STORE_PASSWORD, "-srcalias", "client", "-destkeystore",
+            str(directory / "key-own-password.jks"), "-deststoretype", "JKS", "-deststorepass", STORE_PASSWORD,
+            "-destkeypass", KEY_PASSWORD)
     key_pem = client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                        serialization.BestAvailableEncryption(KEY_PASSWORD.encode())).decode()
     return Pki(directory, directory / "ca.pem", directory / "server.pem", directory / "server-key.pem",
                directory / "trust.jks", directory / "trust.p12", directory / "key.jks",
-               directory / "key-own-password.jks", directory / "key.p12", key_pem,
+               directory / "key-own-password.jks", directory / "key.p12", directory / "trust-default.keystore",
+               directory / "key-default.keystore", key_pem,
                (pem(client) + pem(ca)).decode(), key_der)
 
 
@@ -119,7 +141,6 @@ class TokenEndpoint:
         import http.server
         import json
         import threading
-        import time
         import urllib.parse
 
         import jwt
@@ -186,6 +207,25 @@ class TokenEndpoint:
             thread.join(timeout=5)
 
 
+def write_keytab(path: Path, principals: list[str]) -> Path:
+    """A keytab as MIT's ktadd writes one (format 0x0502), one random AES-256 key per principal: enough for
+    an acceptor to read, with no KDC (the bad-option tests need a keytab, never a KDC)."""
+
+    def counted(text: str) -> bytes:
+        return struct.pack(">H", len(text.encode())) + text.encode()
+
+    entries = []
+    for principal in principals:
+        name, realm = principal.rsplit("@", 1)
+        components = name.split("/")
+        key = os.urandom(32)
+        entry = (struct.pack(">H", len(components)) + counted(realm) + b"".join(map(counted, components)) +
+                 struct.pack(">IIBHH", 1, int(time.time()), 1, 18, len(key)) + key + struct.pack(">I", 1))
+        entries.append(struct.pack(">i", len(entry)) + entry)  # name type 1, kvno 1, enctype 18 (aes256-cts)
+    path.write_bytes(b"\x05\x02" + b"".join(entries))
+    return path
+
+
 # -- a real MIT Kerberos KDC (Debian's krb5-kdc) ------------------------------------------------------------
 
 class Kdc:
@@ -195,15 +235,17 @@ class Kdc:
 
     REALM = "LEADER.TEST"
 
-    def __init__(self, directory: Path) -> None:
-        import os
-        import shutil
-        import socket
-        import subprocess
+    @staticmethod
+    def require() -> None:
+        """Skip (fail under CI=true) where MIT Kerberos's KDC programs are missing."""
+        for tool, package in (("kdb5_util", "krb5-kdc"), ("krb5kdc", "krb5-kdc"),
+                              ("kadmin.local", "krb5-admin-server"), ("kinit", "krb5-user")):
+            if shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None:
+                missing_service("Kerberos KDC", f"{tool} is missing: apt-get install krb5-kdc krb5-admin-server "
+                                                f"krb5-user (Debian's {package} has it)")
 
-        for tool in ("kdb5_util", "kadmin.local", "krb5kdc"):
-            if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
-                raise RuntimeError(f"{tool} is missing: install Debian's krb5-kdc and krb5-admin-server")
+    def __init__(self, directory: Path) -> None:
+        self.require()
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -247,7 +289,6 @@ class Kdc:
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
                 break
             except OSError:
-                import time
                 time.sleep(0.1)
         else:
             self.close()
@@ -256,8 +297,6 @@ class Kdc:
 
     def kinit(self, cache: Path) -> None:
         """A ticket cache as `kinit -kt` leaves it (what an operator's kinit would)."""
-        import subprocess
-
         subprocess.run(["kinit", "-kt", str(self.client_keytab), "-c", f"FILE:{cache}", self.client_principal],
                        env=self.env, check=True, capture_output=True, timeout=30)
 

@@ -190,3 +190,47 @@ def test_an_election_loads_no_solver() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     heavy = ("numpy", "ortools", "pandas", "pyspark", "pyarrow", "matplotlib")
     assert [m for m in json.loads(done.stdout) if m.split(".")[0] in heavy] == []
+
+
+# Every base dependency installs from a wheel, for each Python the project supports on Linux x86_64 and
+# aarch64, glibc 2.17 to 2.28 (manylinux2014 .. manylinux_2_28: Debian 10 and later, Ubuntu 20.04 and later).
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+PLATFORMS = ("x86_64", "aarch64")
+
+
+def _platform_tags(arch: str) -> list[str]:
+    tags = [f"manylinux_2_{minor}_{arch}" for minor in range(17, 29)] + [f"manylinux2014_{arch}"]
+    return [option for tag in tags for option in ("--platform", tag)]
+
+
+@pytest.mark.parametrize("arch", PLATFORMS)
+@pytest.mark.parametrize("python", PYTHONS)
+def test_every_base_dependency_has_a_wheel(wheel: zipfile.ZipFile, tmp_path: Path, python: str, arch: str) -> None:
+    """pip resolves the wheel's dependencies for that Python and platform, wheels only (`--only-binary :all:`),
+    without installing them: a dependency published as source only (pyjks's twofish was) fails here."""
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                           "--report", str(report), "--only-binary", ":all:", *_platform_tags(arch),
+                           "--python-version", python, "--target", str(tmp_path / "target"), wheel.filename],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    urls = [item["download_info"]["url"] for item in json.loads(report.read_text())["install"]]
+    assert len(urls) > 8 and all(url.endswith(".whl") for url in urls), urls
+
+
+def test_the_base_install_needs_no_compiler(wheel: zipfile.ZipFile, tmp_path: Path) -> None:
+    """The project's wheel and every dependency install from wheels into a fresh virtualenv (no build, so no
+    compiler), and the installed command runs and reads a JKS store."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--only-binary", ":all:",
+                           wheel.filename], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    version = subprocess.run([str(venv / "bin" / "kafka-leaders"), "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.stdout == f"kafka-leaders, version {__version__}\n", version.stderr
+    probe = ("import importlib.metadata as m, json; from leader_election_cli.config import stores;"
+             "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))")
+    installed = json.loads(subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True,
+                                          text=True, timeout=60, check=True).stdout)
+    assert "pyjks" not in installed and "twofish" not in installed and "ortools" in installed

@@ -1,5 +1,7 @@
 """Production TLS configs against the sandbox: JKS, PKCS12 and PEM stores, mutual TLS.
 
+The JKS stores and those of keytool's default type are made by Java's keytool (tests/security_fixtures.py).
+
 The sandbox presents a broker certificate from a CA this module makes and requires a client
 certificate signed by it (Kafka's ssl.client.auth=required). Each store format elects t1-0 through
 both commands; each broken store is exit 2 with nothing sent; no password is in any output.
@@ -68,6 +70,11 @@ STORES = {
     "jks-key-password": lambda p: ("ssl.truststore.type=JKS", f"ssl.truststore.location={p.trust_jks}",
                                    "ssl.keystore.type=JKS", f"ssl.keystore.location={p.key_jks_own_password}",
                                    f"ssl.keystore.password={STORE_PASSWORD}", f"ssl.key.password={KEY_PASSWORD}"),
+    # keytool's default store type (PKCS12) under Kafka's default type (JKS): read as Java reads it
+    "keytool-default-type": lambda p: (f"ssl.truststore.location={p.trust_keytool_default}",
+                                       f"ssl.truststore.password={STORE_PASSWORD}",
+                                       f"ssl.keystore.location={p.key_keytool_default}",
+                                       f"ssl.keystore.password={STORE_PASSWORD}"),
     "pkcs12": lambda p: ("ssl.truststore.type=PKCS12", f"ssl.truststore.location={p.trust_p12}",
                          f"ssl.truststore.password={STORE_PASSWORD}", "ssl.keystore.type=PKCS12",
                          f"ssl.keystore.location={p.key_p12}", f"ssl.keystore.password={STORE_PASSWORD}"),

@@ -1,8 +1,9 @@
 """A real ZooKeeper server for the tests: Debian's `zookeeper` package, run standalone.
 
 Each server gets a free loopback port, its own data directory and config (admin server off, only the
-`ruok` and `srvr` four-letter words), and is ready once it answers `ruok` with `imok`. `.ci/run`
-installs the package; without it the ZooKeeper tests skip with the reason, never pass silently.
+`ruok` and `srvr` four-letter words), and is ready once it answers `ruok` with `imok`. scripts/test
+installs the package; without it every test that starts a server skips with one reason line (a failure
+under CI=true: tests/services.py), never passes silently.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from services import missing_service
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")  # its manifest's Class-Path lists its dependencies
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"  # standalone, one config file argument
@@ -28,10 +30,9 @@ STOP_TIMEOUT = 10.0
 def missing_reason() -> str | None:
     """Why a ZooKeeper server cannot be started here, or None when it can."""
     if not ZOOKEEPER_JAR.is_file():
-        return (f"Debian's zookeeper package is not installed ({ZOOKEEPER_JAR} is missing): "
-                "apt-get install zookeeper, as .ci/run does")
+        return f"{ZOOKEEPER_JAR} is missing: apt-get install zookeeper"
     if shutil.which("java") is None:
-        return "no java on PATH to run ZooKeeper (Debian's zookeeper package depends on a JRE)"
+        return "no java on PATH to run it: apt-get install default-jdk-headless"
     return None
 
 
@@ -97,10 +98,11 @@ def _launch(workdir: Path, port: int) -> ZooKeeperServer:
 
 
 def start_zookeeper(workdir: Path) -> ZooKeeperServer:
-    """Start a server on a free loopback port and wait (bounded) until it answers `ruok`."""
+    """Start a server on a free loopback port and wait (bounded) until it answers `ruok` (the test skips, with
+    the reason, where none can run)."""
     reason = missing_reason()
     if reason:
-        raise RuntimeError(reason)
+        missing_service("ZooKeeper", reason)
     failures = []
     for attempt in range(START_ATTEMPTS):
         server = _launch(workdir / f"attempt-{attempt}", free_port())
@@ -117,9 +119,6 @@ def start_zookeeper(workdir: Path) -> ZooKeeperServer:
 @pytest.fixture(scope="session")
 def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
     """A real ZooKeeper server for the whole session (skipped, with the reason, if none can run)."""
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
     server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
     try:
         yield server

@@ -1,4 +1,4 @@
-"""JKS and PKCS12 trust and key stores, read as Java's KeyStore reads them (pyjks, cryptography).
+"""JKS and PKCS12 trust and key stores, read as Java's KeyStore reads them (java_keystore, cryptography).
 
 Java reads a JKS file given as PKCS12 and a PKCS12 file given as JKS (`keystore.type.compat`, on by
 default), so either binary format is accepted under either type; a PEM file under one of them, or
@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import jks
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from leader_election_cli.config import java_keystore as jks
 from leader_election_cli.errors import InputError
 
-_JKS_MAGIC = (bytes.fromhex("feedfeed"), bytes.fromhex("cececece"))  # JKS, JCEKS
+_JKS_MAGIC = (jks.JKS_MAGIC.to_bytes(4, "big"), jks.JCEKS_MAGIC.to_bytes(4, "big"))
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def trusted_certificates(store: Store, password: str | None) -> list[x509.Certif
     (as Java does for a trust store)."""
     if binary_format(store.data) == "JKS":
         keystore = _load_jks(store, password, f"{store.prefix}.password")
-        certificates = [_der_certificate(store, entry.cert) for entry in keystore.certs.values()]
+        certificates = [_der_certificate(store, der) for der in keystore.certificates.values()]
     else:
         loaded = _load_pkcs12(store, password, f"{store.prefix}.password")
         certificates = [c.certificate for c in loaded.additional_certs]
@@ -92,19 +92,23 @@ def key_material(store: Store, store_password: str | None, key_password: str | N
             raise store.fail("the store holds no private key entry", "Give a key store with the client's key.")
         entry = keystore.private_keys[sorted(keystore.private_keys)[0]]
         try:
-            entry.decrypt(key_password if key_password is not None else store_password)
-        except jks.DecryptionFailureException:
+            pkcs8 = jks.recover_key(entry, key_password if key_password is not None else store_password)
+        except jks.WrongKeyPassword:
             hint = ("Check ssl.key.password (it is not shown)." if key_password is not None else
                     "Set ssl.key.password: the key entry's password is not ssl.keystore.password.")
             raise store.fail("Cannot recover key", hint) from None
-        except jks.KeystoreException as exc:
-            raise store.fail(f"its private key cannot be read ({type(exc).__name__})",
-                             "Re-create the key entry with keytool.") from None
+        except jks.UnsupportedKey as exc:
+            raise store.fail(str(exc), "Convert the store to PKCS12 (keytool -importkeystore -srckeystore STORE "
+                                       "-destkeystore store.p12 -deststoretype PKCS12) and set "
+                                       "ssl.keystore.type=PKCS12.") from None
+        except jks.UnreadableStore as exc:
+            raise store.fail(f"its private key cannot be read: {exc}", "Re-create the key entry with keytool.") \
+                from None
         try:
-            key = serialization.load_der_private_key(entry.pkey_pkcs8, password=None)
+            key = serialization.load_der_private_key(pkcs8, password=None)
         except (ValueError, TypeError):
             raise store.fail("its private key cannot be read", "Re-create the key entry with keytool.") from None
-        chain = [_der_certificate(store, der) for _, der in entry.cert_chain]
+        chain = [_der_certificate(store, der) for der in entry.chain]
         return KeyMaterial(key, chain)
     loaded = _load_pkcs12(store, store_password, "ssl.keystore.password", key_password)
     if loaded.key is None or loaded.cert is None:
@@ -114,11 +118,11 @@ def key_material(store: Store, store_password: str | None, key_password: str | N
 
 def _load_jks(store: Store, password: str | None, setting: str) -> jks.KeyStore:
     try:
-        return jks.KeyStore.loads(store.data, password, try_decrypt_keys=False)
-    except jks.KeystoreSignatureException:
+        return jks.load(store.data, password)
+    except jks.WrongPassword:
         raise store.wrong_password(setting) from None
-    except (jks.KeystoreException, ValueError, UnicodeError, IndexError):
-        raise store.fail("the file is not a readable JKS store (truncated or corrupt)",
+    except jks.UnreadableStore as exc:
+        raise store.fail(f"the file is not a readable JKS store ({exc})",
                          f"Check {store.prefix}.location.") from None
 
 
