@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                 "Put back replica orders saved by prefer or demote."),
     "status": ("leader_election_cli.cli.status_command:status",
                "Show leadership balance per broker and partition health."),
+    "can-stop": ("leader_election_cli.cli.maintenance_command:can_stop",
+                 "Whether stopping brokers now leaves a partition offline or under min ISR."),
     "rebalance": ("leader_election_cli.cli.status_command:rebalance",
                   "Elect preferred leaders where a broker is unbalanced (cron)."),
     "balance": ("leader_election_cli.cli.balance_command:balance",
