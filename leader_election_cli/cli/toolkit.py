@@ -38,6 +38,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                 "Analyze leadership over many snapshots on Spark; write election plans."),
     "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
                 "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
+    "sandbox-ctl": ("leader_election_cli.cli.sandbox_ctl_command:sandbox_ctl",
+                    "Stop, start or restart a broker of a running sandbox (from another process)."),
 }
 
 
