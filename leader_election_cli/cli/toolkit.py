@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                   "Elect preferred leaders where a broker is unbalanced (cron)."),
     "balance": ("leader_election_cli.cli.balance_command:balance",
                 "New preferred replicas: the fewest leaders per broker, no data moved."),
+    "roll": ("leader_election_cli.cli.maintenance_command:roll",
+             "Restart brokers one at a time: wait until safe, drain, restart, wait, restore."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",

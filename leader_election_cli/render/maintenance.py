@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import IO
 
 from leader_election_cli.render.tables import ids, inert, make_console, make_table, print_table
-from leader_election_cli.reports.maintenance import CanStopReport, PartitionRisk, StopVerdict
+from leader_election_cli.reports.maintenance import CanStopReport, PartitionRisk, RollReport, StopVerdict
 
 _PROBLEMS = {"offline": "offline", "under_min_isr": "under min ISR", "min_isr_unknown": "min ISR unknown",
              "rf1": "offline (RF=1)"}
@@ -46,5 +46,31 @@ def render_verdict(v: StopVerdict, out: IO[str], color: bool | None, title: str)
 def render_can_stop_table(report: CanStopReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     if report.verdict is not None:
         render_verdict(report.verdict, out, color, f"Stopping broker(s) {','.join(map(str, report.brokers))}")
+    if report.aborted_reason:
+        err.write(f"Stopped: {report.aborted_reason}\n")
+
+
+def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    """One row per broker and step: how long it took and what it found or did."""
+    console = make_console(out, color)
+    title = f"{'Planned roll' if report.dry_run else 'Roll'} (state file {report.state_file})"
+    columns = [("Broker", "right"), ("Step", "left"), ("Result", "left"), ("Seconds", "right"), ("Detail", "left")]
+    if report.dry_run:
+        del columns[3]
+    table = make_table(title, *columns)
+    for b in report.brokers:
+        for s in b.steps:
+            if report.dry_run:
+                table.add_row(str(b.broker), s.name, "ok" if s.ok else "not now", inert(s.detail))
+                continue
+            result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
+            table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail))
+    print_table(console, table)
+    done = sum(1 for b in report.brokers if b.status == "done")
+    if not report.dry_run:
+        console.print(f"{done} broker(s) restarted and given their leadership back.", highlight=False)
+    if report.interrupted:
+        err.write(f"Interrupted: the roll stops here; kafka-leaders roll --resume --state-file {report.state_file} "
+                  "carries on.\n")
     if report.aborted_reason:
         err.write(f"Stopped: {report.aborted_reason}\n")

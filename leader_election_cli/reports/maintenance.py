@@ -1,15 +1,17 @@
-"""`can-stop`'s report (the verdict on stopping brokers now) and its JSON document."""
+"""`can-stop`'s report (the verdict on stopping brokers now), `roll`'s (each broker's steps), and their JSON
+documents."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.planning.maintenance import PartitionRisk, StopVerdict
 from leader_election_cli.reports.run import Report
 
-__all__ = ["CanStopReport", "PartitionRisk", "StopVerdict", "document", "verdict_document"]  # the verdict's values too
+__all__ = ["BrokerRoll", "CanStopReport", "PartitionRisk", "RollReport", "RollStep", "StopVerdict", "document",
+           "roll_document", "verdict_document"]  # the verdict's values too
 
 SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
 
@@ -57,3 +59,64 @@ def document(report: CanStopReport) -> dict[str, Any]:
         "allow_rf1": False, "blocking": 0, "partitions": []}
     return {"schema_version": SCHEMA_VERSION, "command": "can-stop", "cluster_id": report.cluster_id, **verdict,
             "exit_code": int(report.exit_code), "error": report.aborted_reason}
+
+
+# -- roll -----------------------------------------------------------------------------------------------
+
+ROLL_SCHEMA_VERSION = 1  # schemas/roll.schema.json
+
+
+@dataclass
+class RollStep:
+    """One step of one broker's roll: wait_safe, drain, restart, wait_back or restore."""
+
+    name: str
+    seconds: float
+    ok: bool
+    detail: str
+    moved: int | None = None  # partitions whose leadership moved (drain, restore)
+    polls: int | None = None  # cluster reads of a wait
+    command_exit: int | None = None  # the restart command's exit code
+    verdict: StopVerdict | None = None  # wait_safe: the last verdict read
+    exit_code: ExitCode | None = None  # the roll's exit code when the step failed
+    completed: bool = True  # False: a stop signal ended it; --resume runs it again
+
+
+@dataclass
+class BrokerRoll:
+    broker: int
+    host: str | None
+    status: str  # planned (dry run), running, done, refused, failed, interrupted
+    steps: list[RollStep]
+
+
+@dataclass
+class RollReport(Report):
+    state_file: str
+    command: str | None
+    dry_run: bool = False
+    brokers: list[BrokerRoll] = field(default_factory=list)
+    interrupted: bool = False
+    aborted_exit: ExitCode | None = None
+    aborted_reason: str | None = None
+
+    @property
+    def has_failures(self) -> bool:
+        return any(b.status in ("failed", "refused") for b in self.brokers)
+
+
+def _step_entry(s: RollStep) -> dict[str, Any]:
+    entry: dict[str, Any] = {"step": s.name, "seconds": s.seconds, "ok": s.ok, "completed": s.completed,
+                             "detail": s.detail, "moved": s.moved, "polls": s.polls, "command_exit": s.command_exit}
+    if s.verdict is not None:
+        entry["verdict"] = {"safe": s.verdict.safe, "blocking": [risk_entry(r) for r in s.verdict.blocking]}
+    return entry
+
+
+def roll_document(report: RollReport) -> dict[str, Any]:
+    return {"schema_version": ROLL_SCHEMA_VERSION, "command": "roll", "dry_run": report.dry_run,
+            "state_file": report.state_file, "exec": report.command,
+            "brokers": [{"broker": b.broker, "host": b.host, "status": b.status,
+                         "seconds": round(sum(s.seconds for s in b.steps), 3),
+                         "steps": [_step_entry(s) for s in b.steps]} for b in report.brokers],
+            "interrupted": report.interrupted, "exit_code": int(report.exit_code), "error": report.aborted_reason}
