@@ -142,7 +142,8 @@ class BrokersOrAll(BrokerList):
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--brokers", type=BrokersOrAll(), metavar="all|BROKER[,BROKER...]",
-              help="The brokers to restart, in this order (all: every broker, by id). REQUIRED unless --resume.")
+              help="The brokers to restart, in this order (all: every broker, by id; in ZooKeeper mode the controller "
+                   "is moved last). REQUIRED unless --resume.")
 @click.option("--exec", "command", metavar="COMMAND",
               help="Restart one broker: a shell command, {broker} and {host} filled in; exit 0 means it was "
                    "restarted (it need not wait for the broker to be back: the roll does).")

@@ -298,7 +298,9 @@ class _Runner:
             return RollStep("restart", 0.0, True, "Enter pressed")
         argv = fill(self.plan.command, b.broker, b.host)
         try:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            # its own process group: a Ctrl-C at the terminal stops the roll after the command, not the command
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, process_group=0)
         except OSError as exc:
             return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}",
                             exit_code=ExitCode.PARTITION_FAILED)
