@@ -73,7 +73,7 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     `command_output` takes the command's output (default: stderr)."""
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
-        state = read_for_stop(cluster, ())
+        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
     path = settings.state_file or roll_state.default_state_path(state.cluster_id)
     saved = roll_state.load(path)
     if settings.resume:
