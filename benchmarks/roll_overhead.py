@@ -37,6 +37,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--brokers-rolled", type=int, default=2)
     parser.add_argument("--catch-up", type=float, default=2.0)
+    parser.add_argument("--batch-size", type=int, default=1000, help="roll's --batch-size")
     args = parser.parse_args()
     topics = 100
     started = time.perf_counter()
@@ -53,6 +54,7 @@ def main() -> None:
                 started = time.perf_counter()
                 result = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", brokers,
                                          "--exec", command, "--output", "json", "--timeout", "120",
+                                         "--batch-size", str(args.batch_size),
                                          "--state-file", str(Path(directory) / "roll.json")],
                                         capture_output=True, text=True, env=env, timeout=3600)
                 wall = time.perf_counter() - started

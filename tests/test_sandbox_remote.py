@@ -95,3 +95,13 @@ def test_the_sandbox_command_serves_the_control_socket_and_names_it_in_the_ready
         sandbox.wait(timeout=60)
     assert not ready.exists()
 
+
+
+def test_starting_a_broker_again_while_it_catches_up_starts_its_catch_up_again(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    sb.stop_broker(3)
+    sb.start_broker_catching_up(3, 30)
+    sb.start_broker_catching_up(3, 0.5)  # listening already: only the catch-up starts over
+    wait_for(lambda: all(3 in sb.partition_state("t", p).isr for p in ASSIGNMENT))
+    wait_for(lambda: not sb.catching_up())

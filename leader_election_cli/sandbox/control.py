@@ -318,9 +318,9 @@ class Sandbox:
         if catch_up_seconds <= 0 or broker in self.cluster.live:
             self.start_broker(broker)
             return
-        self._cancel_notice(broker)
-        self._cancel_catch_up(broker)
-        self._server.open_listener(broker, self._ports[broker])  # registered, fenced
+        self._cancel_notice(broker)  # (a stop the controller had not noticed left it live: started above)
+        if not self._cancel_catch_up(broker):  # else it listens already, fenced
+            self._server.open_listener(broker, self._ports[broker])  # registered, fenced
         unfence = min(2.0, catch_up_seconds / 5)
         cancelled = threading.Event()
         self._catch_ups[broker] = cancelled
@@ -333,11 +333,10 @@ class Sandbox:
             for step in range(steps):
                 if cancelled.wait(pause):
                     return
-                waiting = self.cluster.rejoin_isr(broker, limit=None if step == steps - 1 else _share(
+                self.cluster.rejoin_isr(broker, limit=None if step == steps - 1 else _share(
                     self.cluster, broker, steps - step))
-                if step == steps - 1 and waiting == 0:
-                    break
-            self._catch_ups.pop(broker, None)
+            if self._catch_ups.get(broker) is cancelled:  # not a later restart's
+                del self._catch_ups[broker]
 
         threading.Thread(target=come_back, daemon=True, name=f"sandbox-catch-up-{broker}").start()
 
@@ -345,10 +344,12 @@ class Sandbox:
         """Brokers restarted by `start_broker_catching_up` that are still fenced or out of an ISR."""
         return {b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()}
 
-    def _cancel_catch_up(self, broker: int) -> None:
+    def _cancel_catch_up(self, broker: int) -> bool:
+        """Cancel a restart's catch-up; True when one was under way (the broker listens)."""
         cancelled = self._catch_ups.pop(broker, None)
         if cancelled is not None:
             cancelled.set()
+        return cancelled is not None
 
     def _cancel_notice(self, broker: int) -> bool:
         """Cancel a pending `noticed_after` reaction; True when the controller had not reacted yet."""
