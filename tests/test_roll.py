@@ -199,3 +199,21 @@ def test_required_options_only(sandbox_factory: Callable[..., Sandbox]) -> None:
     assert code == 2 and "--bootstrap-server" in err
     code, _, err = run_command(cli, "can-stop")
     assert code == 2 and "Missing argument" in err
+
+
+def test_allow_rf1_rolls_a_broker_holding_a_single_replica_and_it_leads_it_again(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"solo": {0: [2]}, "t": {0: [2, 1, 3]}})
+    control = ControlServer(sb, catch_up_seconds=0.3).start()
+    try:
+        args = ["roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "2", "--output", "json",
+                "--exec", restart_command(control, tmp_path / "log"), "--safe-timeout", "0.3"]
+        code, out, _ = run_command(cli, *args, "--state-file", str(tmp_path / "refused.json"))
+        assert code == 5 and json.loads(out)["brokers"][0]["steps"][0]["verdict"]["blocking"][0]["problem"] == "rf1"
+        code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        assert code == 0, err
+        drain = json.loads(out)["brokers"][0]["steps"][1]
+        assert drain["ok"] and drain["moved"] == 1  # t-0 moved; solo-0 could not be, and is allowed
+        assert sb.partition_state("solo", 0).leader == 2 and sb.partition_state("t", 0).leader == 2
+    finally:
+        control.stop()
