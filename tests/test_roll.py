@@ -217,3 +217,30 @@ def test_allow_rf1_rolls_a_broker_holding_a_single_replica_and_it_leads_it_again
         assert sb.partition_state("solo", 0).leader == 2 and sb.partition_state("t", 0).leader == 2
     finally:
         control.stop()
+
+
+def test_a_dry_run_shows_each_step_and_changes_nothing(sandbox_factory: Callable[..., Sandbox],
+                                                       tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    sb.create_topic("pairs", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    state_file = tmp_path / "roll.json"
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                 "--dry-run", "--state-file", str(state_file), "--output", "table")
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if "wait_safe" in line]
+    assert ["not now" in row for row in rows] == [True, True, False]  # pairs-0 is on 1 and 2
+    assert "would move leadership off 2 partition(s)" in out and "no --exec or --pause given" in out
+    assert not state_file.exists()
+    assert sb.request_count(45) == sb.request_count(43) == 0  # no reorder, no election
+
+
+def test_a_state_file_that_is_not_one_is_a_one_line_input_error(sandbox_factory: Callable[..., Sandbox],
+                                                                tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    bad = tmp_path / "roll.json"
+    for content in ("{", '{"schema_version": 1}', '{"schema_version": 9, "brokers": []}'):
+        bad.write_text(content)
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume",
+                                     "--state-file", str(bad))
+        assert code == 2 and err.startswith(("Cannot read the roll's state file", "The roll's state file")), err
+        assert "Traceback" not in err and len(err.splitlines()) == 2

@@ -136,13 +136,14 @@ def dry_run(state: ClusterState, plan: RollState, settings: RollSettings) -> lis
         verdict = stop_verdict(state, [b.broker], allow_rf1=settings.allow_rf1)
         moves = demote_plan(state, b.broker, include_preferred=True).reorders
         replicated = sum(1 for p in state.partitions.values() if b.broker in p.replicas)
-        command = " ".join(fill(plan.command, b.broker, b.host)[2:]) if plan.command else "wait for Enter"
+        command = (f"would run: {fill(plan.command, b.broker, b.host)[2]}" if plan.command else
+                   "would wait for Enter" if settings.pause else "would restart it (no --exec or --pause given)")
         rolls.append(BrokerRoll(b.broker, b.host, "planned", [
             RollStep("wait_safe", 0.0, verdict.safe, "safe to stop now" if verdict.safe else
                      f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR "
                      "(the roll would wait)", verdict=verdict),
             RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)", moved=len(moves)),
-            RollStep("restart", 0.0, True, f"would run: {command}"),
+            RollStep("restart", 0.0, True, command),
             RollStep("wait_back", 0.0, True, f"would wait for it in the ISR of {replicated} partition(s)"),
             RollStep("restore", 0.0, True, f"would put back the orders of {len(moves)} partition(s)")]))
     return rolls
