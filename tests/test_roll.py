@@ -244,3 +244,28 @@ def test_a_state_file_that_is_not_one_is_a_one_line_input_error(sandbox_factory:
                                      "--state-file", str(bad))
         assert code == 2 and err.startswith(("Cannot read the roll's state file", "The roll's state file")), err
         assert "Traceback" not in err and len(err.splitlines()) == 2
+
+
+def test_in_kraft_combined_mode_the_quorum_leader_goes_last(sandbox_factory: Callable[..., Sandbox],
+                                                            tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT}, combined=True)
+    sb.move_controller(2)  # the quorum's leader, as DescribeQuorum reports it
+    control = ControlServer(sb, catch_up_seconds=0.3).start()
+    try:
+        log = tmp_path / "restarted.txt"
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                     "--state-file", str(tmp_path / "roll.json"), "--output", "json",
+                                     "--exec", restart_command(control, log))
+        assert code == 0, err
+        assert [b["broker"] for b in json.loads(out)["brokers"]] == [1, 3, 2]
+        assert log.read_text().split() == ["1", "3", "2"]
+    finally:
+        control.stop()
+
+
+def test_the_quorum_leader_is_read_only_where_a_broker_says_it(sandbox_factory: Callable[..., Sandbox]) -> None:
+    for kwargs, leader in (({"combined": True}, 1), ({}, 1000), ({"mode": "zk"}, None)):
+        sb = sandbox_factory(3, **kwargs)
+        connection = Connection(sb.bootstrap_servers)
+        with connection.open(connection.settings(lambda _line: None)) as cluster:
+            assert cluster.quorum_leader() == leader, kwargs

@@ -118,7 +118,7 @@ file is kept), and check that it leads nothing; (3) run the --exec command ({bro
 through sh -c, its output on stderr, bounded by --exec-timeout), or wait for Enter with --pause; (4) wait
 until it is registered, unfenced and back in the ISR of every partition it replicates, up to
 --rejoin-timeout; (5) put its replica orders back and elect the preferred replicas, read back. Then the
-next broker; in ZooKeeper mode the controller goes last. A state file records each step finished:
+next broker; the active controller goes last (ZooKeeper mode; in KRaft combined mode, the quorum's leader). A state file records each step finished:
 Ctrl-C or SIGTERM stops the roll after the step in flight (a running command is waited for), and
 roll --resume carries on from there, as after any failure."""
 
@@ -142,8 +142,8 @@ class BrokersOrAll(BrokerList):
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.option("--brokers", type=BrokersOrAll(), metavar="all|BROKER[,BROKER...]",
-              help="The brokers to restart, in this order (all: every broker, by id; in ZooKeeper mode the controller "
-                   "is moved last). REQUIRED unless --resume.")
+              help="The brokers to restart, in this order (all: every broker, by id), the active controller moved last "
+                   "(ZooKeeper mode; KRaft combined mode: the quorum's leader). REQUIRED unless --resume.")
 @click.option("--exec", "command", metavar="COMMAND",
               help="Restart one broker: a shell command, {broker} and {host} filled in; exit 0 means it was "
                    "restarted (it need not wait for the broker to be back: the roll does).")

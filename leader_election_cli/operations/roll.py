@@ -1,6 +1,7 @@
 """`roll`: a rolling restart, one broker at a time, never leaving a partition offline or under min ISR.
 
-For each broker, in order (the ZooKeeper-mode controller last):
+For each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's quorum leader in
+combined mode):
 1. wait until it is safe to stop (`planning.maintenance.stop_verdict`), polling up to `safe_wait_s`;
    past it the roll is refused (exit 5) before anything is done to this broker;
 2. drain: `demote`'s moves with the broker last everywhere (so neither a preferred election nor the
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -75,6 +76,10 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
         state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
+        quorum_leader = None
+        if state.mode is ControllerMode.KRAFT and not settings.resume:
+            with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
+                quorum_leader = cluster.quorum_leader()
     path = settings.state_file or roll_state.default_state_path(state.cluster_id)
     saved = roll_state.load(path)
     if settings.resume:
@@ -91,7 +96,8 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                                hint="Carry it on with roll --resume, or remove the file after checking the "
                                     "brokers it names (kafka-leaders restore puts back a drained broker's orders).")
         plan = RollState(state.cluster_id, settings.command, [BrokerState(b, _host(state, b))
-                                                               for b in roll_order(state, settings.brokers)])
+                                                               for b in roll_order(state, settings.brokers,
+                                                                                        quorum_leader)])
     report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
     if settings.dry_run:
         report.brokers = dry_run(state, plan, settings)
@@ -102,15 +108,17 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     return report
 
 
-def roll_order(state: ClusterState, wanted: tuple[int, ...] | None) -> list[int]:
+def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leader: int | None = None) -> list[int]:
     """The brokers to roll: `wanted` as given, else every live broker and every replica's broker in id
-    order; in ZooKeeper mode the controller goes last (each restart of it moves the controller)."""
+    order; the active controller goes last (each restart of it moves the controller): in ZooKeeper mode
+    the controller Metadata names, in KRaft mode the controller quorum's leader when it is a broker
+    (combined mode; Metadata names a random broker there)."""
     if wanted is not None:
         check_brokers(state, wanted)
         order = list(wanted)
     else:
         order = sorted(state.live_brokers.union(*(p.replicas for p in state.partitions.values())))
-    controller = state.controller_id if state.mode is ControllerMode.ZK else None
+    controller = state.controller_id if state.mode is ControllerMode.ZK else quorum_leader
     if controller in order:
         order.remove(controller)
         order.append(controller)

@@ -45,7 +45,7 @@ class Sandbox:
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
-                 racks: Mapping[int, str] | None = None):
+                 racks: Mapping[int, str] | None = None, combined: bool = False):
         """`kafka_version`: the release the brokers are ("3.9", "4.0"; None: 4.0, or 3.9 in zk mode, the
         last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -67,6 +67,10 @@ class Sandbox:
         (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
         runs a check at once.
+
+        `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
+        quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
+        dedicated nodes (1000-1002) that are not brokers.
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
@@ -100,7 +104,7 @@ class Sandbox:
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
-                                 kafka_version=self.kafka_version)
+                                 kafka_version=self.kafka_version, combined=combined and mode is Mode.KRAFT)
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
