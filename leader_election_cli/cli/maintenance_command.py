@@ -114,13 +114,13 @@ Examples:
 ROLL_NOTE = """\
 For each broker in turn: (1) wait until it is safe to stop (the can-stop rule), up to --safe-timeout; (2)
 move its leadership off, with it last in every replica order (demote --include-preferred; the restore
-file is kept), and check that it leads nothing; (3) run the --exec command ({broker} and {host} filled in,
-through sh -c, its output on stderr, bounded by --exec-timeout), or wait for Enter with --pause; (4) wait
-until it is registered, unfenced and back in the ISR of every partition it replicates, up to
+file is kept), and check that it leads nothing; (3) run the --exec command ({broker} and {host} filled
+in, through sh -c, its output on stderr, bounded by --exec-timeout), or wait for Enter with --pause; (4)
+wait until it is registered, unfenced and back in the ISR of every partition it replicates, up to
 --rejoin-timeout; (5) put its replica orders back and elect the preferred replicas, read back. Then the
-next broker; the active controller goes last (ZooKeeper mode; in KRaft combined mode, the quorum's leader). A state file records each step finished:
-Ctrl-C or SIGTERM stops the roll after the step in flight (a running command is waited for), and
-roll --resume carries on from there, as after any failure."""
+next broker; the active controller goes last (ZooKeeper mode; in KRaft combined mode, the quorum's
+leader). A state file records each step finished: Ctrl-C or SIGTERM stops the roll after the step in
+flight (a running command is waited for), and roll --resume carries on from there, as after any failure."""
 
 ROLL_EXIT_CODES = exit_code_help({
     0: "every broker was restarted and given its leadership back (or a dry run finished)",
