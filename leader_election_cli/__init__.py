@@ -28,6 +28,9 @@ _API = {
     "status": "leader_election_cli.operations.status",
     "rebalance": "leader_election_cli.operations.rebalance",
     "balance": "leader_election_cli.operations.balance",
+    "can_stop": "leader_election_cli.operations.maintenance",
+    "roll": "leader_election_cli.operations.roll",
+    "RollSettings": "leader_election_cli.operations.roll",
     "ElectionType": "leader_election_cli.model",
     "ControllerMode": "leader_election_cli.model",
     "TopicPartition": "leader_election_cli.model",
@@ -37,6 +40,8 @@ _API = {
     "StatusReport": "leader_election_cli.reports.balance",
     "RebalanceRun": "leader_election_cli.reports.balance",
     "BalanceReport": "leader_election_cli.reports.balance_plan",
+    "CanStopReport": "leader_election_cli.reports.maintenance",
+    "RollReport": "leader_election_cli.reports.maintenance",
     "ExitCode": "leader_election_cli.errors",
     "LeaderElectionError": "leader_election_cli.errors",
 }

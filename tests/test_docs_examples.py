@@ -21,7 +21,7 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from generated_docs import REGENERATE, generator
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
 from leader_election_cli.cli.sandbox_command import write_ready_file
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer
 from leader_election_cli.sandbox.scenarios import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,9 +108,18 @@ def _start(arguments: list[str], cwd: Path) -> tuple[Sandbox, dict[str, str]]:
     assert not (o["sasl_users"] or o["tls"] or o["zookeeper"] or o["command"]), "docs sandboxes are plain"
     sb = Sandbox(o["brokers"], o["mode"]).start()
     build(sb, o["scenario"], o["topics"], o["partitions"], o["replication_factor"] or min(3, o["brokers"]))
-    if o["ready_file"]:
-        write_ready_file(cwd / o["ready_file"], sb)
+    if o["ready_file"]:  # with its control socket, as the command serves it (sandbox-ctl's examples)
+        control = ControlServer(sb, o["catch_up_seconds"]).start()
+        sb.stop = _stopping_first(control.stop, sb.stop)  # type: ignore[method-assign]
+        write_ready_file(cwd / o["ready_file"], sb, control)
     return sb, {f"{host}:{port}": f"127.0.0.1:PORT{b}" for b, (host, port) in sb.brokers.items()}
+
+
+def _stopping_first(first: Callable[[], None], then: Callable[[], None]) -> Callable[[], None]:
+    def stop() -> None:
+        first()
+        then()
+    return stop
 
 
 def _session(steps: list[Step], sb: Sandbox | None, shown: dict[str, str], cwd: Path) -> list[list[str]]:

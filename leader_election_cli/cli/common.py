@@ -78,7 +78,8 @@ def ask(question: str) -> bool:
 
 
 @contextmanager
-def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Callable[[int], None] | None]:
+def progress_bar(output: str, total: int, batch_size: int | None,
+                 label: str = "Electing leaders") -> Iterator[Callable[[int], None] | None]:
     """A rich progress bar on a terminal when several batches go out; never with --output json."""
     if is_json(output) or not batch_size or total <= batch_size or not sys.stderr.isatty():
         yield None
@@ -87,7 +88,7 @@ def progress_bar(output: str, total: int, batch_size: int | None) -> Iterator[Ca
     from rich.progress import Progress
 
     with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("Electing leaders", total=total)
+        task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
 
 
@@ -126,7 +127,8 @@ def hooks(output: str, *, ask_unclean: bool = False) -> Hooks:
         if not is_json(output):
             echo(line, err=True)
 
-    return Hooks(warn=warn, note=note, progress=lambda total, batch_size: progress_bar(output, total, batch_size),
+    return Hooks(warn=warn, note=note, progress=lambda total, batch_size, *label: progress_bar(output, total,
+                                                                                               batch_size, *label),
                  confirm=ask if ask_unclean and interactive() else None)
 
 

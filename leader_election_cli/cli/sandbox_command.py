@@ -21,7 +21,10 @@ from leader_election_cli.errors import ExitCode, InputError, exit_code_help, sho
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
+CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket, for commands --run starts
+
 if TYPE_CHECKING:
+    from leader_election_cli.sandbox.remote import ControlServer
     from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
     from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
 
@@ -129,6 +132,9 @@ class BuildInterrupted(Exception):
                    "leader.imbalance.per.broker.percentage, 10).")
 @click.option("--leader-imbalance-check-interval", type=Seconds(min=0.1, max=86_400), default=300,
               show_default=True, metavar="SECONDS", help="Kafka's leader.imbalance.check.interval.seconds.")
+@click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), default=3, show_default=True, metavar="SECONDS",
+              help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
+                   "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest.")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")
@@ -291,22 +297,26 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     def interrupt(signum: int, _frame: object) -> None:
         raise BuildInterrupted(signal.Signals(signum).name)
 
+    from leader_election_cli.sandbox.remote import ControlServer
+
     stop = threading.Event()
     ready = Path(o["ready_file"]) if o["ready_file"] else None
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     sb = None
+    control = None
     written: tuple[int, int] | None = None  # the ready file this run wrote (device, inode): only it is removed
     try:
         sb = _new_sandbox(o, c)
         _start_and_build(sb, o, c)
         show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
+        control = ControlServer(sb, o["catch_up_seconds"]).start()
         if ready is not None:
-            written = write_ready_file(ready, sb)
+            written = write_ready_file(ready, sb, control)
         for sig in previous:
             signal.signal(sig, lambda *_: stop.set())
         if c.argv is not None:
-            return run_against(sb, c.argv)
+            return run_against(sb, c.argv, control.path)
         click.echo("Serving until Ctrl-C or SIGTERM.")
         stop.wait()
         click.echo("Stopping the sandbox.", err=True)
@@ -316,6 +326,8 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     finally:
         for sig in previous:
             signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut the clean-up short
+        if control is not None:
+            control.stop()
         if sb is not None:
             sb.stop()
         for sig, handler in previous.items():
@@ -383,17 +395,19 @@ def parse_run(command: str) -> list[str]:
     return argv
 
 
-def run_against(sb: Any, words: list[str]) -> int:
-    """Run one command against the running sandbox ({bootstrap} in its words replaced) and return its exit code."""
+def run_against(sb: Any, words: list[str], control: str) -> int:
+    """Run one command against the running sandbox ({bootstrap} in its words replaced) and return its exit
+    code; KAFKA_SANDBOX_CONTROL names the control socket (kafka-leaders sandbox-ctl reads it)."""
     argv = [word.replace("{bootstrap}", sb.bootstrap_servers) for word in words]
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
+    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers, CONTROL_ENV: control}
     try:
-        return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
+        return subprocess.run(argv, env=env).returncode
     except OSError as e:
         raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
 
 
-def write_ready_file(path: Path, sb: Any) -> tuple[int, int]:
+def write_ready_file(path: Path, sb: Any, control: ControlServer | None = None) -> tuple[int, int]:
     """Written whole (a temporary file, then linked into place) so a watcher never reads half of it, and
     never over a file that is there already (a user's file, or a stale one a watcher would take for this
     sandbox's). Returns the file's (device, inode), so that only this file is removed at the end."""
@@ -408,6 +422,8 @@ def write_ready_file(path: Path, sb: Any) -> tuple[int, int]:
         "security_protocol": sb.security_protocol,
         "ca_file": sb.ca_file,
     }
+    if control is not None:
+        document.update(control=control.path, catch_up_seconds=control.catch_up_seconds)
     try:
         write_atomically(path, (json.dumps(document, indent=2) + "\n").encode(), replace=False)
         info = path.lstat()

@@ -26,16 +26,22 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                 "Put back replica orders saved by prefer, demote or balance."),
     "status": ("leader_election_cli.cli.status_command:status",
                "Show leadership balance per broker and partition health."),
+    "can-stop": ("leader_election_cli.cli.maintenance_command:can_stop",
+                 "Whether stopping brokers now leaves a partition offline or under min ISR."),
     "rebalance": ("leader_election_cli.cli.status_command:rebalance",
                   "Elect preferred leaders where a broker is unbalanced (cron)."),
     "balance": ("leader_election_cli.cli.balance_command:balance",
                 "New preferred replicas: the fewest leaders per broker, no data moved."),
+    "roll": ("leader_election_cli.cli.maintenance_command:roll",
+             "Restart brokers one at a time: wait until safe, drain, restart, wait, restore."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",
                 "Analyze leadership over many snapshots on Spark; write election plans."),
     "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
                 "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
+    "sandbox-ctl": ("leader_election_cli.cli.sandbox_ctl_command:sandbox_ctl",
+                    "Stop, start or restart a broker of a running sandbox (from another process)."),
 }
 
 

@@ -58,6 +58,7 @@ _NOT_CONTROLLER_RETRIES = 3
 _RECONNECT_ATTEMPTS = 30  # bounded; the API timeout usually ends the asking first
 _RESOURCE_TYPE_TOPIC, _RESOURCE_TYPE_BROKER = 2, 4
 _DESCRIBE_TOPIC_PARTITIONS = 75  # API key
+_DESCRIBE_QUORUM = 55  # API key
 # (API key, version): one that only Kafka 3.7 and later speak, as kafka-python infers a broker's release
 _SINCE_3_7 = ((35, 5), (2, 11), (0, 13), (2, 10), (1, 17), (0, 11), (1, 16))
 MAX_BOOTSTRAP_SERVERS = 1000
@@ -403,6 +404,23 @@ class ClusterConnection:
         return {TopicPartition(t.name, p.partition_index): (tuple(p.adding_replicas or ()),
                                                             tuple(p.removing_replicas or ()))
                 for t in response.topics for p in t.partitions}
+
+    def quorum_leader(self) -> int | None:
+        """The node id of the KRaft controller quorum's leader (DescribeQuorum, KIP-595, forwarded by the
+        broker to the active controller); None where the brokers do not offer it (ZooKeeper mode, before
+        Kafka 3.3) or do not say (an error answer)."""
+        if self.max_version(_DESCRIBE_QUORUM) is None:
+            return None
+        from kafka.protocol.admin import DescribeQuorumRequest
+
+        request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
+            topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.TopicData.PartitionData(
+                partition_index=0)])])
+        response = self._send(request, what="reading the controller quorum")
+        partitions = [p for t in response.topics or () for p in t.partitions or ()]
+        if response.error_code or len(partitions) != 1 or partitions[0].error_code or partitions[0].leader_id < 0:
+            return None
+        return int(partitions[0].leader_id)
 
     # -- writes ----------------------------------------------------------------------------------
 

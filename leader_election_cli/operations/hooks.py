@@ -18,19 +18,20 @@ def _ignore(_line: str) -> None:
 
 
 @contextmanager
-def no_progress(_total: int, _batch_size: int | None) -> Iterator[Advance | None]:
+def no_progress(_total: int, _batch_size: int | None, _label: str = "") -> Iterator[Advance | None]:
     yield None
 
 
 @dataclass(frozen=True)
 class Hooks:
     """`warn`: a risk or a config warning, shown at once; `note`: what the run decided by itself;
-    `progress(total, batch_size)`: a context giving a callback that advances by n partitions (or None);
+    `progress(total, batch_size, label="Electing leaders")`: a context giving a callback that advances by n
+    partitions (or None);
     `confirm(question)`: a yes/no answer, None when nobody can answer."""
 
     warn: Callable[[str], None] = _ignore
     note: Callable[[str], None] = _ignore
-    progress: Callable[[int, int | None], AbstractContextManager[Advance | None]] = no_progress
+    progress: Callable[..., AbstractContextManager[Advance | None]] = no_progress
     confirm: Callable[[str], bool] | None = None
 
 

@@ -80,10 +80,27 @@ def _balance_stopped(mode: str) -> _Renderer:
     return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
 
 
+def _can_stop(mode: str) -> _Renderer:
+    from leader_election_cli.render.maintenance import render_can_stop_table
+    from leader_election_cli.reports import maintenance
+
+    return (lambda r, out, _err, _color: write_json(maintenance.document(r), out)) if mode == JSON \
+        else render_can_stop_table
+
+
+def _roll(mode: str) -> _Renderer:
+    from leader_election_cli.render.maintenance import render_roll_table
+    from leader_election_cli.reports import maintenance
+
+    return (lambda r, out, _err, _color: write_json(maintenance.roll_document(r), out)) if mode == JSON \
+        else render_roll_table
+
+
 # By the report's class name (each is unique): an election's run imports no other command's reports.
 _RENDERERS: dict[str, Callable[[str], _Renderer]] = {
     "ElectionReport": _election, "MoveReport": _moves, "StatusReport": _status, "StatusUnread": _status_unread,
     "RebalanceRun": _rebalance, "BalanceReport": _balance, "BalanceStopped": _balance_stopped,
+    "CanStopReport": _can_stop, "RollReport": _roll,
 }
 
 

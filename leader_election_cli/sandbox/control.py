@@ -52,7 +52,7 @@ class Sandbox:
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
-                 racks: Mapping[int, str] | None = None):
+                 racks: Mapping[int, str] | None = None, combined: bool = False):
         """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
         the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -82,6 +82,10 @@ class Sandbox:
         (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
         runs a check at once.
+
+        `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
+        quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
+        dedicated nodes (1000-1002) that are not brokers.
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
@@ -117,8 +121,9 @@ class Sandbox:
         self._rebalancer: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
+        self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
-                                 kafka_version=self.kafka_version)
+                                 kafka_version=self.kafka_version, combined=combined and mode is Mode.KRAFT)
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
@@ -184,6 +189,8 @@ class Sandbox:
             self._stopping.set()
             for broker in list(self._notices):
                 self._cancel_notice(broker)
+            for broker in list(self._catch_ups):
+                self._cancel_catch_up(broker)
             if self._rebalancer is not None:
                 self._rebalancer.join(timeout=10)
                 self._rebalancer = None
@@ -301,6 +308,7 @@ class Sandbox:
         """
         self._check_broker(broker)
         self._cancel_notice(broker)
+        self._cancel_catch_up(broker)
         self._server.close_listener(broker)
         if noticed_after <= 0:
             self.cluster.stop_broker(broker)
@@ -322,6 +330,49 @@ class Sandbox:
             return
         self._server.open_listener(broker, self._ports[broker])  # listening before the metadata names it
         self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
+
+    def start_broker_catching_up(self, broker: int, catch_up_seconds: float, steps: int = 10) -> None:
+        """Restart a broker as a real one comes back (`remote.py` explains the model): its listener opens at
+        once, but it stays fenced (left out of Metadata, `is_fenced` in DescribeCluster) for the first
+        fifth of `catch_up_seconds` (at most 2 s: catching up the metadata log); then it is unfenced, and its
+        replicas rejoin the ISRs in `steps` even steps until `catch_up_seconds` have passed (the replica
+        fetchers catching up). Returns at once; `stop_broker` or `stop()` cancels what is left."""
+        self._check_broker(broker)
+        if catch_up_seconds <= 0 or broker in self.cluster.live:
+            self.start_broker(broker)
+            return
+        self._cancel_notice(broker)  # (a stop the controller had not noticed left it live: started above)
+        if not self._cancel_catch_up(broker):  # else it listens already, fenced
+            self._server.open_listener(broker, self._ports[broker])  # registered, fenced
+        unfence = min(2.0, catch_up_seconds / 5)
+        cancelled = threading.Event()
+        self._catch_ups[broker] = cancelled
+
+        def come_back() -> None:
+            if cancelled.wait(unfence):
+                return
+            self.cluster.start_broker(broker, rejoin_isr=False)
+            pause = (catch_up_seconds - unfence) / steps
+            for step in range(steps):
+                if cancelled.wait(pause):
+                    return
+                self.cluster.rejoin_isr(broker, limit=None if step == steps - 1 else _share(
+                    self.cluster, broker, steps - step))
+            if self._catch_ups.get(broker) is cancelled:  # not a later restart's
+                del self._catch_ups[broker]
+
+        threading.Thread(target=come_back, daemon=True, name=f"sandbox-catch-up-{broker}").start()
+
+    def catching_up(self) -> set[int]:
+        """Brokers restarted by `start_broker_catching_up` that are still fenced or out of an ISR."""
+        return {b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()}
+
+    def _cancel_catch_up(self, broker: int) -> bool:
+        """Cancel a restart's catch-up; True when one was under way (the broker listens)."""
+        cancelled = self._catch_ups.pop(broker, None)
+        if cancelled is not None:
+            cancelled.set()
+        return cancelled is not None
 
     def _cancel_notice(self, broker: int) -> bool:
         """Cancel a pending `noticed_after` reaction; True when the controller had not reacted yet."""
@@ -422,6 +473,14 @@ class Sandbox:
     def set_max_version(self, api_key: int, version: int) -> None:
         """Emulate an older broker: advertise (and accept) `api_key` only up to `version`."""
         self.settings.max_versions[api_key] = version
+
+
+def _share(cluster: Cluster, broker: int, steps_left: int) -> int:
+    """How many of `broker`'s replicas out of an ISR catch up in this step: an even share of those left."""
+    with cluster.lock:
+        out = sum(1 for t in cluster.topics.values() for p in t.partitions
+                  if broker in p.replicas and broker not in p.isr)
+    return -(-out // steps_left)
 
 
 def _check_rebalance_configs(configs: dict[str, str]) -> None:

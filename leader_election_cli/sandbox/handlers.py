@@ -8,6 +8,7 @@ injection and for requests the broker refuses as a whole.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -23,6 +24,8 @@ from kafka.protocol.admin import (
     DescribeConfigsResponse,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
     ElectLeadersRequest,
@@ -90,6 +93,7 @@ class Settings:
     max_versions: dict[int, int] = field(default_factory=dict)  # set_max_version overrides
     kafka_version: KafkaVersion = VERSIONS[DEFAULT_VERSION]  # the release the brokers are
     encoded: dict[tuple[Any, ...], bytes] = field(default_factory=dict)  # the last all-topics Metadata
+    combined: bool = False  # KRaft combined mode: the controller quorum's voters are brokers (describe_quorum)
 
     def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
         versions = {}
@@ -705,6 +709,54 @@ def sasl_authenticate_error(ctx: Context, req: Any, code: int, message: str | No
                                     session_lifetime_ms=0)
 
 
+# -- DescribeQuorum ----------------------------------------------------------------------------------
+
+METADATA_TOPIC = "__cluster_metadata"
+DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the sandbox's controller nodes when they are not brokers
+
+
+def quorum(ctx: Context) -> tuple[int, list[int]]:
+    """(leader, voters) of the KRaft controller quorum. Combined mode: the first three brokers are the
+    voters and the leader is the cluster's controller (it moves when that broker stops); dedicated mode
+    (the default): three controller nodes that are not brokers, the first leading."""
+    c = ctx.cluster
+    if not ctx.settings.combined:
+        return DEDICATED_CONTROLLERS[0], list(DEDICATED_CONTROLLERS)
+    return c.controller_id, c.broker_ids[:3]
+
+
+def describe_quorum(ctx: Context, req: Any) -> Any:
+    """A broker forwards DescribeQuorum to the active controller (KafkaApis, KIP-595), whose raft leader
+    answers for __cluster_metadata-0 alone: leader, voters, and the brokers that are not voters as
+    observers; an unknown partition is UNKNOWN_TOPIC_OR_PARTITION (Kafka's `singletonDescribeQuorumRequest`
+    check). Offsets are the sandbox's metadata version, the same on every replica."""
+    R = DescribeQuorumResponse
+    P = R.TopicData.PartitionData
+    asked = [(t.topic_name, p.partition_index) for t in req.topics for p in t.partitions]
+    if asked != [(METADATA_TOPIC, 0)]:
+        return describe_quorum_error(ctx, req, ke.UNKNOWN_TOPIC_OR_PARTITION, None)
+    c = ctx.cluster
+    with c.lock:
+        leader, voters = quorum(ctx)
+        offset = c.version
+        observers = [b for b in sorted(c.live) if b not in voters]
+
+    def state(replica: int) -> Any:
+        return P.ReplicaState(replica_id=replica, replica_directory_id=uuid.UUID(int=replica), log_end_offset=offset,
+                              last_fetch_timestamp=-1, last_caught_up_timestamp=-1)
+
+    partition = P(partition_index=0, error_code=0, error_message=None, leader_id=leader, leader_epoch=1,
+                  high_watermark=offset, current_voters=[state(v) for v in voters],
+                  observers=[state(o) for o in observers])
+    return R(version=ctx.version, error_code=0, error_message=None,
+             topics=[R.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])], nodes=[])
+
+
+def describe_quorum_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = DescribeQuorumResponse
+    return R(version=ctx.version, error_code=code, error_message=message, topics=[], nodes=[])
+
+
 def _request_text(ctx: Context) -> str:
     """How Kafka's `RequestChannel.Request` prints itself in an authorization failure."""
     return (f"Request(processor=0, connectionId={ctx.connection_id}, "
@@ -727,6 +779,7 @@ APIS: dict[int, Api] = {
     75: Api(DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, describe_topic_partitions,
             describe_topic_partitions_error),
     35: Api(DescribeLogDirsRequest, DescribeLogDirsResponse, describe_log_dirs, describe_log_dirs_error),
+    55: Api(DescribeQuorumRequest, DescribeQuorumResponse, describe_quorum, describe_quorum_error),
     17: Api(SaslHandshakeRequest, SaslHandshakeResponse, sasl_handshake, sasl_handshake_error),
     36: Api(SaslAuthenticateRequest, SaslAuthenticateResponse, sasl_authenticate, sasl_authenticate_error),
 }

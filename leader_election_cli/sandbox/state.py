@@ -439,15 +439,30 @@ class Cluster:
                     if p.leader in self.live:
                         led_again.append((topic, p))
             if rejoin_isr:
-                for topic, p in self._all_partitions():
-                    if broker in p.replicas and broker not in p.isr and p.leader in self.live:
-                        self._expand_isr(topic, p, broker)
+                self.rejoin_isr(broker)
                 # a partition led again has followers again: its other live replicas catch up and rejoin
                 for topic, p in led_again:
                     for replica in p.replicas:
                         if replica in self.live and replica not in p.isr:
                             self._expand_isr(topic, p, replica)
             self.version += 1
+
+    def rejoin_isr(self, broker: int, limit: int | None = None) -> int:
+        """A live broker's replicas that have caught up rejoin the ISR (the leader's AlterPartition), in
+        partition order, at most `limit` of them (None: all); returns how many are still out of an ISR
+        they could join (a partition without a live leader cannot take them back yet)."""
+        with self.lock:
+            joined = waiting = 0
+            for topic, p in self._all_partitions():
+                if broker in p.replicas and broker not in p.isr and p.leader in self.live and broker in self.live:
+                    if limit is not None and joined >= limit:
+                        waiting += 1
+                        continue
+                    self._expand_isr(topic, p, broker)
+                    joined += 1
+            if joined:
+                self.version += 1
+            return waiting
 
     def move_controller(self, broker: int) -> None:
         with self.lock:

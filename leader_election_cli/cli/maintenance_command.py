@@ -1,0 +1,229 @@
+"""`kafka-leaders can-stop` (may these brokers be stopped now?) and `roll` (a rolling restart)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from leader_election_cli.cli.common import (
+    configure_logging,
+    connection,
+    document_on_failure,
+    echo,
+    hooks,
+    interactive,
+    run,
+    show,
+)
+from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, connection_options, verbatim
+from leader_election_cli.errors import exit_code_help
+from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
+
+_MAX_ID = 2**31 - 1
+
+
+class BrokerList(click.ParamType):
+    """BROKER[,BROKER...]: broker ids, each once."""
+
+    name = "brokers"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        ids = []
+        for word in str(value).split(","):
+            word = word.strip()
+            if not word.isdigit() or int(word) > _MAX_ID:
+                self.fail(f"{value!r} is not a comma-separated list of broker ids (e.g. 1,2).", param, ctx)
+            if int(word) in ids:
+                self.fail(f"{value!r} names broker {int(word)} twice.", param, ctx)
+            ids.append(int(word))
+        return tuple(ids)
+
+
+RF1_HELP = ("Allow stopping a broker that holds the only replica of a partition (replication factor 1): such "
+            "partitions are offline until it is back, whatever is done; they are still listed.")
+
+CAN_STOP_EXAMPLES = """\
+Examples:
+  kafka-leaders can-stop --bootstrap-server localhost:9092 3
+  kafka-leaders can-stop 2,3 --output json       (with KAFKA_BOOTSTRAP_SERVERS set)
+  until kafka-leaders can-stop 3 --output json >/dev/null; do sleep 5; done"""
+
+CAN_STOP_NOTE = """\
+A partition blocks the stop when stopping the brokers takes an in-sync replica from it and leaves it
+offline (no live in-sync replica, nor an eligible leader replica where the cluster has ELR), under its
+topic's min.insync.replicas (acks=all producers fail), or with a min.insync.replicas that could not be
+read. A partition already offline or under min ISR that the stop takes no in-sync replica from is listed,
+and does not block. A replica a reassignment is adding counts once it is in the ISR."""
+
+CAN_STOP_EXIT_CODES = exit_code_help({
+    0: "safe: no partition would go offline or under min.insync.replicas",
+    1: "an internal error",
+    5: "not safe: the partitions that would are listed"})
+
+
+@click.command(cls=Command, epilog=verbatim(CAN_STOP_EXAMPLES, CAN_STOP_NOTE, CAN_STOP_EXIT_CODES),
+               context_settings=COMMAND_SETTINGS)
+@connection_options
+@click.argument("brokers", type=BrokerList(), metavar="BROKER[,BROKER...]")
+@click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
+@output_option
+def can_stop(**o: Any) -> None:
+    """Whether stopping these brokers now would leave any partition offline or under its min.insync.replicas.
+
+    One read of the cluster (metadata, topic configs, pending reassignments, and eligible leader replicas
+    where they count); sends nothing that changes it. Brokers already down are counted as down.
+    """
+    sys.exit(run(lambda: _can_stop(o), o["debug"]))
+
+
+def _can_stop(o: dict[str, Any]) -> int:
+    from leader_election_cli.operations.maintenance import can_stop as judge
+    from leader_election_cli.reports.maintenance import CanStopReport
+
+    configure_logging(o["debug"])
+    output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
+    connection_ = connection(o)
+
+    def stopped(exc: Any) -> CanStopReport:
+        report = CanStopReport(None, tuple(sorted(o["brokers"])))
+        report.abort(exc.exit_code, exc.message)
+        return report
+
+    with document_on_failure(output, stopped):
+        report = judge(connection_, o["brokers"], allow_rf1=o["allow_rf1"], hooks=hooks(output))
+    show(report, output, o["color"])
+    return int(report.exit_code)
+
+
+# -- roll -----------------------------------------------------------------------------------------------
+
+ROLL_EXAMPLES = """\
+Examples:
+  kafka-leaders roll --bootstrap-server kafka1:9092 --brokers all --dry-run
+  kafka-leaders roll --brokers all --exec 'ssh {host} sudo systemctl restart kafka'
+  kafka-leaders roll --brokers 3,1,2 --exec 'kubectl delete pod kafka-{broker} --wait=true'
+  kafka-leaders roll --brokers 2 --pause                    (restart it yourself, then press Enter)
+  kafka-leaders roll --resume                               (after Ctrl-C, a failed command, a timeout)"""
+
+ROLL_NOTE = """\
+For each broker in turn: (1) wait until it is safe to stop (the can-stop rule), up to --safe-timeout; (2)
+move its leadership off, with it last in every replica order (demote --include-preferred; the restore
+file is kept), and check that it leads nothing; (3) run the --exec command ({broker} and {host} filled
+in, through sh -c, its output on stderr, bounded by --exec-timeout), or wait for Enter with --pause; (4)
+wait until it is registered, unfenced and back in the ISR of every partition it replicates, up to
+--rejoin-timeout; (5) put its replica orders back and elect the preferred replicas, read back. Then the
+next broker; the active controller goes last (ZooKeeper mode; in KRaft combined mode, the quorum's
+leader). A state file records each step finished: Ctrl-C or SIGTERM stops the roll after the step in
+flight (a running command is waited for), and roll --resume carries on from there, as after any failure."""
+
+ROLL_EXIT_CODES = exit_code_help({
+    0: "every broker was restarted and given its leadership back (or a dry run finished)",
+    1: "the --exec command failed or timed out, a broker could not be drained, or its leadership did not come "
+       "back (the state file keeps where the roll stands), or an internal error",
+    3: "cluster unreachable, or a broker not back in every ISR within --rejoin-timeout",
+    5: "not safe to stop the next broker within --safe-timeout (nothing was done to it), or an unfinished roll "
+       "of this cluster exists (use --resume)"})
+
+
+class BrokersOrAll(BrokerList):
+    """all, or BROKER[,BROKER...]."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return "all" if value == "all" else super().convert(value, param, ctx)
+
+
+@click.command(cls=Command, epilog=verbatim(ROLL_EXAMPLES, ROLL_NOTE, ROLL_EXIT_CODES),
+               context_settings=COMMAND_SETTINGS)
+@connection_options
+@click.option("--brokers", type=BrokersOrAll(), metavar="all|BROKER[,BROKER...]",
+              help="The brokers to restart, in this order (all: every broker, by id), the active controller moved last "
+                   "(ZooKeeper mode; KRaft combined mode: the quorum's leader). REQUIRED unless --resume.")
+@click.option("--exec", "command", metavar="COMMAND",
+              help="Restart one broker: a shell command, {broker} and {host} filled in; exit 0 means it was "
+                   "restarted (it need not wait for the broker to be back: the roll does).")
+@click.option("--pause", is_flag=True, help="Instead of --exec: wait for Enter while you restart the broker.")
+@click.option("--resume", is_flag=True, help="Carry on the unfinished roll of the state file.")
+@click.option("--state-file", metavar="PATH",
+              help="Where the roll records each step (default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-roll.json).")
+@click.option("--safe-timeout", type=Seconds(min=0, max=86_400), default=300, show_default=True, metavar="SECONDS",
+              help="How long to wait for a broker to be safe to stop.")
+@click.option("--exec-timeout", type=Seconds(min=0.1, max=86_400), default=600, show_default=True,
+              metavar="SECONDS", help="How long the --exec command may run (then it is killed).")
+@click.option("--rejoin-timeout", type=Seconds(min=0, max=86_400), default=600, show_default=True,
+              metavar="SECONDS", help="How long to wait for a restarted broker to be back in every ISR.")
+@click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+              metavar="N", help="Reorder and elect at most N partitions per request.")
+@click.option("--dry-run", is_flag=True, help="Print the order and each step's verdict now; do nothing.")
+@output_option
+def roll(**o: Any) -> None:
+    """Restart brokers one at a time, never leaving a partition offline or under min.insync.replicas.
+
+    Each broker is drained of leadership before its restart and given it back after, once it is back in
+    every ISR.
+    """
+    sys.exit(run(lambda: _roll(o), o["debug"]))
+
+
+def _roll_settings(o: dict[str, Any]) -> Any:
+    from leader_election_cli.errors import InputError
+    from leader_election_cli.operations.roll import RollSettings
+
+    if o["resume"]:
+        if o["brokers"] is not None or o["command"] is not None or o["pause"]:
+            raise InputError("--resume takes the brokers and the command from the state file",
+                             hint="Leave out --brokers, --exec and --pause.")
+    elif o["brokers"] is None:
+        raise InputError("Missing --brokers", hint="Give --brokers all, or the ids in order, e.g. --brokers 1,2,3.")
+    elif o["command"] is not None and o["pause"] or (o["command"] is None and not o["pause"] and not o["dry_run"]):
+        raise InputError("Give exactly one of --exec and --pause",
+                         hint="--exec 'ssh {host} sudo systemctl restart kafka' restarts each broker; --pause waits "
+                              "for Enter while you do.")
+    elif o["command"] is not None and not o["command"].strip():
+        raise InputError("--exec is empty", hint="Give the command that restarts one broker.")
+    if o["pause"] and not o["dry_run"] and not interactive():
+        raise InputError("--pause needs a terminal to press Enter on", hint="Use --exec COMMAND in scripts.")
+    if o["state_file"] is not None and not o["state_file"].strip():
+        raise InputError("--state-file is empty", hint="Give a file path, or leave it out for the default.")
+    return RollSettings(None if o["brokers"] in (None, "all") else o["brokers"], o["command"], o["pause"],
+                        o["safe_timeout"], o["exec_timeout"], o["rejoin_timeout"], o["allow_rf1"], o["batch_size"],
+                        Path(o["state_file"]) if o["state_file"] else None, o["resume"], o["dry_run"])
+
+
+def wait_for_enter(line: str) -> bool:
+    """Ask on stderr, wait for Enter on stdin; False when a stop signal comes first."""
+    import select
+
+    from leader_election_cli.operations.signals import received
+
+    echo(line, err=True)
+    while received() is None:
+        if select.select([sys.stdin], [], [], 0.1)[0]:
+            return sys.stdin.readline() != "" or received() is None
+    return False
+
+
+def _roll(o: dict[str, Any]) -> int:
+    from leader_election_cli.operations.roll import roll as run_roll
+    from leader_election_cli.reports.maintenance import RollReport
+
+    configure_logging(o["debug"])
+    output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
+    connection_ = connection(o)
+    settings = _roll_settings(o)
+
+    def stopped(exc: Any) -> RollReport:
+        report = RollReport(o["state_file"] or "", o["command"], dry_run=o["dry_run"])
+        report.abort(exc.exit_code, exc.message)
+        return report
+
+    with document_on_failure(output, stopped):
+        report = run_roll(connection_, settings, hooks(output), ask=wait_for_enter)
+    show(report, output, o["color"])
+    return int(report.exit_code)

@@ -1,0 +1,107 @@
+"""`kafka-leaders sandbox-ctl`: stop, start or restart a broker of a running sandbox from another process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from leader_election_cli.cli.common import echo, run
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
+from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
+
+CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # cli.sandbox_command.CONTROL_ENV, named here: --help loads no sandbox
+OPS = ("stop-broker", "start-broker", "restart-broker", "status")
+
+EXAMPLES = """\
+Examples:
+  kafka-leaders sandbox --ready-file sandbox.json --catch-up-seconds 5     (in one terminal)
+  kafka-leaders sandbox-ctl --ready-file sandbox.json stop-broker 2
+  kafka-leaders sandbox-ctl --ready-file sandbox.json start-broker 2
+  kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker 2 --catch-up-seconds 1
+  kafka-leaders sandbox-ctl --ready-file sandbox.json status
+  kafka-leaders roll --brokers all \
+      --exec 'kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker {broker}'"""
+
+NOTE = """\
+stop-broker is a controlled shutdown: the controller moves leadership off the broker and takes it out of the
+ISRs. start-broker returns once the broker listens again; it stays fenced (not in Metadata) for the first
+fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spread over the rest, as a
+restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down."""
+
+EXIT_CODES = exit_code_help({0: "done (or the status printed)",
+                             2: "usage or input error (no ready file, no such broker), nothing was changed",
+                             3: "the sandbox's control socket did not answer (is the sandbox running?)",
+                             4: None, 5: None, 129: None, 130: None, 143: None})
+
+
+@click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
+@click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|status")
+@click.argument("broker", type=click.IntRange(0, 2**31 - 1), required=False, metavar="[BROKER]")
+@click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="The sandbox's --ready-file: its control socket is read from it.")
+@click.option("--control", metavar="SOCKET", envvar=CONTROL_ENV, show_envvar=True,
+              help="The control socket itself (set for commands the sandbox's --run starts).")
+@click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), metavar="SECONDS",
+              help="start-broker, restart-broker: this catch-up time instead of the sandbox's --catch-up-seconds.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def sandbox_ctl(**o: Any) -> None:
+    """Stop, start or restart a broker of a running sandbox, as systemctl would a real one.
+
+    The sandbox (kafka-leaders sandbox) listens on a Unix socket only its user can reach; the ready file
+    names it. Exactly one of --ready-file and --control (or KAFKA_SANDBOX_CONTROL) says where.
+    """
+    sys.exit(run(lambda: _sandbox_ctl(o), o["debug"]))
+
+
+def control_socket(ready_file: str | None, control: str | None) -> str:
+    """The control socket: --control, else the ready file's `control`."""
+    if ready_file is None:
+        if not control:
+            raise InputError("Missing --ready-file", hint="Give the sandbox's --ready-file (or --control SOCKET).")
+        return control
+    try:
+        with open(ready_file, encoding="utf-8") as f:
+            document = json.load(f)
+    except OSError as e:
+        raise InputError(f"--ready-file {shown(ready_file)} cannot be read: {e.strerror or e}",
+                         hint="Give the path the sandbox's --ready-file wrote.") from None
+    except ValueError:
+        raise InputError(f"--ready-file {shown(ready_file)} is not a sandbox ready file (not JSON)",
+                         hint="Give the path the sandbox's --ready-file wrote.") from None
+    path = document.get("control") if isinstance(document, dict) else None
+    if not isinstance(path, str):
+        raise InputError(f"--ready-file {shown(ready_file)} names no control socket",
+                         hint="Start the sandbox with this version of kafka-leaders.")
+    return path
+
+
+def _sandbox_ctl(o: dict[str, Any]) -> int:
+    from leader_election_cli.sandbox.remote import request
+
+    op, broker = o["op"], o["broker"]
+    if op != "status" and broker is None:
+        raise InputError(f"{op} needs a BROKER id", hint=f"e.g. kafka-leaders sandbox-ctl --ready-file F {op} 2")
+    if op == "status" and broker is not None:
+        raise InputError("status takes no BROKER", hint="kafka-leaders sandbox-ctl --ready-file F status")
+    path = control_socket(o["ready_file"], None if o["ready_file"] else o["control"])
+    message: dict[str, Any] = {"op": op}
+    if broker is not None:
+        message["broker"] = broker
+    if o["catch_up_seconds"] is not None:
+        message["catch_up_seconds"] = o["catch_up_seconds"]
+    try:
+        answer = request(path, message)
+    except (OSError, ValueError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
+                               hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
+    if not answer.get("ok"):
+        raise InputError(str(answer.get("error")), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    echo(" ".join(f"{b}:{state}" for b, state in answer["brokers"].items()))
+    return 0
+
+
+

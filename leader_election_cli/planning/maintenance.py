@@ -1,0 +1,126 @@
+"""Whether brokers can be stopped now: the `can-stop` rule, which `roll` also waits on. Pure, no I/O.
+
+Stopping brokers S takes them out of every ISR (a KRaft controller fences them, a ZooKeeper-mode
+controller shrinks the ISRs; a controlled shutdown first moves their leadership to another ISR member).
+For each partition with a replica on S, from one metadata read:
+
+- in sync now: the ISR members that are live brokers (a KRaft ISR keeps its last member after it dies, so
+  the ISR read may name a dead broker); in sync after: those minus S. A replica a pending reassignment
+  is adding counts once it is in the ISR, as Kafka counts it; until then it does not;
+- offline after: no replica left to lead without losing data: none in sync after and, where the
+  cluster has eligible leader replicas (KIP-966, Kafka 4.x with eligible.leader.replicas.version >= 1),
+  no live ELR member either (the controller elects one when the ISR is empty);
+- under min ISR after: fewer in sync after than min.insync.replicas (capped at the replica count on
+  3.7+, as `ClusterState.min_isr_of` says): producers with acks=all fail;
+- a replication factor of 1 on S: offline while its broker is down, whatever is done (`RF1`).
+
+A partition blocks the stop when the stop takes an in-sync (or eligible) replica from it and it ends offline, under
+its min ISR, or with a min ISR that could not be read. A partition already offline or under min ISR that
+the stop does not touch further (its replica on S is not in sync) is listed, but does not block. RF=1
+partitions block unless `allow_rf1`. Brokers of S already down change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
+
+
+class Problem(str, Enum):
+    """What stopping the brokers would do to a partition."""
+
+    OFFLINE = "offline"  # no live in-sync (or eligible) replica left to lead
+    UNDER_MIN_ISR = "under_min_isr"  # fewer in-sync replicas than min.insync.replicas: acks=all fails
+    MIN_ISR_UNKNOWN = "min_isr_unknown"  # loses an in-sync replica, and its topic's min ISR could not be read
+    RF1 = "rf1"  # its only replica is on a stopped broker
+
+
+@dataclass(frozen=True)
+class PartitionRisk:
+    """One partition the stop would leave offline, under min ISR, or that already is."""
+
+    tp: TopicPartition
+    problem: Problem
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]  # the live in-sync replicas now
+    isr_after: tuple[int, ...]  # ... once the brokers are stopped
+    min_isr: int | None
+    blocking: bool  # makes the stop unsafe
+    already: bool  # was so before the stop (offline, under min ISR)
+    adding: tuple[int, ...] = ()  # replicas a pending reassignment is adding
+
+
+@dataclass(frozen=True)
+class StopVerdict:
+    """The verdict on stopping `brokers` now."""
+
+    brokers: tuple[int, ...]
+    already_down: tuple[int, ...]
+    risks: tuple[PartitionRisk, ...]
+    elr_counted: bool  # the cluster's eligible leader replicas were counted as leaders
+    allow_rf1: bool = False
+
+    @property
+    def safe(self) -> bool:
+        return not any(r.blocking for r in self.risks)
+
+    @property
+    def blocking(self) -> list[PartitionRisk]:
+        return [r for r in self.risks if r.blocking]
+
+
+def needs_elr(state: ClusterState, brokers: Collection[int]) -> set[str]:
+    """The topics with a partition the stop would leave without an in-sync replica: where eligible leader
+    replicas matter (read them only for these)."""
+    stopping = set(brokers)
+    live = state.live_brokers
+    return {p.topic for p in state.partitions.values()
+            if stopping.intersection(p.replicas) and len(p.replicas) > 1
+            and not [r for r in p.isr if r in live and r not in stopping]}
+
+
+def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool = False) -> StopVerdict:
+    """Whether stopping `brokers` now leaves any partition offline or under its min ISR (module docstring).
+
+    Eligible leader replicas count only when `state.elr_enabled` is True (the features were read) and the
+    partitions carry them (`ClusterState.partitions[...].elr`, read with DescribeTopicPartitions)."""
+    stopping = frozenset(brokers)
+    live = state.live_brokers
+    elr = state.elr_enabled is True
+    risks = []
+    for p in state.partitions.values():
+        if stopping.isdisjoint(p.replicas):
+            continue
+        risk = _risk(state, p, stopping, live, elr, allow_rf1)
+        if risk is not None:
+            risks.append(risk)
+    risks.sort(key=lambda r: (not r.blocking, r.tp))
+    return StopVerdict(tuple(sorted(stopping)), tuple(sorted(stopping - live)), tuple(risks), elr, allow_rf1)
+
+
+def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live: frozenset[int], elr: bool,
+          allow_rf1: bool) -> PartitionRisk | None:
+    isr = tuple(r for r in p.isr if r in live)
+    after = tuple(r for r in isr if r not in stopping)
+    eligible = [r for r in p.elr if r in live] if elr else []  # lead when the ISR is empty (KIP-966)
+    eligible_after = [r for r in eligible if r not in stopping]
+    loses = len(after) < len(isr) or len(eligible_after) < len(eligible)
+    min_isr = state.min_isr_of(p)
+    adding = state.reassigning.get(p.tp, ())
+
+    def risk(problem: Problem, blocking: bool, already: bool) -> PartitionRisk:
+        return PartitionRisk(p.tp, problem, p.replicas, isr, after, min_isr, blocking, already, adding)
+
+    can_lead_now = bool(isr or eligible)
+    if len(p.replicas) == 1:
+        return risk(Problem.RF1, not allow_rf1 and loses, not can_lead_now)
+    if not (after or eligible_after):
+        return risk(Problem.OFFLINE, can_lead_now, not can_lead_now)
+    if min_isr is None and p.topic in state.min_isr_unknown:
+        return risk(Problem.MIN_ISR_UNKNOWN, True, False) if loses else None
+    if min_isr is not None and len(after) < min_isr:
+        return risk(Problem.UNDER_MIN_ISR, loses, len(isr) < min_isr)
+    return None

@@ -1,0 +1,76 @@
+"""`can-stop` and `roll` as tables."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from leader_election_cli.render.tables import ids, inert, make_console, make_table, print_table
+from leader_election_cli.reports.maintenance import CanStopReport, PartitionRisk, RollReport, StopVerdict
+
+_PROBLEMS = {"offline": "offline", "under_min_isr": "under min ISR", "min_isr_unknown": "min ISR unknown",
+             "rf1": "offline (RF=1)"}
+SHOWN = 50  # partitions listed in a table; JSON has them all
+
+
+def verdict_line(v: StopVerdict) -> str:
+    """One line: safe or not, and why."""
+    who = ",".join(map(str, v.brokers))
+    down = f" (already down: {','.join(map(str, v.already_down))})" if v.already_down else ""
+    if v.safe:
+        extra = f"; {len(v.risks)} partition(s) already unhealthy or RF=1, listed" if v.risks else ""
+        return f"Safe to stop broker(s) {who}{down}: no partition would go offline or under min ISR{extra}."
+    return (f"NOT safe to stop broker(s) {who}{down}: {len(v.blocking)} partition(s) would go offline or under "
+            "min ISR.")
+
+
+def _row(r: PartitionRisk) -> tuple[str, ...]:
+    state = "blocks" if r.blocking else ("already" if r.already else "allowed")
+    adding = f" (adding {ids(r.adding)})" if r.adding else ""
+    return (inert(r.tp.topic), str(r.tp.partition), _PROBLEMS[r.problem.value], state, ids(r.replicas) + adding,
+            f"{ids(r.isr)} -> {ids(r.isr_after)}", "?" if r.min_isr is None else str(r.min_isr))
+
+
+def render_verdict(v: StopVerdict, out: IO[str], color: bool | None, title: str) -> None:
+    console = make_console(out, color)
+    if v.risks:
+        table = make_table(title, ("Topic", "left"), ("Partition", "right"), ("After the stop", "left"),
+                           ("Verdict", "left"), ("Replicas", "left"), ("ISR", "left"), ("Min ISR", "right"))
+        for r in v.risks[:SHOWN]:
+            table.add_row(*_row(r))
+        print_table(console, table)
+        if len(v.risks) > SHOWN:
+            console.print(f"... and {len(v.risks) - SHOWN} more (--output json lists them all)")
+    console.print(verdict_line(v), highlight=False, soft_wrap=True)
+
+
+def render_can_stop_table(report: CanStopReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    if report.verdict is not None:
+        render_verdict(report.verdict, out, color, f"Stopping broker(s) {','.join(map(str, report.brokers))}")
+    if report.aborted_reason:
+        err.write(f"Stopped: {report.aborted_reason}\n")
+
+
+def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
+    """One row per broker and step: how long it took and what it found or did."""
+    console = make_console(out, color)
+    title = f"{'Planned roll' if report.dry_run else 'Roll'} (state file {report.state_file})"
+    columns = [("Broker", "right"), ("Step", "left"), ("Result", "left"), ("Seconds", "right"), ("Detail", "left")]
+    if report.dry_run:
+        del columns[3]
+    table = make_table(title, *columns)
+    for b in report.brokers:
+        for s in b.steps:
+            if report.dry_run:
+                table.add_row(str(b.broker), s.name, "ok" if s.ok else "not now", inert(s.detail))
+                continue
+            result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
+            table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail))
+    print_table(console, table)
+    done = sum(1 for b in report.brokers if b.status == "done")
+    if not report.dry_run:
+        console.print(f"{done} broker(s) restarted and given their leadership back.", highlight=False)
+    if report.interrupted:
+        err.write(f"Interrupted: the roll stops here; kafka-leaders roll --resume --state-file {report.state_file} "
+                  "carries on.\n")
+    if report.aborted_reason:
+        err.write(f"Stopped: {report.aborted_reason}\n")

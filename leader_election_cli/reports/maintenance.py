@@ -1,0 +1,122 @@
+"""`can-stop`'s report (the verdict on stopping brokers now), `roll`'s (each broker's steps), and their JSON
+documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from leader_election_cli.errors import ExitCode
+from leader_election_cli.planning.maintenance import PartitionRisk, StopVerdict
+from leader_election_cli.reports.run import Report
+
+__all__ = ["BrokerRoll", "CanStopReport", "PartitionRisk", "RollReport", "RollStep", "StopVerdict", "document",
+           "roll_document", "verdict_document"]  # the verdict's values too
+
+SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
+
+
+@dataclass
+class CanStopReport(Report):
+    """The verdict, or why it could not be reached (`aborted_reason`, with --output json)."""
+
+    verdict: StopVerdict | None
+    brokers: tuple[int, ...]
+    cluster_id: str | None = None
+    interrupted: bool = False
+    aborted_exit: ExitCode | None = None
+    aborted_reason: str | None = None
+
+    @property
+    def has_failures(self) -> bool:
+        return False
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """0: safe to stop; 5: unsafe (the partitions are listed); else the failure that stopped the read."""
+        code = super().exit_code
+        if code is ExitCode.OK and self.verdict is not None and not self.verdict.safe:
+            return ExitCode.REFUSED
+        return code
+
+
+def risk_entry(r: PartitionRisk) -> dict[str, Any]:
+    return {"topic": r.tp.topic, "partition": r.tp.partition, "problem": r.problem.value, "blocking": r.blocking,
+            "already": r.already, "replicas": list(r.replicas), "isr": list(r.isr), "isr_after": list(r.isr_after),
+            "min_isr": r.min_isr, "adding": list(r.adding)}
+
+
+def verdict_document(v: StopVerdict) -> dict[str, Any]:
+    """The verdict's own fields (shared by can-stop's document and roll's steps)."""
+    return {"safe": v.safe, "brokers": list(v.brokers), "already_down": list(v.already_down),
+            "elr_counted": v.elr_counted, "allow_rf1": v.allow_rf1,
+            "blocking": sum(1 for r in v.risks if r.blocking), "partitions": [risk_entry(r) for r in v.risks]}
+
+
+def document(report: CanStopReport) -> dict[str, Any]:
+    verdict = verdict_document(report.verdict) if report.verdict is not None else {
+        "safe": None, "brokers": list(report.brokers), "already_down": [], "elr_counted": False,
+        "allow_rf1": False, "blocking": 0, "partitions": []}
+    return {"schema_version": SCHEMA_VERSION, "command": "can-stop", "cluster_id": report.cluster_id, **verdict,
+            "exit_code": int(report.exit_code), "error": report.aborted_reason}
+
+
+# -- roll -----------------------------------------------------------------------------------------------
+
+ROLL_SCHEMA_VERSION = 1  # schemas/roll.schema.json
+
+
+@dataclass
+class RollStep:
+    """One step of one broker's roll: wait_safe, drain, restart, wait_back or restore."""
+
+    name: str
+    seconds: float
+    ok: bool
+    detail: str
+    moved: int | None = None  # partitions whose leadership moved (drain, restore)
+    polls: int | None = None  # cluster reads of a wait
+    command_exit: int | None = None  # the restart command's exit code
+    verdict: StopVerdict | None = None  # wait_safe: the last verdict read
+    exit_code: ExitCode | None = None  # the roll's exit code when the step failed
+    completed: bool = True  # False: a stop signal ended it; --resume runs it again
+
+
+@dataclass
+class BrokerRoll:
+    broker: int
+    host: str | None
+    status: str  # planned (dry run), running, done, refused, failed, interrupted
+    steps: list[RollStep]
+
+
+@dataclass
+class RollReport(Report):
+    state_file: str
+    command: str | None
+    dry_run: bool = False
+    brokers: list[BrokerRoll] = field(default_factory=list)
+    interrupted: bool = False
+    aborted_exit: ExitCode | None = None
+    aborted_reason: str | None = None
+
+    @property
+    def has_failures(self) -> bool:
+        return any(b.status in ("failed", "refused") for b in self.brokers)
+
+
+def _step_entry(s: RollStep) -> dict[str, Any]:
+    entry: dict[str, Any] = {"step": s.name, "seconds": s.seconds, "ok": s.ok, "completed": s.completed,
+                             "detail": s.detail, "moved": s.moved, "polls": s.polls, "command_exit": s.command_exit}
+    if s.verdict is not None:
+        entry["verdict"] = {"safe": s.verdict.safe, "blocking": [risk_entry(r) for r in s.verdict.blocking]}
+    return entry
+
+
+def roll_document(report: RollReport) -> dict[str, Any]:
+    return {"schema_version": ROLL_SCHEMA_VERSION, "command": "roll", "dry_run": report.dry_run,
+            "state_file": report.state_file, "exec": report.command,
+            "brokers": [{"broker": b.broker, "host": b.host, "status": b.status,
+                         "seconds": round(sum(s.seconds for s in b.steps), 3),
+                         "steps": [_step_entry(s) for s in b.steps]} for b in report.brokers],
+            "interrupted": report.interrupted, "exit_code": int(report.exit_code), "error": report.aborted_reason}

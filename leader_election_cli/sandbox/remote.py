@@ -1,0 +1,130 @@
+"""Control of a running sandbox from another process: `kafka-leaders sandbox-ctl`, or any program that
+writes one JSON line to the Unix socket the ready file names (`control`) and reads one line back.
+
+Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
+(`catch_up_seconds` optional: the sandbox's --catch-up-seconds) and {"op": "status"}. Answers:
+{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."}. The socket is in a directory only the
+sandbox's user can enter (mode 0700), so only that user can stop its brokers.
+
+What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
+ZooKeeper mode: `KafkaController.doControlledShutdown`):
+- stop-broker is a controlled shutdown: the controller moves leadership off the broker to another
+  in-sync replica and takes it out of every ISR where it is not the last member, and the broker is gone
+  from the metadata (`Sandbox.stop_broker`, noticed at once);
+- start-broker brings it back as a restarted process: it listens at once but stays fenced (registered,
+  not in Metadata; DescribeCluster says `is_fenced`) while it catches up with the metadata log, then is
+  unfenced, and its replicas rejoin the ISRs as its fetchers catch up, spread over the catch-up time
+  (`Sandbox.start_broker_catching_up`); restart-broker is a stop, then a start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from leader_election_cli.sandbox.control import Sandbox
+
+MAX_REQUEST = 4096
+
+
+class ControlServer:
+    """The control socket of one running sandbox; `start()` makes it, `stop()` removes it."""
+
+    def __init__(self, sandbox: Sandbox, catch_up_seconds: float):
+        self.sandbox = sandbox
+        self.catch_up_seconds = catch_up_seconds
+        self._directory: str | None = None
+        self._server: socketserver.UnixStreamServer | None = None
+        self._thread: threading.Thread | None = None
+        self.lock = threading.Lock()  # one request at a time
+
+    @property
+    def path(self) -> str:
+        if self._directory is None:
+            raise RuntimeError("the control server is not started")
+        return str(Path(self._directory) / "control.sock")
+
+    def start(self) -> ControlServer:
+        self._directory = tempfile.mkdtemp(prefix="kafka-sandbox-")  # mode 0700
+        control = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                line = self.rfile.readline(MAX_REQUEST)
+                try:
+                    answer = control.answer(json.loads(line))
+                except (ValueError, TypeError, KeyError) as exc:
+                    answer = {"ok": False, "error": f"bad request: {exc}"}
+                self.wfile.write((json.dumps(answer) + "\n").encode())
+
+        self._server = socketserver.UnixStreamServer(self.path, Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="sandbox-control")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._directory is not None:
+            for name in os.listdir(self._directory):
+                os.unlink(os.path.join(self._directory, name))
+            os.rmdir(self._directory)
+            self._directory = None
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Carry out one request; a broker the sandbox does not have is an error answer."""
+        op = request.get("op")
+        if op == "status":
+            return {"ok": True, "brokers": self.brokers()}
+        if op not in ("stop-broker", "start-broker", "restart-broker"):
+            return {"ok": False, "error": f"unknown op {op!r}: use stop-broker, start-broker, restart-broker, status"}
+        broker = request.get("broker")
+        if type(broker) is not int or broker not in self.sandbox.cluster.broker_ids:
+            ids = ", ".join(map(str, self.sandbox.cluster.broker_ids))
+            return {"ok": False, "error": f"no broker {broker!r} in this sandbox (its brokers: {ids})"}
+        catch_up = request.get("catch_up_seconds", self.catch_up_seconds)
+        if not isinstance(catch_up, (int, float)) or not 0 <= catch_up <= 3600:
+            return {"ok": False, "error": "catch_up_seconds must be a number of seconds from 0 to 3600"}
+        with self.lock:
+            if op in ("stop-broker", "restart-broker"):
+                self.sandbox.stop_broker(broker)
+            if op in ("start-broker", "restart-broker"):
+                self.sandbox.start_broker_catching_up(broker, float(catch_up))
+        return {"ok": True, "brokers": self.brokers()}
+
+    def brokers(self) -> dict[str, str]:
+        """Each broker's state: up, fenced (listening, catching up with the metadata), catching-up
+        (unfenced, not yet back in every ISR) or down."""
+        sb = self.sandbox
+        catching_up = sb.catching_up()
+        states = {}
+        for b in sb.cluster.broker_ids:
+            if b not in sb.live_brokers:
+                states[str(b)] = "fenced" if b in catching_up else "down"
+            else:
+                states[str(b)] = "catching-up" if b in catching_up else "up"
+        return states
+
+
+def request(path: str, message: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+    """Send one request to the control socket at `path` and return the answer (OSError when it cannot be
+    reached, ValueError when the answer is not JSON)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        sock.sendall((json.dumps(message) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)

@@ -1,0 +1,271 @@
+"""`kafka-leaders roll` against the sandbox, run as a shell runs it: every broker restarted once through
+`sandbox-ctl`, with no partition offline or under min ISR that was not already, sampled every 100 ms by
+another client; an interrupted roll resumed; a roll that would be unsafe stopped before the stop."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from commands import BIN, run_command
+from test_unix_schemas import check
+
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.errors import UnreachableError
+from leader_election_cli.operations.connection import Connection
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer
+
+KL = str(BIN / "kafka-leaders")
+ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)}
+
+
+@pytest.fixture
+def sandbox(sandbox_factory: Callable[..., Sandbox], mode: str) -> Iterator[tuple[Sandbox, ControlServer]]:
+    sb = sandbox_factory(3, mode=mode)
+    sb.create_topic("orders", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
+    sb.create_topic("logs", assignment={0: [2, 3], 1: [3, 1]}, configs={"min.insync.replicas": "1"})
+    control = ControlServer(sb, catch_up_seconds=0.6).start()
+    yield sb, control
+    control.stop()
+
+
+def restart_command(control: ControlServer, log: Path, sleep: float = 0) -> str:
+    """--exec: note the broker in `log`, then restart it through the sandbox's control socket."""
+    pause = f"sleep {sleep}; " if sleep else ""
+    return (f"echo {{broker}} >> {shlex.quote(str(log))}; {pause}"
+            f"{shlex.quote(KL)} sandbox-ctl --control {shlex.quote(control.path)} restart-broker {{broker}}")
+
+
+def roll(sb: Sandbox, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class Sampler(threading.Thread):
+    """Another client reading the metadata every 100 ms: the partitions seen offline or under min ISR."""
+
+    def __init__(self, sb: Sandbox, min_isr: dict[str, int]):
+        super().__init__(daemon=True)
+        self.sb, self.min_isr = sb, min_isr
+        self.stopping = threading.Event()
+        self.offline: set[str] = set()
+        self.under: set[str] = set()
+        self.samples = 0
+
+    def run(self) -> None:
+        connection = Connection(self.sb.bootstrap_servers, timeout_ms=5000)
+        settings = connection.settings(lambda _line: None)
+        while not self.stopping.wait(0.1):
+            try:
+                with connection.open(settings) as cluster:
+                    state = cluster.describe()
+            except UnreachableError:
+                continue  # the broker asked was the one restarting: the next sample asks another
+            self.samples += 1
+            for tp, p in state.partitions.items():
+                if p.leader not in state.brokers:
+                    self.offline.add(str(tp))
+                elif len([r for r in p.isr if r in state.brokers]) < self.min_isr[tp.topic]:
+                    self.under.add(str(tp))
+
+    def __enter__(self) -> Sampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.join(timeout=30)
+
+
+def preferred_and_unchanged(sb: Sandbox, before: dict[str, tuple[int, ...]]) -> bool:
+    states = {f"{t}-{p}": sb.partition_state(t, p) for t, n in (("orders", 6), ("logs", 2)) for p in range(n)}
+    return all(s.leader == s.replicas[0] and s.replicas == before[name] for name, s in states.items())
+
+
+def orders(sb: Sandbox) -> dict[str, tuple[int, ...]]:
+    return {f"{t}-{p}": sb.partition_state(t, p).replicas for t, n in (("orders", 6), ("logs", 2)) for p in range(n)}
+
+
+def test_a_whole_cluster_roll_restarts_each_broker_once_and_never_leaves_a_partition_offline_or_under_min_isr(
+        sandbox: tuple[Sandbox, ControlServer], mode: str, tmp_path: Path) -> None:
+    sb, control = sandbox
+    before = orders(sb)
+    log = tmp_path / "restarted.txt"
+    with Sampler(sb, {"orders": 2, "logs": 1}) as sampler:
+        process = roll(sb, "--brokers", "all", "--state-file", str(tmp_path / "roll.json"),
+                       "--exec", restart_command(control, log))
+        out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    report = json.loads(out)
+    check(report, "roll.schema.json")
+    check(json.loads((tmp_path / "roll.json").read_text()), "roll-state.schema.json")
+    restarted = log.read_text().split()
+    expected = ["2", "3", "1"] if mode == "zk" else ["1", "2", "3"]  # the ZooKeeper-mode controller (1) last
+    assert restarted == expected and [str(b["broker"]) for b in report["brokers"]] == expected
+    assert all(b["status"] == "done" and [s["step"] for s in b["steps"]] ==
+               ["wait_safe", "drain", "restart", "wait_back", "restore"] for b in report["brokers"])
+    led = {1: 2, 2: 3, 3: 3}  # orders: two each; logs-0 and logs-1 on 2 and 3
+    assert all(s["moved"] == led[b["broker"]] for b in report["brokers"] for s in b["steps"]
+               if s["step"] in ("drain", "restore"))
+    assert preferred_and_unchanged(sb, before)
+    assert sampler.samples >= 10  # the whole roll was watched
+    assert (sampler.offline, sampler.under) == (set(), set())
+    assert "fenced" in err  # sandbox-ctl's output, passed through on stderr
+
+
+def test_an_interrupted_roll_resumes_where_it_stopped(sandbox: tuple[Sandbox, ControlServer], mode: str,
+                                                      tmp_path: Path) -> None:
+    sb, control = sandbox
+    before = orders(sb)
+    log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
+    first, second, third = (2, 3, 1) if mode == "zk" else (1, 2, 3)  # the ZooKeeper-mode controller (1) last
+    process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
+                   "--exec", restart_command(control, log, sleep=0.5))
+    deadline = time.monotonic() + 120
+    while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 143, err
+    report = json.loads(out)
+    assert report["interrupted"] and [b["status"] for b in report["brokers"]] == ["done", "interrupted"]
+    saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
+    assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
+    assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
+    resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
+                              str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    steps = {b["broker"]: [s["step"] for s in b["steps"]] for b in json.loads(resumed.stdout)["brokers"]}
+    assert steps == {second: ["wait_back", "restore"], third: ["wait_safe", "drain", "restart", "wait_back",
+                                                                "restore"]}
+    assert log.read_text().split() == [str(first), str(second), str(third)]  # each restarted once
+    assert preferred_and_unchanged(sb, before)
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
+                               str(state_file))
+    assert code == 2 and "No unfinished roll" in err
+
+
+def test_a_roll_that_would_be_unsafe_stops_before_the_stop(sandbox_factory: Callable[..., Sandbox],
+                                                           tmp_path: Path) -> None:
+    sb = sandbox_factory(3)
+    sb.create_topic("pairs", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "1",
+                                 "--safe-timeout", "0.5", "--state-file", str(state_file), "--output", "json",
+                                 "--exec", f"echo {{broker}} >> {shlex.quote(str(log))}")
+    report = json.loads(out)
+    assert code == 5 and "not safe to stop" in report["error"]
+    (step,) = report["brokers"][0]["steps"]
+    assert step["step"] == "wait_safe" and not step["ok"] and step["polls"] >= 2
+    assert step["verdict"]["blocking"][0]["problem"] == "under_min_isr"
+    assert not log.exists() and sb.partition_state("pairs", 0).leader == 1  # not drained, not restarted
+    assert json.loads(state_file.read_text())["brokers"][0]["step"] == "pending"
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "1",
+                               "--state-file", str(state_file), "--exec", "true")
+    assert code == 5 and "unfinished" in err  # the refused roll is not forgotten either
+
+
+def test_a_failed_command_leaves_the_broker_drained_and_recorded(sandbox: tuple[Sandbox, ControlServer],
+                                                                 tmp_path: Path) -> None:
+    sb, _ = sandbox
+    state_file = tmp_path / "roll.json"
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
+                                 "--state-file", str(state_file), "--output", "json", "--exec", "exit 7")
+    assert code == 1 and "the command exited 7" in json.loads(out)["error"]
+    (entry,) = json.loads(state_file.read_text())["brokers"]
+    assert entry["step"] == "drained" and len(entry["restore_files"]) == 1 and Path(entry["restore_files"][0]).exists()
+    assert json.loads(out)["brokers"][0]["steps"][-1]["command_exit"] == 7
+
+
+def test_required_options_only(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3)
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers)
+    assert code == 2 and err.startswith("Missing --brokers")
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all")
+    assert code == 2 and "exactly one of --exec and --pause" in err
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                               "--pause", input="")
+    assert code == 2 and "--pause needs a terminal" in err
+    code, _, err = run_command(cli, "roll", "--brokers", "all", "--exec", "true")
+    assert code == 2 and "--bootstrap-server" in err
+    code, _, err = run_command(cli, "can-stop")
+    assert code == 2 and "Missing argument" in err
+
+
+def test_allow_rf1_rolls_a_broker_holding_a_single_replica_and_it_leads_it_again(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"solo": {0: [2]}, "t": {0: [2, 1, 3]}})
+    control = ControlServer(sb, catch_up_seconds=0.3).start()
+    try:
+        args = ["roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "2", "--output", "json",
+                "--exec", restart_command(control, tmp_path / "log"), "--safe-timeout", "0.3"]
+        code, out, _ = run_command(cli, *args, "--state-file", str(tmp_path / "refused.json"))
+        assert code == 5 and json.loads(out)["brokers"][0]["steps"][0]["verdict"]["blocking"][0]["problem"] == "rf1"
+        code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        assert code == 0, err
+        drain = json.loads(out)["brokers"][0]["steps"][1]
+        assert drain["ok"] and drain["moved"] == 1  # t-0 moved; solo-0 could not be, and is allowed
+        assert sb.partition_state("solo", 0).leader == 2 and sb.partition_state("t", 0).leader == 2
+    finally:
+        control.stop()
+
+
+def test_a_dry_run_shows_each_step_and_changes_nothing(sandbox_factory: Callable[..., Sandbox],
+                                                       tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    sb.create_topic("pairs", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    state_file = tmp_path / "roll.json"
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                 "--dry-run", "--state-file", str(state_file), "--output", "table")
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if "wait_safe" in line]
+    assert ["not now" in row for row in rows] == [True, True, False]  # pairs-0 is on 1 and 2
+    assert "would move leadership off 2 partition(s)" in out and "no --exec or --pause given" in out
+    assert not state_file.exists()
+    assert sb.request_count(45) == sb.request_count(43) == 0  # no reorder, no election
+
+
+def test_a_state_file_that_is_not_one_is_a_one_line_input_error(sandbox_factory: Callable[..., Sandbox],
+                                                                tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    bad = tmp_path / "roll.json"
+    for content in ("{", '{"schema_version": 1}', '{"schema_version": 9, "brokers": []}'):
+        bad.write_text(content)
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume",
+                                     "--state-file", str(bad))
+        assert code == 2 and err.startswith(("Cannot read the roll's state file", "The roll's state file")), err
+        assert "Traceback" not in err and len(err.splitlines()) == 2
+
+
+def test_in_kraft_combined_mode_the_quorum_leader_goes_last(sandbox_factory: Callable[..., Sandbox],
+                                                            tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT}, combined=True)
+    sb.move_controller(2)  # the quorum's leader, as DescribeQuorum reports it
+    control = ControlServer(sb, catch_up_seconds=0.3).start()
+    try:
+        log = tmp_path / "restarted.txt"
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                     "--state-file", str(tmp_path / "roll.json"), "--output", "json",
+                                     "--exec", restart_command(control, log))
+        assert code == 0, err
+        assert [b["broker"] for b in json.loads(out)["brokers"]] == [1, 3, 2]
+        assert log.read_text().split() == ["1", "3", "2"]
+    finally:
+        control.stop()
+
+
+def test_the_quorum_leader_is_read_only_where_a_broker_says_it(sandbox_factory: Callable[..., Sandbox]) -> None:
+    for kwargs, leader in (({"combined": True}, 1), ({}, 1000), ({"mode": "zk"}, None)):
+        sb = sandbox_factory(3, **kwargs)
+        connection = Connection(sb.bootstrap_servers)
+        with connection.open(connection.settings(lambda _line: None)) as cluster:
+            assert cluster.quorum_leader() == leader, kwargs

@@ -1,0 +1,107 @@
+"""The sandbox's control from another process (`sandbox-ctl`, sandbox/remote.py): a controlled shutdown,
+and a restart that is fenced, then catches up, as a real broker's."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from commands import BIN, run_command
+from test_unix_schemas import check
+
+from leader_election_cli.cli.sandbox_command import write_ready_file
+from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer, request
+
+ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(12)}
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the state was not reached in time"
+        time.sleep(0.02)
+
+
+def test_a_restart_is_a_controlled_shutdown_then_fenced_then_catching_up(
+        sandbox_factory: Callable[..., Sandbox], mode: str, tmp_path: Path) -> None:
+    sb = sandbox_factory(3, mode=mode, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=1.5).start()
+    try:
+        ready = tmp_path / "sandbox.json"
+        write_ready_file(ready, sb, control)
+        document = json.loads(ready.read_text())
+        check(document, "sandbox-ready.schema.json")
+        assert stat.S_IMODE(os.stat(Path(document["control"]).parent).st_mode) == 0o700  # only its user
+        code, out, err = run_command(cli, "sandbox-ctl", "--ready-file", str(ready), "restart-broker", "2")
+        assert (code, err) == (0, "") and out == "1:up 2:fenced 3:up\n"
+        states = [sb.partition_state("t", p) for p in ASSIGNMENT]
+        assert all(s.leader != 2 and 2 not in s.isr for s in states)  # leadership moved, out of every ISR
+        assert 2 not in sb.live_brokers  # registered but fenced: not in Metadata
+        seen = set()
+
+        def back() -> bool:
+            isr_members = sum(2 in sb.partition_state("t", p).isr for p in ASSIGNMENT)
+            seen.add((2 in sb.live_brokers, isr_members))
+            return isr_members == len(ASSIGNMENT)
+
+        wait_for(back)
+        assert (True, 0) in seen  # unfenced before any replica was back in sync
+        assert any(0 < n < len(ASSIGNMENT) for live, n in seen)  # the replicas came back a few at a time
+        wait_for(lambda: request(control.path, {"op": "status"})["brokers"] == {"1": "up", "2": "up", "3": "up"})
+    finally:
+        control.stop()
+    assert not Path(document["control"]).parent.exists()
+
+
+def test_bad_requests_change_nothing(sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    path = control.path
+    try:
+        assert request(control.path, {"op": "stop-broker", "broker": 7})["error"].startswith("no broker 7")
+        assert request(control.path, {"op": "reboot", "broker": 1})["ok"] is False
+        assert request(control.path, {"op": "start-broker", "broker": 1, "catch_up_seconds": -1})["ok"] is False
+        assert sb.live_brokers == {1, 2, 3}
+        code, _, err = run_command(cli, "sandbox-ctl", "--control", control.path, "stop-broker", "3")
+        assert code == 0 and sb.live_brokers == {1, 2}
+        code, out, _ = run_command(cli, "sandbox-ctl", "--control", control.path, "start-broker", "3")
+        assert out == "1:up 2:up 3:up\n" and all(3 in sb.partition_state("t", p).isr for p in ASSIGNMENT)
+    finally:
+        control.stop()
+    code, _, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+    assert code == 3 and "did not answer" in err and "Traceback" not in err
+
+
+def test_the_sandbox_command_serves_the_control_socket_and_names_it_in_the_ready_file(tmp_path: Path) -> None:
+    ready = tmp_path / "sb.json"
+    sandbox = subprocess.Popen([str(BIN / "kafka-leaders"), "sandbox", "--ready-file", str(ready),
+                                "--catch-up-seconds", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: ready.exists() or sandbox.poll() is not None, 60)
+        ctl = [str(BIN / "kafka-leaders"), "sandbox-ctl", "--ready-file", str(ready)]
+        stopped = subprocess.run([*ctl, "stop-broker", "1"], capture_output=True, text=True, timeout=60)
+        assert (stopped.returncode, stopped.stdout) == (0, "1:down 2:up 3:up\n"), stopped.stderr
+        started = subprocess.run([*ctl, "start-broker", "1"], capture_output=True, text=True, timeout=60)
+        assert (started.returncode, started.stdout) == (0, "1:up 2:up 3:up\n"), started.stderr
+    finally:
+        sandbox.terminate()
+        sandbox.wait(timeout=60)
+    assert not ready.exists()
+
+
+
+def test_starting_a_broker_again_while_it_catches_up_starts_its_catch_up_again(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    sb.stop_broker(3)
+    sb.start_broker_catching_up(3, 30)
+    sb.start_broker_catching_up(3, 0.5)  # listening already: only the catch-up starts over
+    wait_for(lambda: all(3 in sb.partition_state("t", p).isr for p in ASSIGNMENT))
+    wait_for(lambda: not sb.catching_up())
