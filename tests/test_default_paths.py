@@ -13,7 +13,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import count
 from pathlib import Path
 from typing import NamedTuple
@@ -22,8 +22,10 @@ import click
 import pytest
 from commands import BIN
 
+from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer
 from leader_election_cli.sandbox.scenarios import skewed_assignment
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -40,6 +42,14 @@ class Case(NamedTuple):
 def sb(module_sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
     """One sandbox for the whole file; each case adds its own topic with work in it (`work`)."""
     return module_sandbox_factory(3)
+
+
+@pytest.fixture(scope="module")
+def control(sb: Sandbox) -> Iterator[str]:
+    """The sandbox's control socket, as `kafka-leaders sandbox` makes one (for sandbox-ctl and roll's --exec)."""
+    server = ControlServer(sb, catch_up_seconds=0.3).start()
+    yield server.path
+    server.stop()
 
 
 def work(sb: Sandbox) -> str:
@@ -117,13 +127,17 @@ CASES: dict[str, dict[str, Case]] = {
     "sandbox": {"required": Case(lambda sb, tmp: [
         "--scenario", "imbalanced", "--run",
         f"{BIN}/{DROP_IN} --bootstrap-server {{bootstrap}} --election-type preferred --all-topic-partitions"], 0)},
+    "can-stop": {"required": Case(lambda sb, _tmp: [*b(sb), "2"], 0)},
+    "roll": {"required": Case(with_work("--brokers", "2",
+                                        "--exec", f"{BIN}/kafka-leaders sandbox-ctl restart-broker {{broker}}"), 0)},
+    "sandbox-ctl": {"required": Case(lambda _sb, _tmp: ["status"], 0)},
     DROP_IN: {"required": Case(with_work("--election-type", "preferred", "--all-topic-partitions"), 0)},
 }
 
 
-def run(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+def run(args: list[str], tmp: Path, control: str | None = None) -> subprocess.CompletedProcess[str]:
     program = [f"{BIN}/{DROP_IN}", *args[1:]] if args[0] == DROP_IN else [f"{BIN}/kafka-leaders", *args]
-    environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp / "runtime")}
+    environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp / "runtime"), **({CONTROL_ENV: control} if control else {})}
     (tmp / "runtime").mkdir(mode=0o700, exist_ok=True)
     return subprocess.run(program, capture_output=True, text=True, timeout=540, env=environment, cwd=tmp,
                           stdin=subprocess.DEVNULL)
@@ -145,10 +159,10 @@ def test_the_expected_codes_are_the_readme_s() -> None:
 @pytest.mark.parametrize(("command", "case"), [
     pytest.param(c, k, marks=pytest.mark.timeout(600) if c == "analyze" else ())  # Spark: minutes on busy cores
     for c, cases in CASES.items() for k in cases])
-def test_the_default_path_runs(sb: Sandbox, tmp_path: Path, command: str, case: str) -> None:
+def test_the_default_path_runs(sb: Sandbox, control: str, tmp_path: Path, command: str, case: str) -> None:
     tmp = tmp_path
     spec = CASES[command][case]
-    done = run([command, *spec.args(sb, tmp)], tmp)
+    done = run([command, *spec.args(sb, tmp)], tmp, control)
     shown = f"exit {done.returncode}\nstdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     assert "Internal error" not in done.stderr and "Traceback" not in done.stderr + done.stdout, shown
     assert done.returncode == spec.expected, shown

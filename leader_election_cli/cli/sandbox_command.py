@@ -17,11 +17,10 @@ import click
 
 from leader_election_cli.cli.common import run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
+from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV  # the control socket, for commands --run starts
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
-
-CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket, for commands --run starts
 
 if TYPE_CHECKING:
     from leader_election_cli.sandbox.remote import ControlServer

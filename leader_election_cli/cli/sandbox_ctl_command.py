@@ -12,7 +12,7 @@ from leader_election_cli.cli.common import echo, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
 
-CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # cli.sandbox_command.CONTROL_ENV, named here: --help loads no sandbox
+CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
 OPS = ("stop-broker", "start-broker", "restart-broker", "status")
 
 EXAMPLES = """\
