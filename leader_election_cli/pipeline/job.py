@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.operations import signals
 from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
@@ -156,7 +157,11 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
             small_input: bool, announce_archive: Callable[[], None] = lambda: None) -> Iterator[SparkSession]:
     """The command's session (`spark_session`), stopped at the end unless it was active before (say, a
     notebook's). A local driver JVM it starts maps the class archive, or dumps it (`class_archive`):
-    published once the block has run without an error, after `announce_archive` (the wait is 20-30 s)."""
+    published once the block has run without an error, after `announce_archive` (the wait is 20-30 s).
+    A block that ends in an exception stops the session over a fresh Py4J connection
+    (`stop_after_a_failure`); one that ends in an error after a stop signal (`signals.received`) ends in
+    that signal's `Stopped`: PySpark's own clean-up calls, made as the signal's exception passes, fail
+    for it (a collect's serving thread, the call site), and would have made exit 143 an exit 1."""
     shared = SparkSession.getActiveSession() is not None
     archive = _class_archive(master, conf)
     spark = spark_session(master, conf, verbose=verbose, connect_timeout_s=connect_timeout_s,
@@ -165,11 +170,40 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
         archive.remember_class_path(spark.sparkContext._jvm)
     try:
         yield spark
-    finally:
+    except BaseException as exc:
         if not shared:
-            spark.stop()
+            stop_after_a_failure(spark)
+        signum = signals.received()
+        if signum is not None and not isinstance(exc, KeyboardInterrupt):  # a stop signal cut a call into the
+            raise signals.Stopped(signum) from exc  # JVM: PySpark's clean-up calls after it failed for that
+        raise
+    if not shared:
+        spark.stop()
     if archive is not None:
         archive.publish(getattr(SparkContext._gateway, "proc", None), announce_archive)
+
+
+def forget_interrupted_call() -> None:
+    """Close this thread's Py4J connection, so that the next call into the JVM opens a fresh one.
+
+    A call cut by an exception raised in its wait (a stop signal's `Stopped`, pytest-timeout's failure)
+    leaves the connection with its answer still to come: Py4J keeps the connection for the thread (its
+    KeyboardInterrupt clean-up closes the JVM's end over another connection, when there is one), and the
+    next call reads the cut call's answer as its own, or an end of stream ("Answer from Java side is
+    empty", "org does not exist in the JVM")."""
+    client = getattr(SparkContext._gateway, "_gateway_client", None)
+    connection = client.get_thread_connection() if hasattr(client, "get_thread_connection") else None
+    if connection is not None:
+        connection.close()
+
+
+def stop_after_a_failure(spark: SparkSession) -> None:
+    """Stop `spark` while an exception (a stop signal, a failed job) ends the run: over a fresh Py4J
+    connection, and without letting a failure to stop hide the exception (the driver JVM exits with this
+    process anyway: its standard input closes)."""
+    forget_interrupted_call()
+    with suppress(Exception):
+        spark.stop()
 
 
 def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive | None:
