@@ -118,5 +118,10 @@ def test_a_stop_signal_that_cuts_a_jvm_call_stops_the_session_and_stays_the_erro
             jvm.java.lang.Thread.sleep(3000)
         job.forget_interrupted_call()
         assert [jvm.java.lang.Math.abs(-n) for n in range(3)] == [0, 1, 2]
+        # the fresh connection's JVM thread has no active session: the command's session still finds this one
+        # running and leaves it so (it asked the JVM, and stopped a session it had not started)
+        with job.session("local[1]", conf, verbose=False, connect_timeout_s=60, small_input=True) as same:
+            assert same.sparkContext is spark.sparkContext
+        assert spark.sparkContext._jsc is not None and jvm.java.lang.Math.abs(-3) == 3
     finally:
         spark.stop()

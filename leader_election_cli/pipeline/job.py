@@ -97,7 +97,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if local:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings.update(local_settings(master, small_input, conf, starts_a_jvm()))
-    shipping = bool(master) and not local and SparkSession.getActiveSession() is None
+    shipping = bool(master) and not local and not session_running()
     if shipping:
         def users(key: str) -> bool:
             return user_sets(key, conf)
@@ -162,7 +162,7 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
     (`stop_after_a_failure`); one that ends in an error after a stop signal (`signals.received`) ends in
     that signal's `Stopped`: PySpark's own clean-up calls, made as the signal's exception passes, fail
     for it (a collect's serving thread, the call site), and would have made exit 143 an exit 1."""
-    shared = SparkSession.getActiveSession() is not None
+    shared = session_running()
     archive = _class_archive(master, conf)
     spark = spark_session(master, conf, verbose=verbose, connect_timeout_s=connect_timeout_s,
                           small_input=small_input, archive=archive)
@@ -215,6 +215,13 @@ def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive 
     return ClassArchive.for_spark(spark_home(), conf.get("spark.driver.extraClassPath", ""), _spark_defaults())
 
 
+def session_running() -> bool:
+    """Whether a Spark session runs in this process already (a notebook's, a test's): the command uses it
+    and leaves it running. Asked of PySpark, not of the JVM, whose active session is its thread's: a call cut
+    by an exception leaves Py4J a new connection, served by a thread without one."""
+    return SparkContext._active_spark_context is not None
+
+
 def starts_a_jvm() -> bool:
     """Whether the next session starts the driver JVM: none runs in this process yet, and this process is not
     spark-submit's (whose JVM has started already)."""
@@ -243,7 +250,7 @@ def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
 def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[str, str]) -> bool:
     """Local snapshot files of fewer than QUICK_START_MAX_ROWS rows (about), for a local master."""
     chosen = _master(master, conf) or ""
-    if not chosen.startswith("local") or SparkSession.getActiveSession() is not None or _hadoop_configured(conf):
+    if not chosen.startswith("local") or session_running() or _hadoop_configured(conf):
         return False
     rows = files.local_rows(snapshots, plain_paths_are_local=True)
     return rows is not None and rows < QUICK_START_MAX_ROWS
@@ -339,7 +346,7 @@ def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapp
     if chosen:
         cluster_mode.check_master(chosen)
     plain_paths_are_local = (chosen.startswith("local")
-                             and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
+                             and not session_running() and not _hadoop_configured(conf))
     if chosen and not cluster_mode.is_local(chosen) and not _hadoop_configured(conf):
         for what, path in (("--out", out), *(("Snapshot path", pattern) for pattern in snapshots)):
             if files.local_path(path, True) is not None:  # the default file system is the local one
