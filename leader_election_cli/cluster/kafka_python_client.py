@@ -102,8 +102,10 @@ class _BootstrapWatch:
         self.tls_failure: str | None = None
         self.sasl_not_spoken = False
         self.failed_at = ""
+        self.mechanism = ""
 
     def __call__(self, **configs: Any) -> KafkaNetClient:
+        self.mechanism = str(configs.get("sasl_mechanism"))
         self.client = client = KafkaNetClient(**configs)
         manager = client._manager
         get_connection = manager.get_connection
@@ -137,6 +139,13 @@ class _BootstrapWatch:
         self.failed_at = address
         if self.client is not None:
             self.client._manager.close()
+
+    def refusal(self, what: str) -> LeaderElectionError:
+        """The error of a refused SASL handshake (`auth_failure`): a listener without SASL, or the login."""
+        if self.sasl_not_spoken:
+            return _sasl_not_spoken(self.failed_at, self.mechanism)
+        assert self.auth_failure is not None
+        return _translate(self.auth_failure, what)
 
     def shut_down(self) -> None:
         """Stop the network thread of a client whose admin wrapper never finished starting."""
@@ -362,10 +371,8 @@ class KafkaPythonTransport:
             node, address = client._manager.run(_bootstrap, client._manager, settings, bootstrap_servers)
         except Exception as exc:  # kafka-python raises many kinds; all become one line
             watch.shut_down()
-            if watch.sasl_not_spoken:
-                raise _sasl_not_spoken(watch.failed_at, kwargs["sasl_mechanism"]) from exc
             if watch.auth_failure is not None:
-                raise _translate(watch.auth_failure, f"connecting to {watch.failed_at}") from exc
+                raise watch.refusal(f"connecting to {watch.failed_at}") from exc
             if watch.tls_failure is not None:
                 raise tls_failure(watch.failed_at, watch.tls_failure) from exc
             raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
@@ -401,9 +408,8 @@ class KafkaPythonTransport:
     def send(self, call: Call, node_id: int | None, what: str, timeout_ms: int) -> Any:
         manager = self._manager
         node = self._route(node_id)
-        rejected = self._watch.auth_failure
-        if rejected is not None:  # a broker refused our login: the client is closed, nothing can be sent
-            raise _translate(rejected, what)
+        if self._watch.auth_failure is not None:  # a broker refused our login: the client is closed, nothing
+            raise self._watch.refusal(what)  # can be sent
         request = _kafka_request(call)
 
         async def send() -> Any:
@@ -413,7 +419,8 @@ class KafkaPythonTransport:
         try:
             response = manager.run(send)
         except Exception as exc:
-            raise _translate(self._watch.auth_failure or exc, what) from exc
+            refused = self._watch.auth_failure is not None
+            raise (self._watch.refusal(what) if refused else _translate(exc, what)) from exc
         return _answer(call, response)
 
     def _route(self, node_id: int | None) -> Any:
