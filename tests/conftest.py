@@ -7,6 +7,12 @@ Sandboxes: `sandbox_factory` (one test) and `module_sandbox_factory` (one test f
 their topics and stop every one they started; `mode` runs a test, or a file's sandbox, in both controller
 modes. Commands run through `commands.run_command` (beside this file).
 
+Processes: `processes` starts a test's processes, each in a session of its own, and kills each one's whole
+process group (a driver's JVM, a Spark daemon's executors) when the test ends, however it ends: a failure,
+a `subprocess` timeout, or pytest-timeout's (its signal method, set in pyproject.toml, raises inside the
+test, so fixtures and finally-blocks still run). Spark tests start on a fresh Py4J connection each
+(`_fresh_jvm_connection`).
+
 Order: the slowest files first (`SLOWEST_FILES`).
 
 Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
@@ -16,8 +22,11 @@ where it cannot be had (a failure under CI=true); the summary gives each reason 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, suppress
 from typing import Any
 
 import pytest
@@ -63,6 +72,54 @@ def _user_directories(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     archive, dumped once) under $XDG_CACHE_HOME, one of the suite's: never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", _cache_home)
+
+
+class Processes:
+    """The processes one test starts (`start`, `run`), each the leader of a process group of its own."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[Any]] = []
+
+    def start(self, args: Sequence[str], **popen_kwargs: Any) -> subprocess.Popen[Any]:
+        process = subprocess.Popen(args, start_new_session=True, **popen_kwargs)
+        self.started.append(process)
+        return process
+
+    def run(self, args: Sequence[str], timeout: float, **popen_kwargs: Any) -> subprocess.CompletedProcess[Any]:
+        """As `subprocess.run(args, capture_output=True, timeout=timeout)`; the whole group is killed at the end."""
+        process = self.start(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_kwargs)
+        stdout, stderr = process.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+    def kill_all(self) -> None:
+        """SIGKILL to every group (the leader may have exited and left a JVM behind), then reap the leaders."""
+        for process in self.started:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        for process in self.started:
+            with suppress(subprocess.TimeoutExpired):
+                process.communicate(timeout=30)
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    started = Processes()
+    try:
+        yield started
+    finally:
+        started.kill_all()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_jvm_connection(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a Spark test, this thread's Py4J connection is closed (`job.forget_interrupted_call`): a test cut
+    by pytest-timeout in a call into the JVM left that call's answer on it, and every later test of the
+    worker read it as its own ("org does not exist in the JVM", by the dozen on a loaded machine)."""
+    yield
+    if request.node.get_closest_marker("spark") and "pyspark" in sys.modules:
+        from leader_election_cli.pipeline import job
+
+        job.forget_interrupted_call()
 
 
 @pytest.fixture(scope="module", params=["kraft", "zk"])

@@ -132,7 +132,7 @@ def test_dumps_of_runs_that_ended_without_publishing_are_removed(tmp_path: Path,
 
 @pytest.mark.timeout(600)  # a first run waits for its dump: 90 s here, alone on 2 cores
 def test_a_first_run_publishes_the_archive_and_later_runs_map_their_classes_from_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes) -> None:
     """Fresh processes and JVMs, as an operator runs them, which also print nothing of Spark's own on
     stderr: its start-up warnings and log lines stay off. Only the JVM's own incubator-module notice, which
     no setting silences, may remain, and the first run's notice that it waits for its class archive."""
@@ -144,8 +144,8 @@ def test_a_first_run_publishes_the_archive_and_later_runs_map_their_classes_from
 
     def analyze(out: str, *java_options: str) -> dict:
         conf = ["--conf", f"spark.driver.extraJavaOptions={' '.join(java_options)}"] if java_options else []
-        done = subprocess.run([KAFKA_LEADERS, "analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / out),
-                               "--master", "local[1]", *conf], capture_output=True, text=True, timeout=600)
+        done = processes.run([KAFKA_LEADERS, "analyze", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / out),
+                              "--master", "local[1]", *conf], text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         assert (ARCHIVE_NOTICE in done.stderr) == (out == "first")  # the first run says why it waits
         assert [line for line in done.stderr.splitlines()

@@ -58,7 +58,9 @@ def plain_environment(work: Path) -> dict[str, str]:
     return environment
 
 
-def wait_for(condition, what: str, seconds: float = 60) -> None:
+def wait_for(condition, what: str, seconds: float = 120) -> None:
+    """Until `condition()` holds (a state, polled), at most `seconds`: a JVM's start takes 5 s on an idle
+    machine and several times that on a busy one."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
@@ -172,15 +174,16 @@ def driver_environment() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
 
 
-def analyze(source: Path, out: Path, master: str) -> subprocess.Popen[str]:
+def analyze(processes, source: Path, out: Path, master: str) -> subprocess.Popen[str]:
     """The command, as an operator runs it, but with the JVM's own class sharing: the dump of a class
-    archive (test_pipeline_class_archive.py) would add about 40 s to it."""
+    archive (test_pipeline_class_archive.py) would add about 40 s to it. (`processes`: conftest.py's,
+    which stops the run and its JVM whatever the test's end.)"""
     settings = [item for key, value in {**SETTINGS, "spark.driver.extraJavaOptions": "-Xshare:auto"}.items()
                 for item in ("--conf", f"{key}={value}")]
-    return subprocess.Popen([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
-                             "--threshold", "0", "--batch-size", "2", "--balance-plans", *settings,
-                             "--connect-timeout", "120"],  # a session start, on a machine shared and busy
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_environment())
+    return processes.start([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", out.as_uri(), "--master", master,
+                            "--threshold", "0", "--batch-size", "2", "--balance-plans", *settings,
+                            "--connect-timeout", "120"],  # a session start, on a machine shared and busy
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=driver_environment())
 
 
 # The command's own session and job, then Python on the executors: where do they import the package from?
@@ -198,21 +201,18 @@ print(json.dumps({"executors": where, "driver_heap": heap}))
 DRIVER_MEMORY_MB = 600
 
 
-def analyze_on_the_cluster(source: Path, out: Path, master: str, libraries: str,
+def analyze_on_the_cluster(processes, source: Path, out: Path, master: str, libraries: str,
                            temporary: Path) -> subprocess.Popen[str]:
     """The job in a driver process of its own, whose temporary files go to `temporary` (TMPDIR)."""
     settings = {**SETTINGS, "spark.executorEnv.PYTHONPATH": libraries, "spark.driver.memory": f"{DRIVER_MEMORY_MB}m"}
-    return subprocess.Popen([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
-                             json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**driver_environment(), "TMPDIR": str(temporary)})
+    return processes.start([sys.executable, "-c", ON_THE_CLUSTER, master, source.as_uri(), out.as_uri(),
+                            json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**driver_environment(), "TMPDIR": str(temporary)})
 
 
 def finished(process: subprocess.Popen[str]) -> str:
-    """The run's stdout, once it has exited 0."""
-    try:
-        stdout, stderr = process.communicate(timeout=180)
-    finally:
-        process.kill()  # a no-op once it has exited
+    """The run's stdout, once it has exited 0 (bounded by the test's timeout)."""
+    stdout, stderr = process.communicate()
     assert process.returncode == 0, stderr
     return stdout
 
@@ -233,18 +233,19 @@ def outputs(out: Path) -> dict:
     return {"summary": summary, "tables": tables, "plans": plans, "balance": balance}
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(600)  # the cluster's start (its fixture) too: three JVMs, then two runs side by side
 def test_a_standalone_cluster_without_the_package_gives_the_local_results(standalone: str, executor_libraries: str,
-                                                                         tmp_path: Path) -> None:
+                                                                         tmp_path: Path, processes) -> None:
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
     with source.open("a") as lines:
         lines.write("not a snapshot row\n")
 
-    local = analyze(source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
+    local = analyze(processes, source, tmp_path / "local", "local[2]")  # side by side: the machine may be slow
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    clustered = analyze_on_the_cluster(source, tmp_path / "cluster", standalone, executor_libraries, temporary)
+    clustered = analyze_on_the_cluster(processes, source, tmp_path / "cluster", standalone, executor_libraries,
+                                       temporary)
     finished(local)
     run = json.loads(finished(clustered).splitlines()[-1])
     executors = run["executors"]
@@ -268,27 +269,26 @@ def test_a_standalone_cluster_without_the_package_gives_the_local_results(standa
     assert DRIVER_MEMORY_MB * 0.8 < run["driver_heap"] / 2**20 <= DRIVER_MEMORY_MB
 
 
-def test_a_driver_local_out_is_refused_with_a_cluster_master(standalone: str, tmp_path: Path) -> None:
+def test_a_driver_local_out_is_refused_with_a_cluster_master(standalone: str, tmp_path: Path, processes) -> None:
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
-    result = subprocess.run([KAFKA_LEADERS, "analyze", str(source), "--out", str(tmp_path / "out"),
-                             "--master", standalone], capture_output=True, text=True, timeout=60,
-                            env=driver_environment())
+    result = processes.run([KAFKA_LEADERS, "analyze", str(source), "--out", str(tmp_path / "out"),
+                            "--master", standalone], text=True, timeout=60, env=driver_environment())
     assert result.returncode == 2
     assert result.stderr.startswith(f"--out {tmp_path / 'out'} is on this machine's local file system")
     assert "hdfs://" in result.stderr and "s3a://" in result.stderr and "file:///" in result.stderr
 
 
-def test_an_unreachable_master_fails_within_the_connect_timeout(tmp_path: Path) -> None:
+def test_an_unreachable_master_fails_within_the_connect_timeout(tmp_path: Path, processes) -> None:
     """A port that accepts connections but is no Spark master: the session never starts."""
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
-        result = subprocess.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "o").as_uri(),
-                                 "--master", f"spark://127.0.0.1:{silent.getsockname()[1]}", "--connect-timeout", "2"],
-                                capture_output=True, text=True, timeout=120)
+        result = processes.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "o").as_uri(),
+                                "--master", f"spark://127.0.0.1:{silent.getsockname()[1]}", "--connect-timeout", "2"],
+                               text=True, timeout=120)
     assert result.returncode == 3
     assert "did not accept the application within 2 s" in result.stderr and "Traceback" not in result.stderr
 
@@ -336,7 +336,7 @@ def test_yarn_and_kubernetes_sessions_start_without_waiting_for_executors_unless
                                                                      "is not reachable"),
 ])
 def test_a_cluster_master_missing_what_spark_needs_is_refused_before_anything_starts(
-        tmp_path: Path, master: str, environment: dict[str, str], expected: str) -> None:
+        tmp_path: Path, master: str, environment: dict[str, str], expected: str, processes) -> None:
     (tmp_path / "spark-defaults.conf").write_text("spark.kubernetes.container.image apache/spark:4-python3\n")
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
@@ -348,10 +348,10 @@ def test_a_cluster_master_missing_what_spark_needs_is_refused_before_anything_st
     java.chmod(0o755)
     env = {key: value for key, value in driver_environment().items()
            if key not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS")}
-    result = subprocess.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "out").as_uri(),
-                             "--master", master.format(**values)], capture_output=True, text=True, timeout=60,
-                            env={**env, "JAVA_HOME": str(java.parent.parent),
-                                 **{key: value.format(**values) for key, value in environment.items()}})
+    result = processes.run([KAFKA_LEADERS, "analyze", source.as_uri(), "--out", (tmp_path / "out").as_uri(),
+                            "--master", master.format(**values)], text=True, timeout=60,
+                           env={**env, "JAVA_HOME": str(java.parent.parent),
+                                **{key: value.format(**values) for key, value in environment.items()}})
     assert result.stderr.startswith(expected.format(**values)), result.stderr
     assert result.returncode == (3 if "reachable" in expected else 2)
     assert "Traceback" not in result.stderr and not started.exists()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -98,18 +97,18 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
                "pyspark package's own.\n")),
 ])
 def test_a_driver_jvm_that_does_not_start_is_one_line_saying_why(fleet: Path, tmp_path: Path, settings: list[str],
-                                                                 environment: dict[str, str], expected: str) -> None:
-    result = subprocess.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"),
-                             "--master", "local[1]", *settings], capture_output=True, text=True, timeout=120,
-                            env={**os.environ, **environment})
+                                                                 environment: dict[str, str], expected: str,
+                                                                 processes) -> None:
+    result = processes.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"),
+                            "--master", "local[1]", *settings], text=True, timeout=120,
+                           env={**os.environ, **environment})
     assert result.returncode == 2 and re.fullmatch(expected, result.stderr), result.stderr
 
 
-def test_a_setting_spark_refuses_once_started_is_an_input_error(fleet: Path, tmp_path: Path) -> None:
+def test_a_setting_spark_refuses_once_started_is_an_input_error(fleet: Path, tmp_path: Path, processes) -> None:
     """It was "Spark job failed", exit 1."""
-    result = subprocess.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"), "--master",
-                             "local[1]", "--conf", "spark.sql.shuffle.partitions=-1"],
-                            capture_output=True, text=True, timeout=120)
+    result = processes.run([KAFKA_LEADERS, "analyze", str(fleet), "--out", str(tmp_path / "out"), "--master",
+                            "local[1]", "--conf", "spark.sql.shuffle.partitions=-1"], text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.splitlines()[-2:] == [
         "Spark refused a setting: [INVALID_CONF_VALUE.REQUIREMENT] The value '-1' in the config "

@@ -220,7 +220,7 @@ def test_an_unreachable_cluster_is_audited_and_exits_3(tmp_path: Path, output: s
     code, out, err = kl("rebalance", "--bootstrap-server", "127.0.0.1:1", "--timeout", "0.5", "--lock-file",
                         str(tmp_path / "lock"), "--audit-log", str(audit), "--metrics-file", str(file),
                         "--output", output)
-    assert code == 3 and "Could not reach any broker of 127.0.0.1:1" in err
+    assert code == 3 and "127.0.0.1:1 refused the connection" in err
     if output == "table":
         assert out == ""
     else:  # stdout was empty: a JSON consumer got nothing to read
@@ -228,7 +228,7 @@ def test_an_unreachable_cluster_is_audited_and_exits_3(tmp_path: Path, output: s
         assert (document["before"], document["partitions"], document["summary"]["exit_code"]) == (None, [], 3)
         assert document["error"] == err.splitlines()[0]
     record = json.loads(audit.read_text())
-    assert record["exit_code"] == 3 and record["error"].startswith("Could not reach any broker")
+    assert record["exit_code"] == 3 and record["error"].startswith("127.0.0.1:1 refused the connection")
     assert metrics(file)[("kafka_leaders_rebalance_exit_code", ())] == 3
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from leader_election_cli.errors import ExitCode, InputError
@@ -144,6 +145,8 @@ def kafka_first_failure(o: DropInOptions) -> str | None:
                                    ("election-type", o.election_type is None)) if absent]
     election_type_ok = o.election_type is not None and o.election_type.lower() in ("preferred", "unclean")
     partition_ok = o.partition is not None and o.partition.lstrip("-").isdigit() and -2**31 <= int(o.partition) < 2**31
+    # a topic name as Kafka's Topic.validate takes it (checked on the ZooKeeper path only: it becomes a znode)
+    topic_ok = o.topic is not None and o.topic not in (".", "..") and re.fullmatch(r"[a-zA-Z0-9._-]{1,249}", o.topic)
     rules = [
         (bool(missing), "Missing required option(s): " + ", ".join(missing)),
         (o.bootstrap_server is not None and o.zookeeper is not None, "Exactly one of"),
@@ -155,6 +158,7 @@ def kafka_first_failure(o: DropInOptions) -> str | None:
         (not election_type_ok, f"Cannot parse argument '{o.election_type}' of option election-type"),
         (o.zookeeper is not None and election_type_ok and o.election_type.lower() == "unclean", "Unclean"),
         (o.topic is not None and not partition_ok, f"Cannot parse argument '{o.partition}' of option partition"),
+        (o.zookeeper is not None and o.topic is not None and not topic_ok, "Topic name is invalid"),
     ]
     return next((message for failed, message in rules if failed), None)
 
@@ -178,6 +182,8 @@ def test_a_negative_partition_and_any_topic_name_are_kafkas_to_send() -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(random_options)
+@example(DropInOptions(bootstrap_server=None, zookeeper="zk:2181", election_type="preferred", topic="bad topic",
+                       partition="0", all_topic_partitions=False))  # drew at random only now and then
 def test_checks_run_in_kafkas_order(options: DropInOptions) -> None:
     expected = kafka_first_failure(options)
     if expected is None:

@@ -21,7 +21,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import hide_in_logs
-from leader_election_cli.cluster.transport import Transport, host_and_port, lookup_name, tls_failure, unreachable
+from leader_election_cli.cluster.transport import Transport, host_and_port, lookup_name, tls_failure
 from leader_election_cli.cluster.wire_codec import (
     API_VERSIONS,
     ELECT_LEADERS,
@@ -167,11 +167,10 @@ class ClusterConnection:
 
         try:
             transport = socket_client.SocketTransport.connect(addresses, settings.ssl_context, settings.client_id,
-                                                              settings.api_timeout_ms, settings.request_timeout_ms)
+                                                              settings.api_timeout_ms, settings.request_timeout_ms,
+                                                              bootstrap_servers)
         except socket_client.HandshakeFailed as exc:
-            raise tls_failure(bootstrap_servers, str(exc)) from exc
-        except socket_client.AnswerTimedOut as exc:
-            raise unreachable(bootstrap_servers, settings.api_timeout_ms) from exc
+            raise tls_failure(exc.address, str(exc)) from exc
         except Exception as exc:
             raise socket_client.translate(exc, f"connecting to {bootstrap_servers}") from exc
         return cls(transport, settings)

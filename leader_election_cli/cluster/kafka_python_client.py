@@ -9,8 +9,10 @@ read, then closing that connection and opening another) is not used.
 
 from __future__ import annotations
 
+import errno
 import random
 import socket
+import struct
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -24,7 +26,15 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.redaction import REDACT
-from leader_election_cli.cluster.transport import CLIENT_ID, SOFTWARE, failure, tls_failure, unreachable
+from leader_election_cli.cluster.transport import (
+    CLIENT_ID,
+    SOFTWARE,
+    BootstrapAttempts,
+    NotKafka,
+    failure,
+    strange_frame,
+    tls_failure,
+)
 from leader_election_cli.cluster.wire_codec import (
     Call,
     ElectionAnswer,
@@ -78,35 +88,46 @@ class _BootstrapWatch:
 
     Retrying a rejected SASL login or an untrusted certificate against every bootstrap server until the
     timeout passes would report only a timeout. Kafka's AdminClient fails at once; so do we: this
-    factory makes the kafka-python client, sees each connection's handshake fail, records why, and
-    closes the client, which ends the bootstrap loop. The transport keeps it: a login refused later in
-    the run (a user deleted, a broker restarted with other users) is then an authentication error, not a
-    timeout.
+    factory makes the kafka-python client, sees each connection's handshake fail, records why and with
+    which server (`failed_at`, HOST:PORT), and closes the client, which ends the bootstrap loop. The
+    transport keeps it: a login refused later in the run (a user deleted, a broker restarted with other
+    users) is then an authentication error, not a timeout. A listener without SASL answers the SASL
+    handshake ILLEGAL_SASL_STATE (Kafka's KafkaApis does): `sasl_not_spoken`. An answer that is not Kafka's
+    protocol closes its connection at once (kafka-python would leave its request to time out).
     """
 
     def __init__(self) -> None:
         self.client: KafkaNetClient | None = None
         self.auth_failure: BaseException | None = None
         self.tls_failure: str | None = None
+        self.sasl_not_spoken = False
+        self.failed_at = ""
+        self.mechanism = ""
 
     def __call__(self, **configs: Any) -> KafkaNetClient:
+        self.mechanism = str(configs.get("sasl_mechanism"))
         self.client = client = KafkaNetClient(**configs)
         manager = client._manager
         get_connection = manager.get_connection
 
-        def watched_get_connection(*args: Any, **kwargs: Any) -> Any:
-            conn = get_connection(*args, **kwargs)
-            conn.init_future.add_errback(self._on_failure)
+        def watched_get_connection(node_id: Any, *args: Any, **kwargs: Any) -> Any:
+            conn = get_connection(node_id, *args, **kwargs)
+            broker = manager.cluster.broker_metadata(node_id)
+            address = f"{broker.host}:{broker.port}" if broker is not None else str(node_id)
+            conn.init_future.add_errback(lambda exc: self._on_failure(exc, address))
+            if "data_received" not in vars(conn):
+                conn.data_received = _checked_frames(conn)
             return conn
 
         manager.get_connection = watched_get_connection
         return client
 
-    def _on_failure(self, exc: BaseException) -> None:
+    def _on_failure(self, exc: BaseException, address: str) -> None:
         if self.auth_failure is not None or self.tls_failure is not None:
             return
-        if isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError,
-                            Errors.IllegalSaslStateError)):
+        if isinstance(exc, Errors.IllegalSaslStateError):  # only ever the SaslHandshake's answer here
+            self.auth_failure, self.sasl_not_spoken = exc, True
+        elif isinstance(exc, (Errors.SaslAuthenticationFailedError, Errors.UnsupportedSaslMechanismError)):
             self.auth_failure = exc
         elif isinstance(exc, Errors.KafkaConnectionError) and "Handshake failed" in str(exc):
             self.tls_failure = str(exc).split("Handshake failed:", 1)[-1].strip()
@@ -115,14 +136,51 @@ class _BootstrapWatch:
             # certificate) arrives after the handshake
         else:
             return
+        self.failed_at = address
         if self.client is not None:
             self.client._manager.close()
+
+    def refusal(self, what: str) -> LeaderElectionError:
+        """The error of a refused SASL handshake (`auth_failure`): a listener without SASL, or the login."""
+        if self.sasl_not_spoken:
+            return _sasl_not_spoken(self.failed_at, self.mechanism)
+        assert self.auth_failure is not None
+        return _translate(self.auth_failure, what)
 
     def shut_down(self) -> None:
         """Stop the network thread of a client whose admin wrapper never finished starting."""
         if self.client is not None:
             self.client.close()
             self.client._manager._net.stop()
+
+
+def _checked_frames(conn: Any) -> Any:
+    """`conn.data_received`, closing the connection with a `NotKafka` on a frame no broker sends (kafka-python
+    raises where nothing catches it: its reader stops, and the request waits out its timeout)."""
+    receive, first = conn.data_received, bytearray()
+
+    def checked(data: bytes) -> Any:
+        if len(first) < 4:
+            first.extend(data[:4 - len(first)])
+        try:
+            return receive(data)
+        except Errors.InvalidReceiveError:
+            head = bytes(first).ljust(4, b"\0")
+            return conn.close(strange_frame(head, struct.unpack(">i", head)[0]))
+
+    return checked
+
+
+def _sasl_not_spoken(address: str, mechanism: str) -> UnreachableError:
+    """`address` answered the SASL handshake as a listener without SASL does: exit 3, a connection-level
+    mismatch, not a credential. Kafka's tool prints the IllegalSaslStateException it gets."""
+    return UnreachableError(
+        f"{address} does not speak SASL: its listener answered the SASL handshake with ILLEGAL_SASL_STATE "
+        "(no SASL mechanism enabled there)",
+        hint="Set security.protocol=PLAINTEXT (SSL with TLS) in the config file, or give the broker's SASL "
+             "listener in --bootstrap-server.",
+        kafka_line="java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.IllegalSaslStateException: "
+                   f"Unexpected handshake request with client mechanism {mechanism}, enabled mechanisms are []")
 
 
 def _translate(exc: BaseException, what: str) -> LeaderElectionError:
@@ -223,13 +281,17 @@ def _answer(call: Call, response: Any) -> Any:
     return response
 
 
-async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int]]:
+async def _bootstrap(manager: Any, settings: ClientSettings, bootstrap_servers: str) -> tuple[str, tuple[str, int]]:
     """Connect to one bootstrap server (kafka-python sends ApiVersions, and SASL's handshake, as the
     connection opens) and keep the connection: (kafka-python's id for it, its host and port). Tries the
-    servers in random order with kafka-python's backoff, within `timeout_ms`, as its own bootstrap does."""
+    servers in random order with kafka-python's backoff, within the API timeout, as its own bootstrap does,
+    and stops once every one refused or answered in another protocol (`BootstrapAttempts`)."""
+    timeout_ms = settings.api_timeout_ms
     deadline = time.monotonic() + timeout_ms / 1000
-    while not manager.closed and time.monotonic() < deadline:
-        broker = random.choice(manager.cluster.bootstrap_brokers())
+    brokers = manager.cluster.bootstrap_brokers()
+    attempts = BootstrapAttempts([f"{b.host}:{b.port}" for b in brokers])
+    while not manager.closed and time.monotonic() < deadline and not attempts.settled():
+        broker = random.choice([b for b in brokers if not attempts.given_up(f"{b.host}:{b.port}")])
         try:
             conn = manager.get_connection(broker.node_id, timeout_ms=(deadline - time.monotonic()) * 1000,
                                           pop_on_close=False, refresh_metadata_on_err=False,
@@ -245,12 +307,42 @@ async def _bootstrap(manager: Any, timeout_ms: int) -> tuple[str, tuple[str, int
         except Exception as exc:
             manager._conns.pop(broker.node_id, conn).close(exc)
             manager.update_backoff(broker.node_id)
+            cause = _cause(exc)
+            if isinstance(exc, Errors.KafkaConnectionError) and cause[0] == "other":  # closed: kafka-python
+                cause = _answer_seen(broker.host, broker.port, settings, deadline) or cause  # drops what came first
+            attempts.failed(f"{broker.host}:{broker.port}", *cause)
             # the text, not the exception: a kept log record would keep its traceback, and the socket, alive
             log.warning("Bootstrap connection to %s:%s failed: %s", broker.host, broker.port, str(exc))
             continue
         manager.reset_backoff(broker.node_id)
         return broker.node_id, (broker.host, broker.port)
-    raise Errors.KafkaTimeoutError("Unable to bootstrap")
+    raise attempts.error(bootstrap_servers, timeout_ms)
+
+
+def _answer_seen(host: str, port: int, settings: ClientSettings, deadline: float) -> tuple[str, str] | None:
+    """What HOST:PORT answers ApiVersions with (which a SASL listener answers before the login), asked over
+    our own socket: the cause when it is not Kafka's protocol, else None."""
+    from leader_election_cli.cluster.socket_client import BrokerConnection
+
+    try:
+        BrokerConnection(host, port, settings.ssl_context, settings.client_id or CLIENT_ID,
+                         min(deadline, time.monotonic() + settings.request_timeout_ms / 1000)).close()
+    except NotKafka as exc:
+        return exc.kind, str(exc)
+    except Exception:
+        return None
+    return None
+
+
+def _cause(exc: BaseException) -> tuple[str, str]:
+    """What a failed bootstrap connection tells (`BootstrapAttempts.failed`'s kind and words)."""
+    if isinstance(exc, NotKafka):
+        return exc.kind, str(exc)
+    if isinstance(exc, Errors.KafkaConnectionError) and errno.errorcode[errno.ECONNREFUSED] in str(exc):
+        return "refused", "refused the connection"
+    if isinstance(exc, (Errors.RequestTimedOutError, Errors.KafkaTimeoutError)):
+        return "other", "did not answer in time"
+    return "other", str(exc) or type(exc).__name__
 
 
 class KafkaPythonTransport:
@@ -276,15 +368,13 @@ class KafkaPythonTransport:
         try:
             client = watch(**kwargs)
             client._manager._net.start()  # the I/O runs on kafka-python's network thread
-            node, address = client._manager.run(_bootstrap, client._manager, settings.api_timeout_ms)
+            node, address = client._manager.run(_bootstrap, client._manager, settings, bootstrap_servers)
         except Exception as exc:  # kafka-python raises many kinds; all become one line
             watch.shut_down()
             if watch.auth_failure is not None:
-                raise _translate(watch.auth_failure, f"connecting to {bootstrap_servers}") from exc
+                raise watch.refusal(f"connecting to {watch.failed_at}") from exc
             if watch.tls_failure is not None:
-                raise tls_failure(bootstrap_servers, watch.tls_failure) from exc
-            if isinstance(exc, Errors.KafkaTimeoutError):
-                raise unreachable(bootstrap_servers, settings.api_timeout_ms) from exc
+                raise tls_failure(watch.failed_at, watch.tls_failure) from exc
             raise _translate(exc, f"connecting to {bootstrap_servers}") from exc
         return cls(client, watch, node, address)
 
@@ -318,9 +408,8 @@ class KafkaPythonTransport:
     def send(self, call: Call, node_id: int | None, what: str, timeout_ms: int) -> Any:
         manager = self._manager
         node = self._route(node_id)
-        rejected = self._watch.auth_failure
-        if rejected is not None:  # a broker refused our login: the client is closed, nothing can be sent
-            raise _translate(rejected, what)
+        if self._watch.auth_failure is not None:  # a broker refused our login: the client is closed, nothing
+            raise self._watch.refusal(what)  # can be sent
         request = _kafka_request(call)
 
         async def send() -> Any:
@@ -330,7 +419,8 @@ class KafkaPythonTransport:
         try:
             response = manager.run(send)
         except Exception as exc:
-            raise _translate(self._watch.auth_failure or exc, what) from exc
+            refused = self._watch.auth_failure is not None
+            raise (self._watch.refusal(what) if refused else _translate(exc, what)) from exc
         return _answer(call, response)
 
     def _route(self, node_id: int | None) -> Any:

@@ -22,9 +22,13 @@ from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.transport import (
     CLIENT_ID,
     SOFTWARE,
+    BootstrapAttempts,
+    NotKafka,
     failure,
     host_and_port,
     lookup_name,
+    not_tls,
+    strange_frame,
     tls_failure,
 )
 from leader_election_cli.cluster.wire_codec import (
@@ -52,11 +56,13 @@ class ConnectionLost(ConnectionError):
 
 
 class HandshakeFailed(ConnectionError):
-    """The TLS handshake with `address` (HOST:PORT) failed: the text is the TLS library's reason."""
+    """The TLS handshake with `address` (HOST:PORT) failed: the text is the TLS library's reason; `closed`:
+    the server closed the connection in the middle of it (as a listener without TLS does)."""
 
-    def __init__(self, reason: str, address: str):
+    def __init__(self, reason: str, address: str, closed: bool = False):
         super().__init__(reason)
         self.address = address
+        self.closed = closed
 
 
 class AnswerTimedOut(TimeoutError):
@@ -97,6 +103,10 @@ class BrokerConnection:
         self._sock = _open(host, port, ssl_context, deadline)
         try:
             self.versions = self._api_versions(deadline)
+        except MalformedAnswer as exc:  # the first answer: not a broker's
+            self.close()
+            raise exc.__cause__ if isinstance(exc.__cause__, NotKafka) else NotKafka(
+                f"answered, but not in Kafka's protocol ({exc})") from exc
         except OSError as exc:
             self.close()
             if type(exc).__module__ == "ssl":  # an alert after the handshake: under TLS 1.3 the broker refuses
@@ -151,9 +161,11 @@ class BrokerConnection:
             started = time.monotonic()
             self._settimeout(deadline)
             self._sock.sendall(_SIZE.pack(len(frame)) + frame)
-            size = _SIZE.unpack(self._read(4, deadline))[0]
+            head = self._read(4, deadline)
+            size = _SIZE.unpack(head)[0]
             if not 0 <= size <= MAX_FRAME_BYTES:
-                raise MalformedAnswer(f"an answer of {size} bytes (at most {MAX_FRAME_BYTES} are read)")
+                raise MalformedAnswer(f"an answer of {size} bytes (at most {MAX_FRAME_BYTES} are read)") \
+                    from strange_frame(bytes(head), size)
             body = memoryview(self._read(size, deadline))
             answered_id, header_size = response_header_size(body, call.api_key, flexible)
             if answered_id != correlation_id:
@@ -223,8 +235,21 @@ def _open(host: str, port: int, ssl_context: ssl.SSLContext | None, deadline: fl
         sock.close()
         raise AnswerTimedOut() from exc
     except OSError as exc:  # kafka-python: any failure of the handshake ends the bootstrap at once
+        import ssl  # (loaded already: `ssl_context` is one)
+
         sock.close()
-        raise HandshakeFailed(str(exc), f"{host}:{port}") from exc
+        closed = isinstance(exc, (ConnectionResetError, ssl.SSLEOFError))
+        raise HandshakeFailed(str(exc), f"{host}:{port}", closed) from exc
+
+
+def answers_without_tls(host: str, port: int, client_id: str, deadline: float) -> bool:
+    """Whether HOST:PORT answers Kafka's ApiVersions in plain text (a PLAINTEXT or SASL_PLAINTEXT
+    listener), within `deadline`: asked once a TLS handshake with it was closed halfway."""
+    try:
+        BrokerConnection(host, port, None, client_id, deadline).close()
+    except Exception:
+        return False
+    return True
 
 
 class SocketTransport:
@@ -243,15 +268,18 @@ class SocketTransport:
 
     @classmethod
     def connect(cls, addresses: list[str], ssl_context: ssl.SSLContext | None, client_id: str | None,
-                timeout_ms: int, request_timeout_ms: int) -> SocketTransport:
+                timeout_ms: int, request_timeout_ms: int, bootstrap_servers: str = "") -> SocketTransport:
         """One bootstrap connection, the servers tried in random order with backoff within `timeout_ms`.
-        A failed TLS handshake ends it at once (`HandshakeFailed`); no server answering: `AnswerTimedOut`."""
+        A failed TLS handshake ends it at once (`HandshakeFailed`; a TimedOutError when the server speaks
+        Kafka without TLS); so does every server having refused or answered in another protocol
+        (`BootstrapAttempts`); otherwise no server answering within `timeout_ms` is a TimedOutError."""
         client_id = client_id or CLIENT_ID
         deadline = time.monotonic() + timeout_ms / 1000
-        failures: dict[str, tuple[int, float]] = {}
-        while time.monotonic() < deadline:
-            address = random.choice(addresses)
-            count, not_before = failures.get(address, (0, 0.0))
+        attempts = BootstrapAttempts(addresses)
+        backoff: dict[str, tuple[int, float]] = {}
+        while time.monotonic() < deadline and not attempts.settled():
+            address = random.choice([a for a in addresses if not attempts.given_up(a)])
+            count, not_before = backoff.get(address, (0, 0.0))
             wait = not_before - time.monotonic()
             if wait > 0:
                 time.sleep(min(wait, max(0.0, deadline - time.monotonic())))
@@ -262,14 +290,17 @@ class SocketTransport:
             try:
                 conn = BrokerConnection(host, port, ssl_context, client_id,
                                         min(deadline, time.monotonic() + request_timeout_ms / 1000))
-            except HandshakeFailed:
+            except HandshakeFailed as exc:
+                if exc.closed and answers_without_tls(host, port, client_id, deadline):
+                    raise not_tls(exc.address) from exc
                 raise
-            except (OSError, AnswerTimedOut, MalformedAnswer) as exc:
-                failures[address] = (count + 1, time.monotonic() + _backoff_s(count))
+            except (OSError, AnswerTimedOut, MalformedAnswer, NotKafka) as exc:
+                backoff[address] = (count + 1, time.monotonic() + _backoff_s(count))
+                attempts.failed(address, *_cause(exc))
                 log.warning("Bootstrap connection to %s:%s failed: %s", host, port, str(exc) or type(exc).__name__)
                 continue
             return cls(conn, ssl_context, client_id)
-        raise AnswerTimedOut("Unable to bootstrap")
+        raise attempts.error(bootstrap_servers or ",".join(addresses), timeout_ms)
 
     # -- what the layers above ask -----------------------------------------------------------------
 
@@ -357,6 +388,19 @@ class SocketTransport:
             raise
         self._failures.pop(broker, None)
         return conn
+
+
+def _cause(exc: BaseException) -> tuple[str, str]:
+    """What a failed bootstrap connection tells (`BootstrapAttempts.failed`'s kind and words)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused", "refused the connection"
+    if isinstance(exc, NotKafka):
+        return exc.kind, str(exc)
+    if isinstance(exc, AnswerTimedOut):
+        return "other", "did not answer in time"
+    if isinstance(exc, ConnectionLost):
+        return "other", f"closed the connection before answering ApiVersions ({exc})"
+    return "other", str(exc) or type(exc).__name__
 
 
 def _backoff_s(failures: int) -> float:

@@ -53,9 +53,10 @@ def lookup_name(host: str) -> str | bytes:
 
 
 def tls_failure(where: str, reason: str) -> UnreachableError:
-    """The TLS handshake with `where` failed (Kafka's AdminClient stops at once too). A TLS alert is the
-    broker refusing this client (no client certificate, or one its CA did not sign: the key store is
-    wrong); anything else is this client refusing the broker (its certificate or its name)."""
+    """The TLS handshake with `where` (the one HOST:PORT that failed) failed (Kafka's AdminClient stops at
+    once too). A TLS alert is the broker refusing this client (no client certificate, or one its CA did not
+    sign: the key store is wrong); anything else is this client refusing the broker (its certificate or its
+    name)."""
     if "ALERT" in reason.upper():
         hint = ("The broker refused this client: check ssl.keystore.* (the client certificate a broker with "
                 "ssl.client.auth=required needs, signed by a CA it trusts) in the config file.")
@@ -63,6 +64,95 @@ def tls_failure(where: str, reason: str) -> UnreachableError:
         hint = ("Check ssl.truststore.* (the CA that signed the brokers' certificates) and "
                 "ssl.endpoint.identification.algorithm in the config file.")
     return UnreachableError(f"TLS handshake with {where} failed: {reason}", hint=hint)
+
+
+# -- a bootstrap server that cannot serve this client, and why ----------------------------------------------
+
+REFUSED_ATTEMPTS = 3  # a port that refused this many connections (with backoff between) is not about to open
+_NOT_KAFKA_HINT = ("That port is not a Kafka listener: give a broker's listener (HOST:PORT, as in its listeners "
+                   "setting) in --bootstrap-server.")
+_HINTS = {
+    "refused": "Nothing listens there: check the host and port in --bootstrap-server, and that the broker runs.",
+    "not kafka": _NOT_KAFKA_HINT,
+    "tls": "That listener speaks TLS: set security.protocol=SSL (SASL_SSL with SASL) in the config file.",
+}
+
+
+class NotKafka(Exception):
+    """A server that answered, but not in Kafka's protocol: `kind` "tls" when its answer is TLS (a TLS
+    listener), "not kafka" otherwise; the text says what came."""
+
+    def __init__(self, text: str, kind: str = "not kafka"):
+        super().__init__(text)
+        self.kind = kind
+
+
+def strange_frame(head: bytes, size: int) -> NotKafka:
+    """An answer whose first four bytes (`head`, read as the frame's `size`) cannot begin a Kafka answer."""
+    if head[:4] == b"HTTP":
+        return NotKafka("answered in HTTP, not in Kafka's protocol")
+    if head[:1] in (b"\x15", b"\x16") and head[1:2] == b"\x03":  # a TLS alert or handshake record
+        return NotKafka("answered in TLS: the listener expects security.protocol=SSL or SASL_SSL", "tls")
+    return NotKafka(f"answered, but not in Kafka's protocol (a frame of {size} bytes)")
+
+
+class BootstrapAttempts:
+    """What each bootstrap server did so far, for both transports: whether trying again can help, and what
+    to say when the run stops.
+
+    A server that answered in another protocol is not tried again; one that refused the connection is
+    tried REFUSED_ATTEMPTS times (with the transport's backoff between), as a broker restarting may open
+    its port meanwhile. Once every server has failed so (`settled`), the run stops at once with that cause,
+    well within the API timeout that Kafka's AdminClient would wait out retrying them.
+    """
+
+    def __init__(self, addresses: list[str]):
+        self._addresses = list(dict.fromkeys(addresses))
+        self._last: dict[str, tuple[str, str]] = {}  # address -> (kind, what it did)
+        self._refused: dict[str, int] = {}
+
+    def failed(self, address: str, kind: str, text: str) -> None:
+        """`address` failed: `kind` "refused", "not kafka", "tls" or "other" (worth trying again)."""
+        self._last[address] = (kind, text)
+        if kind == "refused":
+            self._refused[address] = self._refused.get(address, 0) + 1
+
+    def given_up(self, address: str) -> bool:
+        """Trying `address` again cannot help."""
+        kind = self._last.get(address, ("", ""))[0]
+        return kind in ("not kafka", "tls") or (kind == "refused" and self._refused[address] >= REFUSED_ATTEMPTS)
+
+    def settled(self) -> bool:
+        return all(self.given_up(address) for address in self._addresses)
+
+    def error(self, bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
+        """Why the bootstrap failed: each server's cause where every one failed for a cause that can be
+        named (refused, not Kafka), else no server answering in time, with what each did meanwhile.
+        Either way Kafka's tool would have printed its timeout line: a `TimedOutError`."""
+        kinds = {address: self._last.get(address, ("", ""))[0] for address in self._addresses}
+        said = [f"{address} {self._said(address)}" for address in self._addresses if address in self._last]
+        if all(kind in _HINTS for kind in kinds.values()):
+            hints = dict.fromkeys(_HINTS[kind] for kind in kinds.values())
+            return TimedOutError("; ".join(said), hint=" ".join(hints))
+        return TimedOutError(f"Could not reach any broker of {bootstrap_servers} within {api_timeout_ms} ms",
+                             detail="; ".join(said) or None,
+                             hint="Check --bootstrap-server, the network, and security.protocol in the config file.")
+
+    def _said(self, address: str) -> str:
+        kind, text = self._last[address]
+        if kind == "refused":
+            attempts = self._refused[address]
+            return f"refused the connection{f' ({attempts} attempts)' if attempts > 1 else ''}"
+        return text
+
+
+def not_tls(address: str) -> TimedOutError:
+    """`address` closed the TLS handshake, and answers Kafka's protocol without TLS: a PLAINTEXT (or
+    SASL_PLAINTEXT) listener. Kafka's AdminClient retries it until it times out."""
+    return TimedOutError(f"{address} does not speak TLS: it closed the TLS handshake, and answers Kafka's "
+                         "protocol without TLS",
+                         hint="Set security.protocol=PLAINTEXT (SASL_PLAINTEXT with SASL) in the config file, or "
+                              "give the broker's TLS listener in --bootstrap-server.")
 
 
 _FAILURES: dict[str, tuple[type[LeaderElectionError], str]] = {
@@ -78,9 +168,3 @@ def failure(kind: str, what: str, detail: str = "") -> LeaderElectionError:
     """A request that failed while `what`, as both transports say it (`kind`: a key of `_FAILURES`)."""
     error, line = _FAILURES[kind]
     return error(line.format(what=what, detail=detail))
-
-
-def unreachable(bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
-    """No bootstrap server answered within the API timeout."""
-    return TimedOutError(f"Could not reach any broker of {bootstrap_servers} within {api_timeout_ms} ms",
-                         hint="Check --bootstrap-server, the network, and security.protocol in the config file.")

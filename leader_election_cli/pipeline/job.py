@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.operations import signals
 from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
@@ -96,7 +97,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if local:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings.update(local_settings(master, small_input, conf, starts_a_jvm()))
-    shipping = bool(master) and not local and SparkSession.getActiveSession() is None
+    shipping = bool(master) and not local and not session_running()
     if shipping:
         def users(key: str) -> bool:
             return user_sets(key, conf)
@@ -156,8 +157,12 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
             small_input: bool, announce_archive: Callable[[], None] = lambda: None) -> Iterator[SparkSession]:
     """The command's session (`spark_session`), stopped at the end unless it was active before (say, a
     notebook's). A local driver JVM it starts maps the class archive, or dumps it (`class_archive`):
-    published once the block has run without an error, after `announce_archive` (the wait is 20-30 s)."""
-    shared = SparkSession.getActiveSession() is not None
+    published once the block has run without an error, after `announce_archive` (the wait is 20-30 s).
+    A block that ends in an exception stops the session over a fresh Py4J connection
+    (`stop_after_a_failure`); one that ends in an error after a stop signal (`signals.received`) ends in
+    that signal's `Stopped`: PySpark's own clean-up calls, made as the signal's exception passes, fail
+    for it (a collect's serving thread, the call site), and would have made exit 143 an exit 1."""
+    shared = session_running()
     archive = _class_archive(master, conf)
     spark = spark_session(master, conf, verbose=verbose, connect_timeout_s=connect_timeout_s,
                           small_input=small_input, archive=archive)
@@ -165,11 +170,40 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
         archive.remember_class_path(spark.sparkContext._jvm)
     try:
         yield spark
-    finally:
+    except BaseException as exc:
         if not shared:
-            spark.stop()
+            stop_after_a_failure(spark)
+        signum = signals.received()
+        if signum is not None and not isinstance(exc, KeyboardInterrupt):  # a stop signal cut a call into the
+            raise signals.Stopped(signum) from exc  # JVM: PySpark's clean-up calls after it failed for that
+        raise
+    if not shared:
+        spark.stop()
     if archive is not None:
         archive.publish(getattr(SparkContext._gateway, "proc", None), announce_archive)
+
+
+def forget_interrupted_call() -> None:
+    """Close this thread's Py4J connection, so that the next call into the JVM opens a fresh one.
+
+    A call cut by an exception raised in its wait (a stop signal's `Stopped`, pytest-timeout's failure)
+    leaves the connection with its answer still to come: Py4J keeps the connection for the thread (its
+    KeyboardInterrupt clean-up closes the JVM's end over another connection, when there is one), and the
+    next call reads the cut call's answer as its own, or an end of stream ("Answer from Java side is
+    empty", "org does not exist in the JVM")."""
+    client = getattr(SparkContext._gateway, "_gateway_client", None)
+    connection = client.get_thread_connection() if hasattr(client, "get_thread_connection") else None
+    if connection is not None:
+        connection.close()
+
+
+def stop_after_a_failure(spark: SparkSession) -> None:
+    """Stop `spark` while an exception (a stop signal, a failed job) ends the run: over a fresh Py4J
+    connection, and without letting a failure to stop hide the exception (the driver JVM exits with this
+    process anyway: its standard input closes)."""
+    forget_interrupted_call()
+    with suppress(Exception):
+        spark.stop()
 
 
 def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive | None:
@@ -179,6 +213,13 @@ def _class_archive(master: str | None, conf: Mapping[str, str]) -> ClassArchive 
     if not (cluster_mode.is_local(chosen) and starts_a_jvm()) or shares_classes(" ".join(_users_java_options(conf))):
         return None
     return ClassArchive.for_spark(spark_home(), conf.get("spark.driver.extraClassPath", ""), _spark_defaults())
+
+
+def session_running() -> bool:
+    """Whether a Spark session runs in this process already (a notebook's, a test's): the command uses it
+    and leaves it running. Asked of PySpark, not of the JVM, whose active session is its thread's: a call cut
+    by an exception leaves Py4J a new connection, served by a thread without one."""
+    return SparkContext._active_spark_context is not None
 
 
 def starts_a_jvm() -> bool:
@@ -209,7 +250,7 @@ def _master(master: str | None, conf: Mapping[str, str]) -> str | None:
 def is_small_input(snapshots: Sequence[str], master: str | None, conf: Mapping[str, str]) -> bool:
     """Local snapshot files of fewer than QUICK_START_MAX_ROWS rows (about), for a local master."""
     chosen = _master(master, conf) or ""
-    if not chosen.startswith("local") or SparkSession.getActiveSession() is not None or _hadoop_configured(conf):
+    if not chosen.startswith("local") or session_running() or _hadoop_configured(conf):
         return False
     rows = files.local_rows(snapshots, plain_paths_are_local=True)
     return rows is not None and rows < QUICK_START_MAX_ROWS
@@ -305,7 +346,7 @@ def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapp
     if chosen:
         cluster_mode.check_master(chosen)
     plain_paths_are_local = (chosen.startswith("local")
-                             and SparkSession.getActiveSession() is None and not _hadoop_configured(conf))
+                             and not session_running() and not _hadoop_configured(conf))
     if chosen and not cluster_mode.is_local(chosen) and not _hadoop_configured(conf):
         for what, path in (("--out", out), *(("Snapshot path", pattern) for pattern in snapshots)):
             if files.local_path(path, True) is not None:  # the default file system is the local one
