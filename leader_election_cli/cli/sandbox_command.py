@@ -18,12 +18,15 @@ import click
 from leader_election_cli.cli.common import run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
+from leader_election_cli.local_files import check_regular_file
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
 if TYPE_CHECKING:
     from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
     from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
+
+MAX_CREDENTIAL_FILE_BYTES = 16 << 20  # certificates, keys, CAs and keytabs: a few KiB each
 
 EXAMPLES = """\
 Examples:
@@ -145,7 +148,8 @@ def parse_users(values: tuple[str, ...]) -> dict[str, str]:
     for value in values:
         user, sep, password = value.partition(":")
         if not sep or not user or not password:
-            raise InputError(f"--sasl-user needs USER:PASSWORD, got {user or value.split(':')[0]!r}",
+            raise InputError("--sasl-user needs USER:PASSWORD: a user name, a colon and a password (the value given "
+                             "is not shown: it may hold a password)",
                              "Give the user name, a colon and the password, e.g. --sasl-user admin:secret.")
         users[user] = password
     return users
@@ -201,6 +205,10 @@ def _checked(o: dict[str, Any]) -> _Checked:
         raise InputError("--tls-cert, --tls-key and --tls-client-ca need --tls", "Add --tls.")
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
+    for option in ("tls_cert", "tls_key", "tls_client_ca", "kerberos_keytab"):
+        if o[option] is not None:  # a FIFO blocked here before any port opened, /dev/zero was read without end
+            check_regular_file(o[option], what="--" + option.replace("_", "-"), limit=MAX_CREDENTIAL_FILE_BYTES,
+                               hint="Give a regular file.")
     too_big = size_problem(o["topics"] * o["partitions"], rf)
     if too_big:
         raise InputError(f"--topics {o['topics']} x --partitions {o['partitions']}: {too_big}",
@@ -263,12 +271,6 @@ def parse_kerberos(o: dict[str, Any]) -> KerberosAcceptor | None:
                                   principal.startswith(("/", "@")) or principal.endswith(("/", "@"))):
         raise InputError(f"--kerberos-principal {shown(principal)} is not a Kerberos principal",
                          "Give SERVICE/HOST@REALM, e.g. --kerberos-principal kafka/127.0.0.1@EXAMPLE.COM.")
-    try:
-        with open(keytab, "rb"):
-            pass
-    except OSError as e:
-        raise InputError(f"--kerberos-keytab {keytab} cannot be read: {e.strerror or e}",
-                         "Give a readable keytab (kadmin's ktadd writes one).") from None
     acceptor = KerberosAcceptor(str(Path(keytab).resolve()), principal)
     try:
         acceptor.check()
