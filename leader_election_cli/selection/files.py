@@ -81,13 +81,13 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
 
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
-    """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is "Unable to read file
-    PATH", the reason on a line of its own; Kafka's own line, when the system refused the file, is
+    """The file's bytes, bounded; a failure is one line, "Unable to read file PATH: reason". `kafka_line`:
+    Kafka's election file, where the drop-in prints Kafka's own line above it when the system refused the file:
     "java.io.IOException: Unable to read file PATH" (Utils.readFileAsString's IOException, wrapped in a
     RuntimeException whose message is its toString)."""
     kafkas = (lambda _: f"java.io.IOException: Unable to read file {shown(path)}") if kafka_line else None
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
-                             reason_on_detail=kafka_line, kafka_io_line=kafkas,
+                             kafka_io_line=kafkas,
                              too_large_hint="Split the partitions over several files and run once per file.")
 
 
