@@ -24,6 +24,7 @@ from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.cli.options import (
     COMMAND_SETTINGS,
     Command,
+    IntRange,
     color_option,
     connection_options,
     verbatim,
@@ -70,7 +71,7 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Where to save the current replica orders before changing them (never overwritten; "
                           "default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-<command>-<UTC time>.json, "
                           "~/.local/state/... without it; the path is printed)."),
-        click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+        click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                      metavar="N", help="Reorder and elect at most N partitions per request."),
         click.option("--dry-run", is_flag=True,
                      help="Show what would change and the predicted leaders; send nothing, write nothing."),
@@ -85,8 +86,8 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @connection_options
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
               help="The partition's topic (with --partition and --leader).")
-@click.option("--partition", type=click.IntRange(0, _MAX_ID), metavar="ID", help="The partition id.")
-@click.option("--leader", type=click.IntRange(0, _MAX_ID), metavar="BROKER",
+@click.option("--partition", type=IntRange(0, _MAX_ID), metavar="ID", help="The partition id.")
+@click.option("--leader", type=IntRange(0, _MAX_ID), metavar="BROKER",
               help="The broker that should lead it: a live, in-sync replica.")
 @click.option("--path-to-json-file", metavar="FILE",
               help='Several at once: {"partitions": [{"topic": "t", "partition": 0, "leader": 2}]}.')
@@ -129,7 +130,7 @@ Examples:
 @click.command(cls=Command, epilog=verbatim(DEMOTE_EXAMPLES, MOVE_EXIT_NOTE, EXIT_CODE_HELP),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--broker", required=True, type=click.IntRange(0, _MAX_ID), metavar="BROKER",
+@click.option("--broker", required=True, type=IntRange(0, _MAX_ID), metavar="BROKER",
               help="The broker to move leadership off. REQUIRED.")
 @click.option("--topic-regex", metavar="REGEX", help="Only topics whose whole name matches this regex.")
 @click.option("--include-preferred", is_flag=True,
@@ -169,7 +170,7 @@ Examples:
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.argument("restore_file", metavar="FILE")
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+@click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request.")
 @click.option("--dry-run", is_flag=True, help="Show what would change and the predicted leaders; send nothing.")
 @output_option

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from leader_election_cli.cli.common import run
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.local_files import check_regular_file
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
@@ -65,7 +65,7 @@ class BuildInterrupted(Exception):
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
-@click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
+@click.option("--brokers", type=IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")
 @click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
@@ -75,10 +75,10 @@ class BuildInterrupted(Exception):
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")
-@click.option("--topics", type=click.IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
-@click.option("--partitions", type=click.IntRange(1, MAX_PARTITIONS), default=6, show_default=True,
+@click.option("--topics", type=IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
+@click.option("--partitions", type=IntRange(1, MAX_PARTITIONS), default=6, show_default=True,
               help=f"Partitions per topic (at most {MAX_PARTITIONS:,} in all, and what the memory available holds).")
-@click.option("--replication-factor", type=click.IntRange(1, 100), metavar="N",
+@click.option("--replication-factor", type=IntRange(1, 100), metavar="N",
               help="Replicas per partition (default: 3, or the broker count if lower).")
 @click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "skewed"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
@@ -123,7 +123,7 @@ class BuildInterrupted(Exception):
               help="With --kerberos-keytab: the brokers' principal (the broker's JAAS principal), which must be "
                    "in the keytab; clients set sasl.kerberos.service.name to SERVICE (default: any principal "
                    "of the keytab).")
-@click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
+@click.option("--port-base", type=IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
 @click.option("--auto-leader-rebalance/--no-auto-leader-rebalance", default=True, show_default=True,
               help="Kafka's auto.leader.rebalance.enable: the controller moves leaders back to their preferred "

@@ -60,6 +60,8 @@ class GuardedStream(io.TextIOBase):
         return _GuardedBuffer(self)
 
     def write(self, text: str) -> int:
+        if not isinstance(text, str):  # as a text stream says it (click's echo probes for a binary writer so)
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self._stream is None and text:  # closed at start: said once something is to be written
             self.failure = self.failure or OSError(errno.EBADF, "it is closed")
         elif self.failure is None and text and not self._direct:

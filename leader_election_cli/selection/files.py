@@ -19,6 +19,7 @@ from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.java_order import java_hash_set_order
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
+from leader_election_cli.planning.leadership_plan import weight_problem
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 # Kafka's line for an election file with no document in it, or JSON it cannot read (Json.parseFull: none)
@@ -73,9 +74,10 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
     document = _parse(path, _WEIGHTS, _read(path, _WEIGHTS.option))
     pairs = _entries(path, _WEIGHTS, document, _weights_entry)
     _check_once(path, _WEIGHTS, [tp for tp, _ in pairs], "Give each partition one weight.")
-    for index, (_, weight) in enumerate(pairs):
-        if weight == float("inf"):  # 1e400 reads as infinity; an integer too large for a float
-            raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: too large",
+    for index, (_, weight) in enumerate(pairs):  # 1e400 reads as infinity; an integer too large for a float
+        problem = "too large" if weight == float("inf") else weight_problem(weight)
+        if problem:
+            raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: {problem}",
                              hint=_WEIGHTS.hint)
     return dict(pairs)
 
