@@ -5,6 +5,8 @@ Also what `status_command` and `balance_command` share with them: --output.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +31,8 @@ from leader_election_cli.cli.options import (
     connection_options,
     verbatim,
 )
-from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError
+from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError, shown
+from leader_election_cli.local_files import kind_of
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -197,7 +200,16 @@ def _path(restore_file: str | None) -> Path | None:
     if restore_file is not None and not restore_file.strip():
         raise InputError("--restore-file is empty", hint="Give --restore-file a file path, or leave it out for the "
                                                          "default name in the current directory.")
-    return Path(restore_file) if restore_file else None
+    if restore_file is None:
+        return None
+    try:
+        mode = os.lstat(restore_file).st_mode
+    except OSError:  # nothing there yet (or unreachable: the write says why, before any change)
+        return Path(restore_file)
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a directory was refused only after three reads
+        raise InputError(f"--restore-file {shown(restore_file)} is {kind_of(mode)}, not a file",
+                         hint="Give --restore-file a file path.")
+    return Path(restore_file)
 
 
 def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hooks], MoveReport]) -> int:

@@ -389,9 +389,10 @@ def run_against(sb: Any, words: list[str]) -> int:
     argv = [word.replace("{bootstrap}", sb.bootstrap_servers) for word in words]
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     try:
-        return subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
+        code = subprocess.run(argv, env={**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers}).returncode
     except OSError as e:
         raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
+    return 128 - code if code < 0 else code  # killed by a signal: 128 + its number, as a shell says (-9 was 247)
 
 
 def write_ready_file(path: Path, sb: Any) -> tuple[int, int]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
 from leader_election_cli.gc_pause import cyclic_gc_paused
-from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.local_files import read_regular_file, write_atomically
 from leader_election_cli.selection.files import shipped_schema, strict_validator
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
@@ -30,13 +29,9 @@ def check_writable(path: Path) -> None:
 
 
 def write_plan_file(path: Path, document: dict[str, Any]) -> None:
-    """Write (never overwrite) the plan and flush it to disk."""
-    text = json.dumps(document, indent=1) + "\n"
+    """Write (never overwrite) the plan whole, flushed to disk, or nothing (a full disk left an empty file)."""
     try:
-        with open(path, "x", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
+        write_atomically(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"), replace=False)
     except FileExistsError:
         raise InputError(f"Plan file {shown(str(path))} already exists; nothing was written",
                          hint="Give another --plan-file path: an existing plan file is never overwritten.") from None
