@@ -71,3 +71,51 @@ def test_a_full_file_system_leaves_no_plan_file_behind(sb: Sandbox, tmp_path: Pa
 def test_a_run_command_killed_by_a_signal_exits_as_a_shell_says() -> None:
     result = toolkit("sandbox", "--brokers", "1", "--topics", "0", "--run", "sh -c 'kill -9 $$'")
     assert result.returncode == 128 + 9, result.stderr  # it was 247 (256 - 9)
+
+
+ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS, ELECT_LEADERS = 45, 46, 43
+
+
+def _unbalanced(sandbox: Sandbox) -> None:
+    for p in range(6):
+        sandbox.set_leader("t", p, 1)
+
+
+def test_a_reorder_refused_for_want_of_topic_authorization_exits_4(tmp_path: Path) -> None:
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
+        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        sandbox.fail_next(ALTER_REASSIGNMENTS, 29)  # TOPIC_AUTHORIZATION_FAILED
+        result = toolkit("balance", "--bootstrap-server", sandbox.bootstrap_servers, "--execute", "--restore-file",
+                         str(tmp_path / "restore.json"))
+    assert result.returncode == 4, result.stderr  # it was 3
+
+
+def test_partitions_reordered_but_not_elected_say_so(tmp_path: Path) -> None:
+    """A refused ElectLeaders after the reorders left them not_attempted with no error text."""
+    import json
+
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
+        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        _unbalanced(sandbox)
+        sandbox.after_next(ELECT_LEADERS, lambda: sandbox.fail_next(ELECT_LEADERS, 31))
+        result = toolkit("balance", "--bootstrap-server", sandbox.bootstrap_servers, "--execute", "--batch-size", "1",
+                         "--restore-file", str(tmp_path / "restore.json"), "--output", "json")
+    assert result.returncode == 4, result.stderr
+    rows = json.loads(result.stdout)["partitions"]
+    undone = [row for row in rows if row["outcome"] == "not_attempted"]
+    assert undone and all("reordered, but no election was run" in (row["error"] or "") for row in undone), rows
+
+
+@pytest.mark.parametrize("sig, code", [(15, 143), (1, 129), (2, 130)])
+def test_balance_stopped_by_a_signal_exits_128_plus_it(tmp_path: Path, sig: int, code: int) -> None:
+    from test_reliability_signals import signalled
+
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
+        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        _unbalanced(sandbox)
+        rc, _, err = signalled([*TOOLKIT, "balance", "--bootstrap-server", sandbox.bootstrap_servers, "--execute",
+                                "--restore-file", str(tmp_path / "restore.json")],
+                               lambda send: sandbox.after_next(ALTER_REASSIGNMENTS,
+                                                               lambda: sandbox.hold_next(LIST_REASSIGNMENTS, send)),
+                               sig)
+    assert rc == code, err  # SIGTERM and SIGHUP exited 130

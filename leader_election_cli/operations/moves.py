@@ -221,6 +221,8 @@ def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *
                 report.interrupted, report.stop_signal = election.interrupted, election.stop_signal
                 if election.aborted_exit is not None:
                     report.abort(election.aborted_exit, election.aborted_reason or "stopped")
+                if election.aborted_exit is not None or election.interrupted:  # reordered, never elected: say so
+                    _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
         except KeyboardInterrupt:
             report.interrupted, report.stop_signal = True, stop.signum
             _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
