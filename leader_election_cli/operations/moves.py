@@ -34,7 +34,7 @@ from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file, write_restore_file
-from leader_election_cli.operations.signals import StopFlag, stop_on_signals
+from leader_election_cli.operations.signals import StopFlag, note_for_a_hard_stop, stop_on_signals
 from leader_election_cli.planning.batches import batches
 from leader_election_cli.planning.prediction import predict
 from leader_election_cli.planning.reorders import MovePlan, Refusal, demote_plan, prefer_plan, restore_plan
@@ -192,6 +192,8 @@ def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *
     if reorders and restore_path is not None:
         write_restore_file(restore_path, plan.command, state, reorders)
         report.restore_file = str(restore_path)
+        note_for_a_hard_stop("restore", "Replica orders may have changed: kafka-leaders restore "
+                                        f"{shown(str(restore_path))} puts back those this run changed.")
     sent: list[TopicPartition] = []  # reorders sent, answered or not
     answered: execution.Answers = {}  # the controller's answer to each reorder it answered
     with stop_on_signals() as stop:  # a signal lets the step in flight (a reorder, a poll, a batch) finish
