@@ -10,8 +10,9 @@ every input file, pathological sizes), config-values (a marker in every value of
 both commands, --debug), small (values that were internal errors or hangs); issue 34's: oauth (a hostile
 token endpoint, special token files), secrets (values never echoed, the sandbox's credential files), numbers
 (ASCII digits, weights in range), exits (exit codes and leftovers of balance, prefer, snapshot, rebalance,
-sandbox --run), output (a whole document through a slow reader and signals; plan files in linear time) and
-second (what a second signal still says). Each case checks a promise;
+sandbox --run), output (a whole document through a slow reader and signals; plan files in linear time),
+second (what a second signal still says) and analyze (hostile rows: bad rows, never a refused artifact).
+Each case checks a promise;
 a broken one is a failure, with what was seen on stderr. The last line of stdout is the JSON object
 benchmarks/run reads: cases and failures per class (target: 0 failures).
 """
@@ -19,6 +20,7 @@ benchmarks/run reads: cases and failures per class (target: 0 failures).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -513,12 +515,62 @@ def second_cases(tmp: Path) -> Iterator[Case]:
         lambda: signals_tests.test_a_second_signal_still_says_where_the_restore_file_is(_fresh(tmp))
 
 
+# -- issue 34: analyze over hostile rows ------------------------------------------------------------------------
+
+HOSTILE_ROWS = {"taken_at in year 1": ("taken_at", "0001-01-01T00:00:00Z"),
+                "taken_at 9999-12-31T23:59:59.999999Z": ("taken_at", "9999-12-31T23:59:59.999999Z"),
+                "a topic named ../../t0": ("topic", "../../t0")}
+
+
+def analyze_cases(tmp: Path) -> Iterator[Case]:
+    """One analyze run (a JVM start is most of its minute) over a fixable partition of a 5,000-character
+    cluster name and one row of each hostile kind; each promise a case."""
+    run = functools.cache(lambda: _analyze(tmp))
+    for number, (name, _) in enumerate(HOSTILE_ROWS.items(), 1):
+        yield f"analyze: {name} is a bad row", lambda n=number: _bad_row(run(), n)
+    yield "analyze: a 5,000-character cluster name, no internal error", lambda: check(run()[0].returncode == 0,
+                                                                                       run()[0].stderr[-1500:])
+    yield "analyze: every election file is one the drop-in reads", lambda: _election_files(run()[1])
+
+
+def _analyze(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    directory = _fresh(tmp)
+    good = {"format_version": 2, "cluster": "c" * 5000, "taken_at": "2024-05-01T12:00:00Z", "topic": "t",
+            "partition": 0, "replicas": [1, 2], "isr": [1, 2], "elr": [], "leader": 2, "adding_replicas": None,
+            "removing_replicas": None, "min_insync_replicas": 1, "live_brokers": [1, 2]}
+    rows = [good, *({**good, "partition": number, column: value}
+                    for number, (column, value) in enumerate(HOSTILE_ROWS.values(), 1))]
+    (directory / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = subprocess.run([*TOOLKIT, "analyze", str(directory / "s.jsonl"), "--out", str(directory / "out")],
+                            capture_output=True, text=True, timeout=600)
+    no_traceback(result.stderr)
+    return result, directory / "out"
+
+
+def _bad_row(run: tuple[subprocess.CompletedProcess[str], Path], partition: int) -> None:
+    import pyarrow.parquet as pq
+
+    result, out = run
+    check((out / "bad_rows").is_dir(), result.stderr[-1500:])
+    bad = pq.read_table(out / "bad_rows", columns=["partition", "bad_reason"]).to_pylist()
+    check(any(row["partition"] == partition and row["bad_reason"] for row in bad), f"{bad}"[:1500])
+
+
+def _election_files(out: Path) -> None:
+    from leader_election_cli.selection.files import load_election_file
+
+    files = list((out / "plans").rglob("*.json"))
+    check(len(files) == 1 and all(len(part) <= 255 for f in files for part in f.parts), str(files)[:500])
+    check([str(tp) for tp in load_election_file(str(files[0]))] == ["t-0"], str(files))
+
+
 # -- the campaign -------------------------------------------------------------------------------------
 
 CLASSES: dict[str, Callable[[Path], Iterator[Case]]] = {
     "signals": signal_cases, "zookeeper": zookeeper_cases, "files": file_cases, "inputs": input_cases,
     "config-values": config_cases, "small": small_cases, "oauth": oauth_cases, "secrets": secret_cases,
     "numbers": number_cases, "exits": exit_cases, "output": output_cases, "second": second_cases,
+    "analyze": analyze_cases,
 }
 
 

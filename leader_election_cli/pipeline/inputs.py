@@ -98,7 +98,10 @@ def _classify(rows: DataFrame) -> DataFrame:
     reason = F.coalesce(*(F.when(problem, F.lit(text)) for problem, text in checks), F.col(TAKEN_AT_PROBLEM),
                         out_of_range)
     no_brokers = F.array().cast(T.ArrayType(T.IntegerType()))
-    return rows.withColumns({REASON: reason, "format_version": F.coalesce(version, F.lit(
+    # an out-of-range time is no snapshot's time (9999-12-31 would be every cluster's latest snapshot), as a
+    # taken_at refused as text is none
+    return rows.withColumns({REASON: reason, "taken_at": F.when(out_of_range.isNull(), F.col("taken_at")),
+                             "format_version": F.coalesce(version, F.lit(
         snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), no_brokers)})
 
 
