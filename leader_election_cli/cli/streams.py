@@ -34,6 +34,7 @@ class GuardedStream(io.TextIOBase):
         self._pending_size = 0
         self._at_once = name == "stderr" or (stream is not None and _isatty(stream))
         self._direct = stream is not None and _fileno(stream) == fd  # else (a test's capture): through it
+        self.flush_first: GuardedStream | None = None  # stderr: stdout's text goes out before its own
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -77,6 +78,8 @@ class GuardedStream(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
+        if self.flush_first is not None and self._pending:  # the order written is the order a reader sees
+            self.flush_first.flush()
         if self.failure is None and self._stream is not None:
             try:
                 self._stream.flush()  # anything written to it before it was guarded
@@ -91,6 +94,8 @@ class GuardedStream(io.TextIOBase):
         if self._stream is None and data:
             self.failure = self.failure or OSError(errno.EBADF, "it is closed")
         elif self.failure is None:
+            if self.flush_first is not None:
+                self.flush_first.flush()
             self.flush()
             try:
                 if self._direct:
@@ -172,6 +177,7 @@ def guard_standard_streams() -> tuple[GuardedStream, GuardedStream]:
                 os.close(null)
     out = GuardedStream(sys.stdout, "stdout", 1)
     err = GuardedStream(sys.stderr, "stderr", 2)
+    err.flush_first = out
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     return out, err
 
