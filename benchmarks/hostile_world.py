@@ -7,7 +7,12 @@ Classes: signals (SIGINT, SIGTERM, SIGHUP in each phase of elect, the drop-in, p
 zookeeper (a hostile ZooKeeper port: garbage, a huge frame or array, a stall, a reset, a close; JSON and
 text), files (symlinks planted where a run writes, special files as the lock), inputs (special files as
 every input file, pathological sizes), config-values (a marker in every value of broken config files,
-both commands, --debug), small (values that were internal errors or hangs). Each case checks a promise;
+both commands, --debug), small (values that were internal errors or hangs); issue 34's: oauth (a hostile
+token endpoint, special token files), secrets (values never echoed, the sandbox's credential files), numbers
+(ASCII digits, weights in range), exits (exit codes and leftovers of balance, prefer, snapshot, rebalance,
+sandbox --run), output (a whole document through a slow reader and signals; plan files in linear time),
+second (what a second signal still says) and analyze (hostile rows: bad rows, never a refused artifact).
+Each case checks a promise;
 a broken one is a failure, with what was seen on stderr. The last line of stdout is the JSON object
 benchmarks/run reads: cases and failures per class (target: 0 failures).
 """
@@ -15,6 +20,7 @@ benchmarks/run reads: cases and failures per class (target: 0 failures).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -29,7 +35,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from hostile_server import BEHAVIOURS, hostile_server  # noqa: E402  (the tests' helpers)
+import test_reliability_exits as exits  # noqa: E402
+import test_reliability_numbers as numbers  # noqa: E402
+from hostile_server import BEHAVIOURS, HTTP_BEHAVIOURS, hostile_server, hostile_token_endpoint  # noqa: E402
 from test_reliability_config_values import BROKEN, COMMANDS, MARK  # noqa: E402
 from test_reliability_config_values import run_all as run_config_cases  # noqa: E402
 from test_reliability_inputs import INPUTS, KINDS, special  # noqa: E402
@@ -318,11 +326,251 @@ def _sandbox_run(run: str) -> None:
     no_traceback(result.stderr)
 
 
+# -- issue 34: a hostile token endpoint, special token files -----------------------------------------------
+
+def oauth_cases(tmp: Path) -> Iterator[Case]:
+    for behaviour in HTTP_BEHAVIOURS:
+        yield f"token endpoint: {behaviour}", lambda b=behaviour: _token_endpoint(b)
+    for tool in ("drop-in", "elect"):
+        yield f"{tool}: a token endpoint dripping bytes, --timeout 2", lambda t=tool: _dripping(tmp, t)
+    for kind in KINDS:
+        yield f"file: token URL naming {kind}", lambda k=kind: _token_file(tmp, k)
+
+
+def _token_endpoint(behaviour: str) -> None:
+    from leader_election_cli.cluster.oauth import OAuthTokenProvider
+    from leader_election_cli.config.login import OAuthSettings
+    from leader_election_cli.errors import ExitCode, LeaderElectionError
+
+    secret = "S3cret-0f-the-client"
+    with hostile_token_endpoint(behaviour) as (url, elsewhere):
+        started = time.monotonic()
+        try:
+            OAuthTokenProvider(OAuthSettings(token_endpoint=url, client_id="c", client_secret=secret,
+                                             read_timeout_ms=1000), on_secret=lambda _s: None, total_s=2).token()
+        except LeaderElectionError as failure:
+            error = failure
+        else:
+            raise AssertionError("a token from a hostile endpoint")
+        took = time.monotonic() - started
+    check(error.exit_code == ExitCode.UNREACHABLE and "\n" not in str(error) and secret not in str(error), str(error))
+    check(elsewhere == [] and took < 3.5, f"{elsewhere} {took:.1f} s")
+
+
+def _dripping(tmp: Path, tool: str) -> None:
+    import test_reliability_oauth_http as oauth_http
+
+    directory = Path(tempfile.mkdtemp(dir=tmp))
+    oauth_http.test_the_commands_end_within_their_timeout_with_one_line(directory, tool)
+
+
+def _token_file(tmp: Path, kind: str) -> None:
+    directory = Path(tempfile.mkdtemp(dir=tmp))
+    result = subprocess.run([*TOOLKIT, *INPUTS["token file"](special(kind, directory), directory)],
+                            capture_output=True, text=True, timeout=30)
+    check(result.returncode == 2 and "Unable to read the token file" in result.stderr, result.stderr)
+
+
+# -- issue 34: values never echoed, the sandbox's credential files ----------------------------------------------
+
+def secret_cases(tmp: Path) -> Iterator[Case]:
+    for value in ("admin=S3cretValue", "S3cretValue", ":S3cretValue", "admin:"):
+        yield f"sandbox --sasl-user {value!r}", lambda v=value: _sasl_user(v)
+    for option in ("--tls-cert", "--tls-client-ca", "--kerberos-keytab"):
+        for kind in ("fifo", "dev-zero", "directory"):
+            yield f"sandbox {option} {kind}", lambda o=option, k=kind: _sandbox_file(tmp, o, k)
+
+
+def _sasl_user(value: str) -> None:
+    result = _toolkit("sandbox", "--sasl-user", value, "--run", "true")
+    check(result.returncode == 2 and "S3cret" not in result.stderr, result.stderr)
+
+
+def _sandbox_file(tmp: Path, option: str, kind: str) -> None:
+    directory = Path(tempfile.mkdtemp(dir=tmp))
+    path = special(kind, directory)
+    pem = directory / "key.pem"
+    pem.write_text("unused\n")
+    extra = {"--tls-cert": ["--tls", "--tls-key", str(pem)], "--tls-client-ca": ["--tls"]}.get(option, [])
+    result = subprocess.run([*TOOLKIT, "sandbox", option, path, *extra, "--run", "true"], capture_output=True,
+                            text=True, timeout=30)
+    said = f"Unable to read {option} " if kind != "directory" else "is a directory"  # (click's check, then)
+    check(result.returncode == 2 and said in result.stderr, result.stderr)
+    check(len(result.stderr.strip().splitlines()) == 2, result.stderr)  # the line and its hint
+
+
+# -- issue 34: numbers ------------------------------------------------------------------------------------------
+
+UNICODE_NUMBERS = (["balance", "--exclude-broker", "²"], ["balance", "--exclude-broker", "١"],
+                   ["balance", "--max-moves", "٣"], ["balance", "--batch-size", "٣"], ["status", "--timeout", "٣"],
+                   ["status", "--batch-size", "٣"], ["elect", "--all-topic-partitions", "--batch-size", "٣"],
+                   ["elect", "--all-topic-partitions", "--batch-interval", "٣"], ["rebalance", "--threshold", "١٠"],
+                   ["prefer", "--topic", "t", "--partition", "٠", "--leader", "1"],
+                   ["prefer", "--topic", "t", "--partition", "0", "--leader", "١"], ["demote", "--broker", "١"],
+                   ["demote", "--broker", "1", "--batch-size", "٣"], ["snapshot", "--output", "x.jsonl",
+                                                                     "--timeout", "٣"])
+
+
+def number_cases(tmp: Path) -> Iterator[Case]:
+    for args in UNICODE_NUMBERS:
+        yield " ".join(args), lambda a=args: _numbers(lambda sb: numbers.test_numbers_are_ascii_digits(sb, a))
+    yield "the drop-in's --timeout ٣", lambda: _numbers(numbers.test_the_drop_ins_own_numbers_are_ascii_digits_too)
+    yield "balance --exclude-broker every broker", \
+        lambda: _numbers(numbers.test_excluding_every_broker_is_an_input_error)
+    for weight in (1e308, 1.797e308, 5e-324, 1e19, 1e-7):
+        yield f"weights all {weight:g}", lambda w=weight: _numbers(
+            lambda sb: numbers.test_weights_out_of_range_are_refused_before_connecting(sb, _fresh(tmp), w))
+    for weight in (0, 1e-6, 1, 1e18):
+        yield f"weights all {weight:g}: an optimal plan", lambda w=weight: _numbers(
+            lambda sb: numbers.test_weights_in_range_make_a_plan(sb, _fresh(tmp), w))
+
+
+def _fresh(tmp: Path) -> Path:
+    return Path(tempfile.mkdtemp(dir=tmp))
+
+
+def _numbers(case: Callable[[Sandbox], None]) -> None:
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+        sb.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        case(sb)
+
+
+# -- issue 34: exit codes and leftovers -------------------------------------------------------------------------
+
+def exit_cases(tmp: Path) -> Iterator[Case]:
+    yield "snapshot --output ''", lambda: _numbers(lambda sb: exits.test_an_empty_snapshot_output_is_an_input_error(
+        sb, _fresh(tmp)))
+    for command in ("prefer", "demote"):
+        yield f"{command} --restore-file DIR", lambda c=command: _numbers(
+            lambda sb: exits.test_a_directory_as_restore_file_is_refused_before_any_request(sb, _fresh(tmp), c))
+    yield "rebalance with its lock on a full file system", lambda: _numbers(
+        lambda sb: exits.test_a_full_file_system_under_the_rebalance_lock_is_no_internal_error(sb, _fresh(tmp)))
+    yield "balance --plan-file on a full file system", lambda: _numbers(
+        lambda sb: exits.test_a_full_file_system_leaves_no_plan_file_behind(sb, _fresh(tmp)))
+    yield "sandbox --run killed by SIGKILL", exits.test_a_run_command_killed_by_a_signal_exits_as_a_shell_says
+    yield "balance --execute, reorder refused: TOPIC_AUTHORIZATION_FAILED", \
+        lambda: exits.test_a_reorder_refused_for_want_of_topic_authorization_exits_4(_fresh(tmp))
+    yield "balance --execute, ElectLeaders refused after the reorders", \
+        lambda: exits.test_partitions_reordered_but_not_elected_say_so(_fresh(tmp))
+    for sig, code in SIGNALS.items():
+        yield f"balance --execute, {signal.Signals(sig).name}", \
+            lambda s=sig, c=code: exits.test_balance_stopped_by_a_signal_exits_128_plus_it(_fresh(tmp), s, c)
+
+
+# -- issue 34: whole documents, linear plan files ------------------------------------------------------------
+
+def output_cases(tmp: Path) -> Iterator[Case]:
+    import test_reliability_signals as signals_tests
+
+    for attempt in range(3):
+        yield f"30 MB through a slow reader with signals (#{attempt + 1})", \
+            signals_tests.test_signals_while_stdout_waits_on_a_slow_reader_lose_no_byte
+    yield "drop-in --output json of 100,000 partitions, SIGTERM while a slow reader reads", _big_document
+    yield "a 200,000-entry plan file: its verdict within 5 s of CPU", lambda: _big_plan(tmp)
+
+
+def _big_document() -> None:
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", partitions=100_000, replication_factor=3)
+        for p in range(100):
+            sb.set_leader("t", p, sb.partition_state("t", p).replicas[1])
+        started: list[subprocess.Popen[bytes]] = []
+        sb.after_next(ELECT_LEADERS, lambda: sb.after_next(METADATA, lambda: started[0].send_signal(signal.SIGTERM)))
+        process = subprocess.Popen([*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--election-type",
+                                    "preferred", "--all-topic-partitions", "--output", "json"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        started.append(process)
+        assert process.stdout is not None and process.stderr is not None
+        chunks = []
+        while chunk := os.read(process.stdout.fileno(), 4096):
+            chunks.append(chunk)
+            time.sleep(0.0002)
+        err = process.stderr.read().decode()
+        process.wait(timeout=60)
+    document = _document(b"".join(chunks).decode(), err)
+    check(len(document["partitions"]) == 100_000 and process.returncode == 0, err)  # type: ignore[arg-type]
+
+
+def _big_plan(tmp: Path) -> None:
+    import resource
+
+    import test_reliability_inputs as inputs
+
+    path = inputs._plan_file(_fresh(tmp), 200_000)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run([*TOOLKIT, "balance", "--bootstrap-server", UNUSED, "--timeout", "1", "--execute",
+                             "--plan-file", str(path)], capture_output=True, text=True, timeout=120)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    check(result.returncode == 3 and cpu < 5, f"exit {result.returncode}, {cpu:.1f} s of CPU: {result.stderr}")
+
+
+# -- issue 34: what a second signal still says -----------------------------------------------------------------
+
+def second_cases(tmp: Path) -> Iterator[Case]:
+    import test_reliability_signals as signals_tests
+
+    yield "elect, two SIGTERMs: how many partitions were sent", signals_tests.test_a_second_signal_exits_at_once
+    yield "prefer, two SIGINTs: the restore file", \
+        lambda: signals_tests.test_a_second_signal_still_says_where_the_restore_file_is(_fresh(tmp))
+
+
+# -- issue 34: analyze over hostile rows ------------------------------------------------------------------------
+
+HOSTILE_ROWS = {"taken_at in year 1": ("taken_at", "0001-01-01T00:00:00Z"),
+                "taken_at 9999-12-31T23:59:59.999999Z": ("taken_at", "9999-12-31T23:59:59.999999Z"),
+                "a topic named ../../t0": ("topic", "../../t0")}
+
+
+def analyze_cases(tmp: Path) -> Iterator[Case]:
+    """One analyze run (a JVM start is most of its minute) over a fixable partition of a 5,000-character
+    cluster name and one row of each hostile kind; each promise a case."""
+    run = functools.cache(lambda: _analyze(tmp))
+    for number, (name, _) in enumerate(HOSTILE_ROWS.items(), 1):
+        yield f"analyze: {name} is a bad row", lambda n=number: _bad_row(run(), n)
+    yield "analyze: a 5,000-character cluster name, no internal error", lambda: check(run()[0].returncode == 0,
+                                                                                       run()[0].stderr[-1500:])
+    yield "analyze: every election file is one the drop-in reads", lambda: _election_files(run()[1])
+
+
+def _analyze(tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    directory = _fresh(tmp)
+    good = {"format_version": 2, "cluster": "c" * 5000, "taken_at": "2024-05-01T12:00:00Z", "topic": "t",
+            "partition": 0, "replicas": [1, 2], "isr": [1, 2], "elr": [], "leader": 2, "adding_replicas": None,
+            "removing_replicas": None, "min_insync_replicas": 1, "live_brokers": [1, 2]}
+    rows = [good, *({**good, "partition": number, column: value}
+                    for number, (column, value) in enumerate(HOSTILE_ROWS.values(), 1))]
+    (directory / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = subprocess.run([*TOOLKIT, "analyze", str(directory / "s.jsonl"), "--out", str(directory / "out")],
+                            capture_output=True, text=True, timeout=600)
+    no_traceback(result.stderr)
+    return result, directory / "out"
+
+
+def _bad_row(run: tuple[subprocess.CompletedProcess[str], Path], partition: int) -> None:
+    import pyarrow.parquet as pq
+
+    result, out = run
+    check((out / "bad_rows").is_dir(), result.stderr[-1500:])
+    bad = pq.read_table(out / "bad_rows", columns=["partition", "bad_reason"]).to_pylist()
+    check(any(row["partition"] == partition and row["bad_reason"] for row in bad), f"{bad}"[:1500])
+
+
+def _election_files(out: Path) -> None:
+    from leader_election_cli.selection.files import load_election_file
+
+    files = list((out / "plans").rglob("*.json"))
+    check(len(files) == 1 and all(len(part) <= 255 for f in files for part in f.parts), str(files)[:500])
+    check([str(tp) for tp in load_election_file(str(files[0]))] == ["t-0"], str(files))
+
+
 # -- the campaign -------------------------------------------------------------------------------------
 
 CLASSES: dict[str, Callable[[Path], Iterator[Case]]] = {
     "signals": signal_cases, "zookeeper": zookeeper_cases, "files": file_cases, "inputs": input_cases,
-    "config-values": config_cases, "small": small_cases,
+    "config-values": config_cases, "small": small_cases, "oauth": oauth_cases, "secrets": secret_cases,
+    "numbers": number_cases, "exits": exit_cases, "output": output_cases, "second": second_cases,
+    "analyze": analyze_cases,
 }
 
 

@@ -35,20 +35,18 @@ def _size_text(limit: int) -> str:
 
 
 def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str,
-                      shown_as: str | None = None, reason_on_detail: bool = False,
+                      shown_as: str | None = None,
                       too_large_hint: str | None = None,
-                      kafka_io_line: Callable[[int], str] | None = None) -> bytes:
+                      kafka_io_line: Callable[[int], str] | None = None, _probe_only: bool = False) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes; anything else one clear InputError
     (exit 2): "Unable to read {what} {path}: {reason}" with the fix (`hint`, or `too_large_hint` for a
-    file over the limit). `shown_as` is the path as the message shows it (default: `path`, made inert);
-    `reason_on_detail` puts the reason on the detail line, leaving the first line alone; `kafka_io_line`
-    gives Kafka's first line for the errno the system refused the file with (not for our own refusals)."""
+    file over the limit), always one line. `shown_as` is the path as the message shows it (default: `path`,
+    made inert); `kafka_io_line` gives Kafka's first line for the errno the system refused the file with (not
+    for our own refusals), which the drop-in prints above ours."""
 
     def unreadable(reason: str, fix: str = hint, err: int | None = None) -> InputError:
         line = f"Unable to read {what} {shown_as if shown_as is not None else shown(str(path))}"
         kafka_line = kafka_io_line(err) if kafka_io_line and err else None
-        if reason_on_detail:
-            return InputError(line, hint=fix, detail=reason, kafka_line=kafka_line)
         return InputError(f"{line}: {reason}", hint=fix, kafka_line=kafka_line)
 
     try:
@@ -63,6 +61,11 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
             raise unreadable(os.strerror(errno.EISDIR), err=errno.EISDIR)
         if not stat.S_ISREG(mode):
             raise unreadable(f"it is {kind_of(mode)}, not a regular file")
+        if _probe_only:
+            size = os.fstat(fd).st_size
+            if size > limit:
+                raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint)
+            return b""
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -77,6 +80,12 @@ def read_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hi
     if size > limit:
         raise unreadable(f"larger than {_size_text(limit)}", too_large_hint or hint)
     return b"".join(chunks)
+
+
+def check_regular_file(path: str | os.PathLike[str], *, what: str, limit: int, hint: str) -> None:
+    """Refuse (one InputError line naming `what` and `path`) anything but a regular file of at most `limit`
+    bytes, without reading it or blocking on a FIFO: for files another library opens by name afterwards."""
+    read_regular_file(path, what=what, limit=limit, hint=hint, _probe_only=True)
 
 
 def write_atomically(path: Path, data: bytes, *, replace: bool = True) -> None:

@@ -48,8 +48,13 @@ WRONG_TYPE = "malformed JSON or a value of the wrong type"
 TAKEN_AT_ZONELESS = "taken_at has no time zone (write it as 2024-05-01T12:00:00Z)"
 TAKEN_AT_NUMBER = "taken_at is a number, not an ISO-8601 time (epoch times are refused: write 2024-05-01T12:00:00Z)"
 TAKEN_AT_NOT_ISO = "taken_at is not an ISO-8601 time with a zone, such as 2024-05-01T12:00:00Z"
+TAKEN_AT_OUT_OF_RANGE = "taken_at is not between 1970-01-01 and 9998-12-31 (UTC)"
+ILLEGAL_TOPIC = "topic is not a legal Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not '.' or '..')"
 NEGATIVE_PARTITION = "negative partition"
 MIN_ISR_BELOW_1 = "min_insync_replicas below 1"
+TOPIC_ILLEGAL_CHARACTER = r"[^a-zA-Z0-9._-]"  # a legal topic has none, 1 to 249 characters, not '.' or '..'
+TOPIC_LONGEST = 249
+EARLIEST_S, LATEST_S = 0, 253_370_764_800  # taken_at from 1970-01-01 to before 9999-01-01 (UTC), in epoch seconds
 FORMAT_VERSION_BELOW_1 = "format_version below 1"
 FORMAT_VERSION_NEWER = f"format_version newer than this tool reads ({FORMAT_VERSION}): upgrade leader-election-cli"
 DUPLICATE = "partition listed twice in one snapshot"
@@ -239,6 +244,10 @@ def row_problem(raw: Mapping[str, Any]) -> str | None:
     for column in ("cluster", "topic"):
         if not _text(raw[column]).strip():
             return blank(column)
+    topic = _text(raw["topic"])
+    if re.search(TOPIC_ILLEGAL_CHARACTER, topic) or len(topic) > TOPIC_LONGEST or topic in (".", ".."):
+        # (Kafka's Topic.validate: '../../t0' reached the election files, which the drop-in refuses)
+        return ILLEGAL_TOPIC
     if raw["partition"] < 0:
         return NEGATIVE_PARTITION
     if raw.get("min_insync_replicas") is not None and raw["min_insync_replicas"] < 1:
@@ -258,19 +267,28 @@ def taken_at_problem(taken_at: Any) -> str | None:
     """A JSON line's taken_at checked as Spark checks it (any other JSON value is read as its text);
     a datetime (from Parquet) is refused only without a zone."""
     if isinstance(taken_at, datetime):
-        return TAKEN_AT_ZONELESS if taken_at.tzinfo is None else None
+        return TAKEN_AT_ZONELESS if taken_at.tzinfo is None else _out_of_range(taken_at)
     text = taken_at if isinstance(taken_at, str) else json.dumps(taken_at)
     if re.match(TAKEN_AT_PATTERN, text):
         try:
-            _parse_time(text)
+            parsed = _parse_time(text)
         except ValueError:  # e.g. month 13
             return TAKEN_AT_NOT_ISO
-        return None
+        return _out_of_range(parsed)
     if re.match(ZONELESS_PATTERN, text):
         return TAKEN_AT_ZONELESS
     if re.match(NUMBER_PATTERN, text):
         return TAKEN_AT_NUMBER
     return TAKEN_AT_NOT_ISO
+
+
+def _out_of_range(taken_at: datetime) -> str | None:
+    """Year 1 or 9999-12-31T23:59:59.999999Z ended in an internal error or a Spark failure."""
+    try:
+        seconds = taken_at.timestamp()
+    except (OverflowError, ValueError, OSError):
+        return TAKEN_AT_OUT_OF_RANGE
+    return None if EARLIEST_S <= seconds < LATEST_S else TAKEN_AT_OUT_OF_RANGE
 
 
 _INT_COLUMNS = ("format_version", "partition", "leader", "min_insync_replicas")

@@ -128,3 +128,69 @@ def freezable_proxy(upstream: str) -> Iterator[tuple[str, threading.Event]]:
         listener.close()
         for thread in threads:
             thread.join(5)
+
+
+HTTP_BEHAVIOURS = ("redirect", "drip", "not_http", "huge_body", "stall")
+
+
+@contextmanager
+def hostile_token_endpoint(behaviour: str) -> Iterator[tuple[str, list[bytes]]]:
+    """An OAuth token endpoint on 127.0.0.1 that answers every POST with `behaviour`: a 302 to another
+    origin (the second server records what reaches it), a valid answer dripped one byte every 0.8 s, raw
+    bytes that are not HTTP, a 64 MiB body, or nothing. Yields its URL and the requests the other origin got."""
+    assert behaviour in HTTP_BEHAVIOURS, behaviour
+    stop = threading.Event()
+    elsewhere: list[bytes] = []
+    listeners = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    other = f"http://127.0.0.1:{listeners[1].getsockname()[1]}/token"
+    threads: list[threading.Thread] = []
+
+    def answer(conn: socket.socket, recorded: bool) -> None:
+        conn.settimeout(0.2)
+        with contextlib.suppress(OSError):
+            request = conn.recv(65536)
+            if recorded:
+                elsewhere.append(request)
+                return
+            if behaviour == "redirect":
+                conn.sendall(f"HTTP/1.1 302 Found\r\nLocation: {other}\r\nContent-Length: 0\r\n\r\n".encode())
+            elif behaviour == "drip":
+                body = b'{"access_token": "x"}'
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body:
+                    if stop.wait(0.8):
+                        break
+                    conn.sendall(bytes([byte]))
+            elif behaviour == "not_http":
+                conn.sendall(b"\x00\x00\x00\x10\xff\xfeSSH-2.0-OpenSSH_9.6\r\n")
+            elif behaviour == "huge_body":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (64 << 20))
+                chunk = b"x" * 65536
+                for _ in range(1024):
+                    if stop.is_set():
+                        break
+                    conn.sendall(chunk)
+            stop.wait()  # "stall", and after the others: keep the connection open
+        conn.close()
+
+    def serve(listener: socket.socket, recorded: bool) -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            threads.append(threading.Thread(target=answer, args=(conn, recorded), daemon=True))
+            threads[-1].start()
+
+    acceptors = [threading.Thread(target=serve, args=(listener, i == 1), daemon=True)
+                 for i, listener in enumerate(listeners)]
+    for acceptor in acceptors:
+        acceptor.start()
+    try:
+        yield f"http://127.0.0.1:{listeners[0].getsockname()[1]}/token", elsewhere
+    finally:
+        stop.set()
+        for thread in [*acceptors, *threads]:
+            thread.join(5)
+        for listener in listeners:
+            listener.close()

@@ -239,6 +239,16 @@ def test_the_temporary_key_file_is_removed_when_loading_fails(tmp_path: Path, pk
     assert [p.name for p in tmp_path.iterdir()] == ["client.properties"]
 
 
+def test_no_writable_temporary_directory_is_one_line(tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was an internal error (issue 34)."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "missing"))
+    error = error_of(tmp_path, f"security.protocol=SSL\nssl.keystore.key={continued(pki.client_key_pem)}\n"
+                               f"ssl.keystore.certificate.chain={continued(pki.client_chain_pem)}\n"
+                               f"ssl.key.password={PASSPHRASE}\n")
+    assert error.message == ("The key in ssl.keystore.key needs a private temporary file, which could not be made: "
+                             "No such file or directory")
+
+
 def test_an_encrypted_key_without_its_password(tmp_path: Path, pki: Pki) -> None:
     error = error_of(tmp_path, "security.protocol=SSL\nssl.keystore.type=PEM\n"
                                f"ssl.keystore.location={pki.client_store}")

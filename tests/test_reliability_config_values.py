@@ -57,6 +57,9 @@ BROKEN = {  # what is wrong -> the file
     "config.providers": f"config.providers={MARK}\n",
     "an unknown key (a warning, then the connection fails)": f"unknown.key.here={MARK}\n{SASL}",
     "a line that is no key (a warning)": f"{MARK}\n{SASL}",
+    # issue 34: a key ending in '\\' joined to a lowercase value made a key that looked like one and was shown
+    "ssl.key.password runs into its value (a warning)": f"ssl.key.password\\\n{MARK.lower()}\n{SASL}",
+    "a secret's key runs into its value (a warning)": f"my.own.secret\\\n{MARK.lower()}\n{SASL}",
 }
 
 COMMANDS = {
@@ -88,7 +91,8 @@ def test_no_value_of_a_broken_config_file_reaches_any_output(command: str, tmp_p
         assert result.returncode in (2, 3, 4), f"{name}: exit {result.returncode}: {output[-2000:]}"
     refused = {name for name, result in results.items() if result.returncode == 2}
     assert refused >= set(BROKEN) - {"an unknown key (a warning, then the connection fails)",
-                                      "a line that is no key (a warning)", "request.timeout.ms runs into a secret"}
+                                      "a line that is no key (a warning)", "request.timeout.ms runs into a secret",
+                                      *(name for name in BROKEN if "runs into its value" in name)}
 
 
 def test_messages_name_the_key_and_its_line(tmp_path: Path) -> None:

@@ -51,6 +51,14 @@ INPUTS: dict[str, Callable[[str, Path], list[str]]] = {
     "properties file": lambda f, _: ["status", "--bootstrap-server", UNUSED, "--command-config", f],
     "truststore": lambda f, tmp: ["status", "--bootstrap-server", UNUSED, "--command-config", properties_file(
         tmp, f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={f}\n")],
+    # issue 34
+    "plan file": lambda f, _: ["balance", "--bootstrap-server", UNUSED, "--execute", "--plan-file", f],
+    "weights file": lambda f, _: ["balance", "--bootstrap-server", UNUSED, "--weights", f],
+    "token file": lambda f, tmp: ["status", "--bootstrap-server", UNUSED, "--command-config", properties_file(
+        tmp, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.callback.handler.class="
+             "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n"
+             f"sasl.oauthbearer.token.endpoint.url=file://{f}\nsasl.jaas.config=org.apache.kafka.common.security."
+             'oauthbearer.OAuthBearerLoginModule required clientId="c" clientSecret="s";\n')],
 }
 
 
@@ -67,6 +75,7 @@ def test_a_special_file_as_input_is_refused_at_once(what: str, kind: str, tmp_pa
     # the election file: Kafka's line alone, the reason on its own line; the others: one line
     kafkas = "java.io.IOException: " if what == "election file" and kind == "directory" else ""  # Java's
     assert lines[0].startswith(f"{kafkas}Unable to read ") and expected in "\n".join(lines[:2]), lines
+    assert [line.startswith("Hint:") for line in lines] == [False] * (1 + bool(kafkas)) + [True], lines  # issue 34
 
 
 @pytest.mark.timeout(30)
@@ -173,3 +182,48 @@ def test_pem_blocks_are_the_blocks_the_regex_found(pieces: list[str]) -> None:
     text = "".join(pieces)
     expected = [(m[1], m.start(), m.start(2), m.end(2), m.end()) for m in _OLD_PEM_BLOCK.finditer(text)]
     assert list(tls._pem_spans(text)) == expected
+
+
+PLAN = {"schema_version": 1, "command": "balance", "created_at": "2026-11-27T22:45:51Z", "cluster_id": None,
+        "dry_run": True, "options": {"exclude_brokers": [], "exclude_topic_regex": None, "rack_aware": False,
+                                     "weight": None, "max_moves": None},
+        "summary": {"max_leaders_before": 6, "max_leaders_after": 2, "lower_bound": 2, "optimal": True,
+                    "spread_before": 6, "spread_after": 0, "partitions_changed": 4, "elect_only": 0,
+                    "changes_for_optimum": 4, "movable": 6, "excluded": 0, "rack_lower_bound": None, "load": None,
+                    "max_leaders_now": None, "exit_code": 0, "interrupted": False, "stopped": None},
+        "brokers": [{"broker": b, "rack": None, "may_lead": True, "leaders_before": 0, "leaders_after": 0,
+                     "load_before": None, "load_after": None, "leaders_now": None} for b in (1, 2, 3)],
+        "racks": None, "partitions": [], "skipped": [], "restore_file": None, "plan_file": "plan.json"}
+
+
+def _plan_file(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / f"plan-{n}.json"
+    plan = dict(PLAN)
+    plan["partitions"] = [{"topic": f"t{p % 50}", "partition": p // 50, "replicas_before": [1, 2, 3],
+                           "replicas_after": [2, 1, 3], "leader_before": 1, "leader_after": 2} for p in range(n)]
+    path.write_text(json.dumps(plan))
+    return path
+
+
+def test_a_plan_file_is_checked_in_a_few_lines_per_entry(tmp_path: Path) -> None:
+    """jsonschema ran some 2,000 lines per entry: 200,000 entries (26 MiB) took 84 s of CPU (issue 34)."""
+    from leader_election_cli.operations.plan_file import load_plan_file
+
+    def make(n: int) -> Callable[[], object]:
+        path = _plan_file(tmp_path, n)
+        return lambda: load_plan_file(str(path))
+
+    linear(make, 100)
+    per_entry = (lines_run(make(2000)) - lines_run(make(1000))) / 1000
+    assert per_entry < 100, per_entry
+
+
+def test_a_bad_plan_entry_is_still_named_by_the_schema(tmp_path: Path) -> None:
+    from leader_election_cli.operations.plan_file import load_plan_file
+
+    path = _plan_file(tmp_path, 1000)
+    plan = json.loads(path.read_text())
+    plan["partitions"][777]["replicas_after"] = [2, 2, 3]
+    path.write_text(json.dumps(plan))
+    with pytest.raises(InputError, match=r"at \$\.partitions\[777\]\.replicas_after: .* non-unique"):
+        load_plan_file(str(path))

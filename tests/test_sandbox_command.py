@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import socket
@@ -73,6 +74,31 @@ def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(sandbox, args)
     assert result.exit_code == 2 and message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("value", ["admin=S3cretValue", "S3cretValue", ":S3cretValue"])
+def test_a_bad_sasl_user_never_echoes_its_value(value: str) -> None:
+    result = CliRunner().invoke(sandbox, ["--sasl-user", value])
+    assert result.exit_code == 2 and "--sasl-user needs USER:PASSWORD" in result.output
+    assert "S3cret" not in result.output
+
+
+@pytest.mark.parametrize("option", ["--tls-cert", "--tls-client-ca", "--kerberos-keytab"])
+@pytest.mark.parametrize("kind", ["a FIFO", "/dev/zero"])
+def test_special_files_are_refused_before_any_port_opens(tmp_path: Path, option: str, kind: str) -> None:
+    """A FIFO blocked the sandbox before it listened; /dev/zero was read without end (issue 34)."""
+    path = "/dev/zero"
+    if kind == "a FIFO":
+        path = str(tmp_path / "fifo")
+        os.mkfifo(path)
+    pem = tmp_path / "key.pem"
+    pem.write_text("not used\n")
+    extra = {"--tls-cert": ["--tls", "--tls-key", str(pem)], "--tls-client-ca": ["--tls"]}.get(option, [])
+    result = subprocess.run([*RUN, option, path, *extra, "--run", "true"], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert f"Unable to read {option} {path}: it is a" in result.stderr and "not a regular file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 2  # the line and its hint
 
 
 def test_a_taken_port_is_an_input_error() -> None:

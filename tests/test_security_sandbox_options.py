@@ -108,7 +108,7 @@ def test_the_gssapi_listener(kdc: security_fixtures.Kdc, tmp_path: Path, princip
     (["--oauth-required-scope", "kafka"], "need an OAUTHBEARER listener"),
     (["--oauth-unsecured", "--oauth-sub-claim-name", " "], "--oauth-sub-claim-name is empty"),
     (["--kerberos-principal", "kafka/h@R"], "--kerberos-principal needs --kerberos-keytab"),
-    (["--kerberos-keytab", "{missing}"], "cannot be read: No such file or directory"),
+    (["--kerberos-keytab", "{missing}"], "none.keytab: No such file or directory"),
     (["--kerberos-keytab", "{client_keytab}", "--kerberos-principal", "kafka/127.0.0.1@LEADER.TEST"],
      "cannot serve Kerberos: No key table entry found for kafka/127.0.0.1@LEADER.TEST"),
     (["--kerberos-keytab", "{keytab}", "--kerberos-principal", "kafka/other@LEADER.TEST"],

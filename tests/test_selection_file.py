@@ -132,8 +132,8 @@ def test_many_duplicates_are_all_listed_as_kafka_does(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, make_path, reason: str, java: bool) -> None:
     path = make_path(tmp_path)
     error = load_error(path)
-    assert error.message == f"Unable to read file {shown(str(path))}"
-    assert error.detail is not None and error.detail.endswith(reason)
+    assert error.message.startswith(f"Unable to read file {shown(str(path))}: ") and error.message.endswith(reason)
+    assert error.detail is None  # one line (issue 34)
     # the drop-in's first line: Kafka's (Utils.readFileAsString's IOException, as a RuntimeException says it)
     assert error.kafka_line == (f"java.io.IOException: Unable to read file {shown(str(path))}" if java else None)
     assert "\0" not in error.message
@@ -143,7 +143,7 @@ def test_a_file_over_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(selection, "MAX_ELECTION_FILE_BYTES", 100)
     path = write(tmp_path, entries(*[("t", i) for i in range(10)]))
     error = load_error(path)
-    assert (error.message, error.detail) == (f"Unable to read file {path}", "larger than 100 bytes")
+    assert (error.message, error.detail) == (f"Unable to read file {path}: larger than 100 bytes", None)
     assert error.hint == "Split the partitions over several files and run once per file."
 
 

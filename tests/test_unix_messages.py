@@ -73,7 +73,8 @@ def test_a_missing_election_file_is_kafkas_line_then_the_reason(tmp_path: Path) 
     # Kafka's Java text is the drop-in's alone: the toolkit says it in its own words
     result = CliRunner().invoke(toolkit, ["elect", "--bootstrap-server", NOWHERE, "--path-to-json-file", missing])
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[:2] == [f"Unable to read file {missing}", "No such file or directory"]
+    assert result.stderr.splitlines() == [f"Unable to read file {missing}: No such file or directory",
+                                          "Hint: Check the --path-to-json-file path."]  # one line (issue 34)
 
 
 @pytest.mark.parametrize("option", ["--command-config", "--admin.config"])

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import configure_logging, run
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Finite, Seconds, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Finite, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, exit_code_help, extra_hint
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
@@ -54,7 +54,7 @@ EXIT_CODES = exit_code_help({0: "the analysis and the plan files were written",
 @click.option("--connect-timeout", type=Seconds(min=0, min_open=True), default=15, show_default=True,
               metavar="SECONDS",
               help="How long a cluster master (spark://, yarn, k8s://) may take to accept the application.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
+@click.option("--batch-size", type=IntRange(min=1), default=1000, show_default=True, metavar="N",
               help="At most N partitions per election file (a KRaft controller refuses over 10,000 at once).")
 @click.option("--threshold", type=Finite(min=0), default=DEFAULT_THRESHOLD_PCT, show_default=True,
               metavar="PCT", help="Imbalance ratio above which a broker is flagged (leader.imbalance.per.broker"

@@ -22,7 +22,7 @@ from leader_election_cli.cli.moves_command import (
     restore_file_default,
     restore_file_path,
 )
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, connection_options, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
 from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
@@ -54,7 +54,7 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
     for value in values:
         for part in value.split(","):
             text = part.strip()
-            if not text.isdigit() or int(text) > _MAX_ID:
+            if not (text.isascii() and text.isdigit()) or int(text) > _MAX_ID:
                 raise click.BadParameter(f"{part!r} is not a broker id (0 to {_MAX_ID}).")
             ids.append(int(text))
     return tuple(ids)
@@ -75,13 +75,13 @@ def _broker_ids(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
 @click.option("--weights", "weights_file", metavar="FILE",
               help='Balance leader load by your numbers per partition (e.g. bytes-in): '
                    '{"partitions": [{"topic": "t", "partition": 0, "weight": 1.5}]}.')
-@click.option("--max-moves", type=click.IntRange(min=0), metavar="N",
+@click.option("--max-moves", type=IntRange(min=0), metavar="N",
               help="Change the replica order of at most N partitions (the N that help most).")
 @click.option("--plan-file", metavar="PATH",
               help="Without --execute: write the plan there for review (never overwritten; a directory, such as "
                    "plans/, created when missing, gets <cluster id>-balance-plan-<UTC time>.json). With --execute: "
                    "run exactly that plan, refused if the cluster changed since.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+@click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--restore-file", metavar="PATH",
               help="With --execute: where to save the current replica orders first (a file, never overwritten, or "

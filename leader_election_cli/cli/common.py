@@ -206,8 +206,9 @@ def run(body: Callable[[], int], debug: bool, kafka_lines: bool = False,
             return body()
         except LeaderElectionError as exc:
             _traceback(debug)
-            if kafka_lines and exc.kafka_line:  # (the message below it, unless Kafka's line already says it)
-                ours = exc.message if exc.message not in exc.kafka_line else None
+            if kafka_lines and exc.kafka_line:  # the message below it, without what Kafka's line already says
+                said = exc.kafka_line.split(": ", 1)[-1]  # ("java.io.IOException: Unable to read file F")
+                ours = None if exc.message in exc.kafka_line else exc.message.removeprefix(f"{said}: ")
                 fail(exc.kafka_line, exc.hint, ": ".join(filter(None, (ours, exc.detail))))
             else:
                 fail(exc.message, exc.hint, exc.detail)

@@ -19,6 +19,7 @@ from leader_election_cli.cli.options import (
     TIMEOUT_SECONDS,
     Command,
     HintedUsageError,
+    IntRange,
     verbatim,
 )
 from leader_election_cli.errors import InputError, exit_code_help
@@ -46,7 +47,7 @@ Examples:
       --path-to-json-file partitions.json --output json
 """
 
-NUMBERS = {"timeout": TIMEOUT_SECONDS, "batch_size": click.IntRange(min=1), "batch_interval": INTERVAL_SECONDS}
+NUMBERS = {"timeout": TIMEOUT_SECONDS, "batch_size": IntRange(min=1), "batch_interval": INTERVAL_SECONDS}
 COMPLETIONS: dict[str, Callable[..., Any]] = {
     "election_type": lambda ctx, param, incomplete: [t for t in ("preferred", "unclean")
                                                      if t.startswith(incomplete.lower())],

@@ -28,6 +28,7 @@ from leader_election_cli.cli.options import (
     COMMAND_SETTINGS,
     INTERVAL_SECONDS,
     Command,
+    IntRange,
     color_option,
     connection_options,
     verbatim,
@@ -88,7 +89,7 @@ _OPTIONS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {  # b
     "--controller-mode": click.option(
         "--controller-mode", type=click.Choice([m.value for m in ControllerMode]),
         help="Predict with this controller's rules (default: detected from the brokers)."),
-    "--batch-size": click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE,
+    "--batch-size": click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE,
                                  show_default=True, metavar="N",
                                  help="Send at most N partitions per request (never more than 5,000)."),
     "--batch-interval": click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",

@@ -19,7 +19,7 @@ from leader_election_cli.cli.common import (
     show,
 )
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, connection_options, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
@@ -37,7 +37,7 @@ class BrokerList(click.ParamType):
         ids = []
         for word in str(value).split(","):
             word = word.strip()
-            if not word.isdigit() or int(word) > _MAX_ID:
+            if not (word.isascii() and word.isdigit()) or int(word) > _MAX_ID:  # '²' is a digit to isdigit
                 self.fail(f"{value!r} is not a comma-separated list of broker ids (e.g. 1,2).", param, ctx)
             if int(word) in ids:
                 self.fail(f"{value!r} names broker {int(word)} twice.", param, ctx)
@@ -158,7 +158,7 @@ class BrokersOrAll(BrokerList):
 @click.option("--rejoin-timeout", type=Seconds(min=0, max=86_400), default=600, show_default=True,
               metavar="SECONDS", help="How long to wait for a restarted broker to be back in every ISR.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+@click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request.")
 @click.option("--dry-run", is_flag=True, help="Print the order and each step's verdict now; do nothing.")
 @output_option

@@ -5,6 +5,8 @@ Also what `status_command` and `balance_command` share with them: --output.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,11 +26,13 @@ from leader_election_cli.cli.completion import complete_topics
 from leader_election_cli.cli.options import (
     COMMAND_SETTINGS,
     Command,
+    IntRange,
     color_option,
     connection_options,
     verbatim,
 )
-from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError
+from leader_election_cli.errors import EXIT_CODE_HELP, InputError, LeaderElectionError, shown
+from leader_election_cli.local_files import kind_of, named_path
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 if TYPE_CHECKING:
@@ -77,7 +81,7 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Where to save the current replica orders before changing them (a file, never "
                           "overwritten, or a directory such as backups/, created when missing, for the default name; "
                           f"default: {restore_file_default('<command>')}; the path is printed)."),
-        click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+        click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
                      metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000)."),
         click.option("--dry-run", is_flag=True,
                      help="Show what would change and the predicted leaders; send nothing, write nothing."),
@@ -92,8 +96,8 @@ def _move_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @connection_options
 @click.option("--topic", metavar="TOPIC", shell_complete=complete_topics,
               help="The partition's topic (with --partition and --leader).")
-@click.option("--partition", type=click.IntRange(0, _MAX_ID), metavar="ID", help="The partition id.")
-@click.option("--leader", type=click.IntRange(0, _MAX_ID), metavar="BROKER",
+@click.option("--partition", type=IntRange(0, _MAX_ID), metavar="ID", help="The partition id.")
+@click.option("--leader", type=IntRange(0, _MAX_ID), metavar="BROKER",
               help="The broker that should lead it: a live, in-sync replica.")
 @click.option("--path-to-json-file", metavar="FILE",
               help='Several at once: {"partitions": [{"topic": "t", "partition": 0, "leader": 2}]}.')
@@ -136,7 +140,7 @@ Examples:
 @click.command(cls=Command, epilog=verbatim(DEMOTE_EXAMPLES, MOVE_EXIT_NOTE, EXIT_CODE_HELP),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.option("--broker", required=True, type=click.IntRange(0, _MAX_ID), metavar="BROKER",
+@click.option("--broker", required=True, type=IntRange(0, _MAX_ID), metavar="BROKER",
               help="The broker to move leadership off. REQUIRED.")
 @click.option("--topic-regex", metavar="REGEX", help="Only topics whose whole name matches this regex.")
 @click.option("--include-preferred", is_flag=True,
@@ -177,7 +181,7 @@ Examples:
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.argument("restore_file", metavar="FILE")
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+@click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request (never more than 5,000).")
 @click.option("--dry-run", is_flag=True, help="Show what would change and the predicted leaders; send nothing.")
 @output_option
@@ -203,12 +207,19 @@ def _restore(o: dict[str, Any]) -> int:
 def restore_file_path(restore_file: str | None, *, writes: bool) -> Path | None:
     """--restore-file as a path: a file, or a directory for the default name ("backups/" is created when the
     run `writes`); none: the default (`restore_file_default`)."""
-    from leader_election_cli.local_files import named_path
-
     if restore_file is not None and not restore_file.strip():
         raise InputError("--restore-file is empty", hint="Give --restore-file a file or directory path, or leave it "
                                                          "out for the default (the state directory).")
-    return named_path(restore_file, "--restore-file", create=writes) if restore_file else None
+    if restore_file is None:
+        return None
+    try:
+        mode = os.lstat(restore_file).st_mode
+    except OSError:  # nothing there yet (or unreachable: the write says why, before any change)
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        raise InputError(f"--restore-file {shown(restore_file)} is {kind_of(mode)}, not a file or a directory",
+                         hint="Give --restore-file a file or directory path.")  # before any request is sent
+    return named_path(restore_file, "--restore-file", create=writes)
 
 
 def _show_moves(o: dict[str, Any], command: str, move: Callable[[Connection, Hooks], MoveReport]) -> int:

@@ -20,12 +20,29 @@ from leader_election_cli.errors import ExitCode, shown
 COMMAND_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def ascii_only(value: Any) -> bool:
+    """A number's text has ASCII digits only: Python's int() and float() also read '٣' (Arabic-Indic three)
+    and other Unicode digits, which no Kafka tool or config would; '²' is not even a digit to int()."""
+    return not isinstance(value, str) or value.isascii()
+
+
+class IntRange(click.IntRange):
+    """click's IntRange, ASCII digits only."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not ascii_only(value):
+            self.fail(f"{value!r} is not a number: write it with the digits 0-9.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class Finite(click.FloatRange):
-    """A finite number within a range (click's FloatRange lets nan and inf through)."""
+    """A finite number within a range (click's FloatRange lets nan and inf through), ASCII digits only."""
 
     unit = "number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not ascii_only(value):
+            self.fail(f"{value!r} is not a {self.unit}: write it with the digits 0-9.", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite {self.unit}.", param, ctx)

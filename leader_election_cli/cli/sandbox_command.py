@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from leader_election_cli.cli.common import run
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV  # the control socket, for commands --run starts
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
+from leader_election_cli.local_files import check_regular_file
 from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from leader_election_cli.sandbox.remote import ControlServer
     from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
     from leader_election_cli.sandbox.sasl_oauth import OAuthValidation
+
+MAX_CREDENTIAL_FILE_BYTES = 16 << 20  # certificates, keys, CAs and keytabs: a few KiB each
 
 EXAMPLES = """\
 Examples:
@@ -64,7 +67,7 @@ class BuildInterrupted(Exception):
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, EXIT_CODES), context_settings=COMMAND_SETTINGS)
-@click.option("--brokers", type=click.IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
+@click.option("--brokers", type=IntRange(1, 100), default=3, show_default=True, help="Number of brokers.")
 @click.option("--mode", type=click.Choice(["kraft", "zk"]), default="kraft", show_default=True,
               help="Controller mode: its election rules, errors and ApiVersions.")
 @click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
@@ -75,10 +78,10 @@ class BuildInterrupted(Exception):
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")
-@click.option("--topics", type=click.IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
-@click.option("--partitions", type=click.IntRange(1, MAX_PARTITIONS), default=6, show_default=True,
+@click.option("--topics", type=IntRange(0, 10_000), default=2, show_default=True, help="Topics to create.")
+@click.option("--partitions", type=IntRange(1, MAX_PARTITIONS), default=6, show_default=True,
               help=f"Partitions per topic (at most {MAX_PARTITIONS:,} in all, and what the memory available holds).")
-@click.option("--replication-factor", type=click.IntRange(1, 100), metavar="N",
+@click.option("--replication-factor", type=IntRange(1, 100), metavar="N",
               help="Replicas per partition (default: 3, or the broker count if lower).")
 @click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "skewed"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
@@ -123,7 +126,7 @@ class BuildInterrupted(Exception):
               help="With --kerberos-keytab: the brokers' principal (the broker's JAAS principal), which must be "
                    "in the keytab; clients set sasl.kerberos.service.name to SERVICE (default: any principal "
                    "of the keytab).")
-@click.option("--port-base", type=click.IntRange(1, 65535), metavar="PORT",
+@click.option("--port-base", type=IntRange(1, 65535), metavar="PORT",
               help="Listen on PORT, PORT+1, ... (default: ports chosen by the OS).")
 @click.option("--auto-leader-rebalance/--no-auto-leader-rebalance", default=True, show_default=True,
               help="Kafka's auto.leader.rebalance.enable: the controller moves leaders back to their preferred "
@@ -151,7 +154,8 @@ def parse_users(values: tuple[str, ...]) -> dict[str, str]:
     for value in values:
         user, sep, password = value.partition(":")
         if not sep or not user or not password:
-            raise InputError(f"--sasl-user needs USER:PASSWORD, got {user or value.split(':')[0]!r}",
+            raise InputError("--sasl-user needs USER:PASSWORD: a user name, a colon and a password (the value given "
+                             "is not shown: it may hold a password)",
                              "Give the user name, a colon and the password, e.g. --sasl-user admin:secret.")
         users[user] = password
     return users
@@ -207,6 +211,10 @@ def _checked(o: dict[str, Any]) -> _Checked:
         raise InputError("--tls-cert, --tls-key and --tls-client-ca need --tls", "Add --tls.")
     if bool(o["tls_cert"]) != bool(o["tls_key"]):
         raise InputError("--tls-cert and --tls-key go together", "Give both, or neither to generate a CA.")
+    for option in ("tls_cert", "tls_key", "tls_client_ca", "kerberos_keytab"):
+        if o[option] is not None:  # a FIFO blocked here before any port opened, /dev/zero was read without end
+            check_regular_file(o[option], what="--" + option.replace("_", "-"), limit=MAX_CREDENTIAL_FILE_BYTES,
+                               hint="Give a regular file.")
     too_big = size_problem(o["topics"] * o["partitions"], rf)
     if too_big:
         raise InputError(f"--topics {o['topics']} x --partitions {o['partitions']}: {too_big}",
@@ -269,12 +277,6 @@ def parse_kerberos(o: dict[str, Any]) -> KerberosAcceptor | None:
                                   principal.startswith(("/", "@")) or principal.endswith(("/", "@"))):
         raise InputError(f"--kerberos-principal {shown(principal)} is not a Kerberos principal",
                          "Give SERVICE/HOST@REALM, e.g. --kerberos-principal kafka/127.0.0.1@EXAMPLE.COM.")
-    try:
-        with open(keytab, "rb"):
-            pass
-    except OSError as e:
-        raise InputError(f"--kerberos-keytab {keytab} cannot be read: {e.strerror or e}",
-                         "Give a readable keytab (kadmin's ktadd writes one).") from None
     acceptor = KerberosAcceptor(str(Path(keytab).resolve()), principal)
     try:
         acceptor.check()
@@ -401,9 +403,10 @@ def run_against(sb: Any, words: list[str], control: str) -> int:
     click.echo(f"+ {shlex.join(argv)}", err=True)  # as `set -x` shows a command
     env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": sb.bootstrap_servers, CONTROL_ENV: control}
     try:
-        return subprocess.run(argv, env=env).returncode
+        code = subprocess.run(argv, env=env).returncode
     except OSError as e:
         raise InputError(f"cannot run {argv[0]}: {e.strerror or e}", "Check the command given to --run.") from None
+    return 128 - code if code < 0 else code  # killed by a signal: 128 + its number, as a shell says (-9 was 247)
 
 
 def write_ready_file(path: Path, sb: Any, control: ControlServer | None = None) -> tuple[int, int]:

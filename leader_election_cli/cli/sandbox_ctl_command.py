@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from leader_election_cli.cli.common import echo, run
-from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, Seconds, verbatim
+from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
@@ -39,7 +39,7 @@ EXIT_CODES = exit_code_help({0: "done (or the status printed)",
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|status")
-@click.argument("broker", type=click.IntRange(0, 2**31 - 1), required=False, metavar="[BROKER]")
+@click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[BROKER]")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="The sandbox's --ready-file: its control socket is read from it.")
 @click.option("--control", metavar="SOCKET", envvar=CONTROL_ENV, show_envvar=True,

@@ -51,6 +51,8 @@ def _snapshot(o: dict[str, Any]) -> int:
 
     configure_logging(o["debug"])
     connection_ = connection(o)
+    if not o["output"].strip():  # Path("") is ".": a new file in the current directory
+        raise InputError("--output is empty", hint="Give --output a file or directory path.")
     output = Path(o["output"])
     kind, in_directory = snapshots.check_target(o["output"], o["file_format"], o["append"])
     if o["cluster_name"] is not None and not o["cluster_name"].strip():

@@ -23,6 +23,7 @@ from leader_election_cli.cli.options import (
     INTERVAL_SECONDS,
     Command,
     Finite,
+    IntRange,
     connection_options,
     verbatim,
 )
@@ -100,7 +101,7 @@ Examples:
 @connection_options
 @click.option("--threshold", type=Finite(0, 100), default=10, show_default=True, metavar="PCT",
               help="Act when a broker's imbalance ratio is above PCT percent (Kafka's default is 10).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
+@click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Elect at most N partitions per request (never more than 5,000).")
 @click.option("--batch-interval", type=INTERVAL_SECONDS, default=0.0, metavar="SECONDS",
               help="Pause between batches.")

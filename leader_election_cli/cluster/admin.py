@@ -513,9 +513,9 @@ class ClusterConnection:
 
     @staticmethod
     def _raise_top_level(code: int, what: str) -> None:
-        if code == kafka_errors.CLUSTER_AUTHORIZATION_FAILED:
+        if code in (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, kafka_errors.TOPIC_AUTHORIZATION_FAILED):
             raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
-                            hint="The principal needs ALTER on the CLUSTER resource.")
+                            hint="The principal needs ALTER on the CLUSTER resource (and on the topics).")
         if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
             raise TimedOutError(f"Timed out while {what}: {kafka_errors.describe(code)}")
         if code != kafka_errors.NONE:

@@ -67,7 +67,7 @@ def _kafka_kwargs(addresses: list[str], settings: ClientSettings) -> dict[str, A
     if settings.sasl_mechanism and settings.oauth is not None:
         from leader_election_cli.cluster.oauth import OAuthTokenProvider
 
-        provider = OAuthTokenProvider(settings.oauth, on_secret=REDACT.hide)
+        provider = OAuthTokenProvider(settings.oauth, on_secret=REDACT.hide, total_s=settings.api_timeout_ms / 1000)
         provider.token()  # the first token now: an unreachable or refusing endpoint ends the run before Kafka
         kwargs.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=provider)
     elif settings.sasl_mechanism and settings.kerberos is not None:

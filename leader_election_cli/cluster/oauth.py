@@ -16,7 +16,6 @@ import base64
 import json
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
@@ -24,8 +23,10 @@ from collections.abc import Callable
 import jwt
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
+from leader_election_cli.cluster.token_http import Limits, TokenHttpError, post_form
 from leader_election_cli.config.login import OAuthSettings
 from leader_election_cli.errors import AuthError, InputError, UnreachableError
+from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.log import Logger
 
 log = Logger(__name__)
@@ -35,8 +36,11 @@ class OAuthTokenProvider(AbstractTokenProvider):
     """A valid token for every SASL handshake, fetched again before it expires."""
 
     def __init__(self, settings: OAuthSettings, on_secret: Callable[[str], None],
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, total_s: float = 30.0):
+        """`total_s` bounds each token fetch as a whole (the run's API timeout, which --timeout sets); an
+        https token endpoint is verified with `settings.ssl_context` (None: the system's CAs)."""
         super().__init__()
+        self._total_s = total_s
         self._settings = settings
         self._on_secret = on_secret
         self._clock = clock
@@ -85,34 +89,34 @@ class OAuthTokenProvider(AbstractTokenProvider):
         url = settings.token_endpoint
         assert url is not None
         if url.startswith("file:"):
-            try:
-                with urllib.request.urlopen(url, timeout=settings.read_timeout_ms / 1000) as response:
-                    return response.read().decode("utf-8").strip()
-            except (OSError, ValueError, UnicodeError) as exc:
-                raise InputError(f"The token file of sasl.oauthbearer.token.endpoint.url cannot be read: "
-                                 f"{type(exc).__name__}", hint="Check the file: URL.") from None
+            return _token_file(url)
         body = {"grant_type": "client_credentials"}
         if settings.scope:
             body["scope"] = settings.scope
         credentials = (f"{urllib.parse.quote(settings.client_id or '', safe='')}:"
                        f"{urllib.parse.quote(settings.client_secret or '', safe='')}")
-        request = urllib.request.Request(url, data=urllib.parse.urlencode(body).encode(), method="POST", headers={
-            "Authorization": "Basic " + base64.b64encode(credentials.encode()).decode(),
-            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"})
+        headers = {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode(),
+                   "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+        connect_s, read_s = settings.connect_timeout_ms / 1000, settings.read_timeout_ms / 1000
+        limits = Limits(connect_s, read_s, min(connect_s + read_s, self._total_s))
         where = "the token endpoint (sasl.oauthbearer.token.endpoint.url)"
         try:
-            with urllib.request.urlopen(request, timeout=settings.connect_timeout_ms / 1000,
-                                        context=settings.ssl_context) as response:
-                document = json.loads(response.read(1 << 20))
-        except urllib.error.HTTPError as exc:
-            if exc.code in (400, 401, 403):
-                raise AuthError(f"{where} refused the client credentials: HTTP {exc.code}",
-                                hint="Check clientId, clientSecret and scope in sasl.jaas.config.") from None
-            raise UnreachableError(f"{where} answered HTTP {exc.code}", hint="Try again later.") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise UnreachableError(f"Could not reach {where}: {type(reason).__name__}",
-                                   hint="Check sasl.oauthbearer.token.endpoint.url and the network.") from None
+            answer = post_form(url, urllib.parse.urlencode(body).encode(), headers, limits, settings.ssl_context)
+        except TokenHttpError as exc:
+            raise UnreachableError(f"Could not get a token from {where}: {exc.reason}",
+                                   hint="Check sasl.oauthbearer.token.endpoint.url, the network and the "
+                                        "sasl.login.*.timeout.ms settings.") from None
+        if answer.status in (400, 401, 403):
+            raise AuthError(f"{where} refused the client credentials: HTTP {answer.status}",
+                            hint="Check clientId, clientSecret and scope in sasl.jaas.config.")
+        if 300 <= answer.status < 400:
+            raise UnreachableError(f"{where} answered HTTP {answer.status}, a redirect: not followed (the client "
+                                   f"secret goes only to the URL configured)",
+                                   hint="Set sasl.oauthbearer.token.endpoint.url to the token endpoint itself.")
+        if answer.status != 200:
+            raise UnreachableError(f"{where} answered HTTP {answer.status}", hint="Try again later.")
+        try:
+            document = json.loads(answer.body)
         except ValueError:
             raise UnreachableError(f"{where} did not answer with JSON", hint="Check the URL.") from None
         token = document.get("access_token") if isinstance(document, dict) else None
@@ -133,3 +137,18 @@ class OAuthTokenProvider(AbstractTokenProvider):
             raise AuthError(f"The OAuth token has no {sub} claim",
                             hint="Check sasl.oauthbearer.sub.claim.name (default sub).")
         return claims
+
+
+MAX_TOKEN_FILE_BYTES = 1 << 20
+
+
+def _token_file(url: str) -> str:
+    """The token in a file: URL's file: a regular file of at most 1 MiB (a FIFO or /dev/zero refused)."""
+    path = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    data = read_regular_file(path, what="the token file", limit=MAX_TOKEN_FILE_BYTES, hint="Check the file: URL.",
+                             shown_as="named by sasl.oauthbearer.token.endpoint.url")
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeError:
+        raise InputError("The token file of sasl.oauthbearer.token.endpoint.url is not UTF-8 text",
+                         hint="Check the file: URL.") from None

@@ -184,11 +184,19 @@ def _key_warnings(entries: list[tuple[int, str, str]], source: str) -> tuple[str
             continue
         if key in _NOT_APPLIED_KEYS:
             warnings.append(f"{key} in {source} is not applied: this tool uses Python's own TLS and SASL settings")
-        elif _KAFKA_LIKE_KEY.fullmatch(key):
+        elif _KAFKA_LIKE_KEY.fullmatch(key) and not _may_hold_a_value(key):
             warnings.append(f"Unknown config key '{key}' in {source} ignored")
         else:
             warnings.append(f"Line {number} of {source} is not a known config key and is ignored")
     return tuple(warnings)
+
+
+def _may_hold_a_value(key: str) -> bool:
+    """A known key with more after it: most likely a line ending in `\\` joined to the next line, which may
+    be the value (`ssl.key.password\\` then the password), or a key naming a secret: such a key is never shown."""
+    known = (*_USED_KEYS, *_TUNING_KEYS, *_NOT_APPLIED_KEYS)
+    return (any(word in key for word in ("password", "secret", "jaas", "token", "credential"))
+            or any(key.startswith(name) and key != name for name in known))
 
 
 def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, kind: str = "INT") -> int:

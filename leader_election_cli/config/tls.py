@@ -259,10 +259,20 @@ def _load_key_material(context: ssl.SSLContext, material: KeyMaterial, where: st
     pem = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in material.chain) + material.key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.BestAvailableEncryption(password.encode("ascii")))
-    descriptor, name = tempfile.mkstemp(prefix="leader-election-key-", suffix=".pem")
     try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(pem)
+        descriptor, name = tempfile.mkstemp(prefix="leader-election-key-", suffix=".pem")
+    except OSError as exc:  # no writable temporary directory: it was an internal error
+        raise InputError(f"The key in {where} needs a private temporary file, which could not be made: "
+                         f"{exc.strerror or type(exc).__name__}", hint="Set TMPDIR to a directory you can write.") \
+            from None
+    try:
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(pem)
+        except OSError as exc:  # a full disk
+            raise InputError(f"The key in {where} needs a private temporary file, which could not be written: "
+                             f"{exc.strerror or type(exc).__name__}", hint="Set TMPDIR to a directory with room.") \
+                from None
         _load_key_and_chain(context, name, password, where)
     finally:
         os.unlink(name)

@@ -121,6 +121,9 @@ def _check_brokers(state: ClusterState, excluded: Iterable[int]) -> None:
         raise InputError(f"--exclude-broker {','.join(map(str, unknown))}: neither live nor a replica of any "
                          f"partition (live brokers: {','.join(map(str, sorted(state.live_brokers)))})",
                          hint="Check the broker ids.")
+    if state.live_brokers and set(state.live_brokers) <= set(excluded):
+        raise InputError(f"--exclude-broker names every live broker ({','.join(map(str, sorted(state.live_brokers)))}"
+                         "): no broker would be left to lead", hint="Exclude fewer brokers.")
 
 
 def _log_size_weights(state: ClusterState, sizes: dict[TopicPartition, dict[int, int]]) -> dict[TopicPartition, float]:

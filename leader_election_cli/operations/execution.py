@@ -30,7 +30,7 @@ from leader_election_cli.model import (
     PartitionResult,
     TopicPartition,
 )
-from leader_election_cli.operations.signals import StopFlag, stop_on_signals
+from leader_election_cli.operations.signals import StopFlag, note_for_a_hard_stop, stop_on_signals
 from leader_election_cli.planning.batches import SAFE_CHANGES_PER_REQUEST, batches, request_size, split_in_halves
 from leader_election_cli.planning.predicates import is_preferred_leader
 from leader_election_cli.planning.prediction import Prediction, outcome_of
@@ -249,12 +249,16 @@ def elect(cluster: ClusterConnection, election_type: ElectionType, selected: Seq
             selected = sorted(before.partitions)
         todo = [tp for tp in dict.fromkeys(selected) if tp not in answers] if aborted is None else []
         sender = _Sender(cluster, election_type, answers, before)
+        sent = 0
         for number, batch in enumerate(batches(todo, request_size(batch_size))):
             if number and batch_interval > 0:
                 stop.sleep(batch_interval)
             if stop.stopped:
                 interrupted = True
                 break
+            sent += len(batch)
+            note_for_a_hard_stop("election", f"{sent} of {len(todo)} partitions were sent for election before the "
+                                             "stop: kafka-leaders status shows their leaders now.")
             try:
                 sender.send(batch, failed=failed)
             except (UnreachableError, _RequestFailed) as exc:

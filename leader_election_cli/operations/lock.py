@@ -11,6 +11,7 @@ file is never opened through a symlink, and only a regular file will do (not /de
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -74,12 +75,14 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             raise RefusedError(f"Another rebalance is running: the lock file {shown(str(path))} is locked{by}",
                                hint="Wait for it to finish; runs that overlap would elect the same partitions.") \
                 from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the pid only names the holder: a full disk (EFBIG, ENOSPC)
+            os.ftruncate(fd, 0)             # still leaves the lock held, and the run goes on
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         try:
             yield
         finally:
-            os.ftruncate(fd, 0)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

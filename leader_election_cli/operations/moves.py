@@ -35,7 +35,7 @@ from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.restore_file import load_restore_file, write_restore_file
 from leader_election_cli.operations.restore_file import restore_path as restore_file_path
-from leader_election_cli.operations.signals import StopFlag, stop_on_signals
+from leader_election_cli.operations.signals import StopFlag, note_for_a_hard_stop, stop_on_signals
 from leader_election_cli.planning.batches import batches, request_size
 from leader_election_cli.planning.prediction import predict
 from leader_election_cli.planning.reorders import MovePlan, Refusal, demote_plan, prefer_plan, restore_plan
@@ -193,6 +193,8 @@ def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *
     if reorders and restore_path is not None:
         write_restore_file(restore_path, plan.command, state, reorders)
         report.restore_file = str(restore_path)
+        note_for_a_hard_stop("restore", "Replica orders may have changed: kafka-leaders restore "
+                                        f"{shown(str(restore_path))} puts back those this run changed.")
     sent: list[TopicPartition] = []  # reorders sent, answered or not
     answered: execution.Answers = {}  # the controller's answer to each reorder it answered
     with stop_on_signals() as stop:  # a signal lets the step in flight (a reorder, a poll, a batch) finish
@@ -222,6 +224,8 @@ def run_moves(cluster: ClusterConnection, state: ClusterState, plan: MovePlan, *
                 report.interrupted, report.stop_signal = election.interrupted, election.stop_signal
                 if election.aborted_exit is not None:
                     report.abort(election.aborted_exit, election.aborted_reason or "stopped")
+                if election.aborted_exit is not None or election.interrupted:  # reordered, never elected: say so
+                    _read_back(cluster, results, report.restore_file, answered, in_doubt=set())
         except KeyboardInterrupt:
             report.interrupted, report.stop_signal = True, stop.signum
             _read_back(cluster, results, report.restore_file, answered, in_doubt=set())

@@ -8,6 +8,14 @@ audit line and the metrics are still written. Under the command line (`policy`) 
 closes again until the process ends, so no later phase (the read-back, the balance read, the printing)
 can be cut. A second signal exits at once, with 128 + its number.
 
+What a second signal still says (issue 34). An operator who presses Ctrl-C twice wants out now, and a run
+blocked on a request would otherwise hold them for up to --timeout: the second signal keeps exiting at once,
+without the report (a report rendered from inside a signal handler could be half an operation's state).
+But what was already done must not be lost with it: before it exits it prints, one line each, what the
+operations noted while they ran (`note_for_a_hard_stop`): where the restore file is and the command that
+puts the replica orders back, and how many partitions were sent for election (so `kafka-leaders status`
+is the next step).
+
 The command line exits 130 for SIGINT, 143 for SIGTERM and 129 for SIGHUP (`errors.interrupted_exit`).
 """
 
@@ -55,6 +63,7 @@ class _Policy:
         self.flag = StopFlag()
         self.deferring = False
         self.whole_process = False  # installed by `policy` (the command line): windows never close
+        self.notes: dict[str, str] = {}  # what a second signal prints before it exits
 
 
 _policy: _Policy | None = None
@@ -65,7 +74,9 @@ def _handler(signum: int, frame: object) -> None:
     if policy is None:  # a stale handler (should not happen): behave as Python's default Ctrl-C
         raise KeyboardInterrupt
     if policy.flag.stopped:
-        os.write(2, f"Stopped at once by a second signal ({signal.Signals(signum).name}).\n".encode())
+        lines = [f"Stopped at once by a second signal ({signal.Signals(signum).name}): no report.",
+                 *policy.notes.values()]
+        os.write(2, "".join(line + "\n" for line in lines).encode("utf-8", "backslashreplace"))
         os._exit(128 + signum)
     policy.flag.signum = signum
     if not policy.deferring:
@@ -124,6 +135,12 @@ def stop_on_signals() -> Iterator[StopFlag]:
     with _installed(whole_process=False) as installed:
         installed.deferring = True
         yield installed.flag
+
+
+def note_for_a_hard_stop(key: str, line: str) -> None:
+    """What a second signal prints (one line per `key`, the latest kept) before it exits without the report."""
+    if _policy is not None:
+        _policy.notes[key] = line
 
 
 def received() -> int | None:

@@ -84,14 +84,24 @@ def _classify(rows: DataFrame) -> DataFrame:
     checks: list[tuple[Column, str]] = [(F.col(CORRUPT).isNotNull(), snapshot.WRONG_TYPE)]
     checks += [(_absent(c), snapshot.missing(c)) for c in snapshot.REQUIRED]
     checks += [(F.trim(F.col(c)) == "", snapshot.blank(c)) for c in ("cluster", "topic")]
+    topic = F.col("topic")
+    checks += [(topic.rlike(snapshot.TOPIC_ILLEGAL_CHARACTER) | (F.length(topic) > snapshot.TOPIC_LONGEST)
+                | topic.isin(".", ".."), snapshot.ILLEGAL_TOPIC)]
     checks += [(F.col("partition") < 0, snapshot.NEGATIVE_PARTITION),
                (F.col("min_insync_replicas") < 1, snapshot.MIN_ISR_BELOW_1)]
     checks += [(F.exists(c, lambda b: b.isNull()), snapshot.null_broker(c)) for c in snapshot.BROKER_LISTS]
     checks += [(version < 1, snapshot.FORMAT_VERSION_BELOW_1), (version > snapshot.FORMAT_VERSION,
                                                                snapshot.FORMAT_VERSION_NEWER)]
-    reason = F.coalesce(*(F.when(problem, F.lit(text)) for problem, text in checks), F.col(TAKEN_AT_PROBLEM))
+    seconds = F.col("taken_at").cast(T.LongType())
+    out_of_range = F.when((seconds < snapshot.EARLIEST_S) | (seconds >= snapshot.LATEST_S),
+                          F.lit(snapshot.TAKEN_AT_OUT_OF_RANGE))
+    reason = F.coalesce(*(F.when(problem, F.lit(text)) for problem, text in checks), F.col(TAKEN_AT_PROBLEM),
+                        out_of_range)
     no_brokers = F.array().cast(T.ArrayType(T.IntegerType()))
-    return rows.withColumns({REASON: reason, "format_version": F.coalesce(version, F.lit(
+    # an out-of-range time is no snapshot's time (9999-12-31 would be every cluster's latest snapshot), as a
+    # taken_at refused as text is none
+    return rows.withColumns({REASON: reason, "taken_at": F.when(out_of_range.isNull(), F.col("taken_at")),
+                             "format_version": F.coalesce(version, F.lit(
         snapshot.LEGACY_FORMAT_VERSION)), "elr": F.coalesce(F.col("elr"), no_brokers)})
 
 

@@ -23,12 +23,16 @@ from leader_election_cli.pipeline.files import delete_tree, write_files
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
+_LONGEST = 120  # a directory name of at most 129 characters (file systems allow 255 bytes)
+
+
 def cluster_dir(cluster: str) -> str:
-    """A directory name for a cluster: its name when that is safe, else a cleaned name and a hash."""
+    """A directory name for a cluster: its name when that is safe and short, else a cleaned name (cut to
+    120 characters) and a hash (a 5,000-character name ended in 'Mkdirs failed')."""
     cleaned = _UNSAFE.sub("_", cluster)
-    if cleaned == cluster and cluster not in (".", ".."):
+    if cleaned == cluster and cluster not in (".", "..") and len(cluster) <= _LONGEST:
         return cluster
-    return f"{cleaned}-{hashlib.sha256(cluster.encode()).hexdigest()[:8]}"
+    return f"{cleaned[:_LONGEST]}-{hashlib.sha256(cluster.encode()).hexdigest()[:8]}"
 
 
 def batch_name(number: int) -> str:

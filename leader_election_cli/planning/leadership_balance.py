@@ -53,8 +53,6 @@ partition, its weight plus the lightest fixed load among its eligible brokers.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import NamedTuple
@@ -70,6 +68,7 @@ from leader_election_cli.planning.leadership_plan import (  # noqa: F401 (the so
     LeadershipPlan,
     LoadFigures,
     RackLeadership,
+    weight_problem,
 )
 from leader_election_cli.planning.reorders import reorder_for_leader
 
@@ -254,8 +253,9 @@ class _Problem:
             if value is None:
                 missing.append(tp)
                 return 0.0
-            if not (isinstance(value, numbers.Real) and math.isfinite(value) and value >= 0):
-                raise BalanceInputError(f"the weight of {tp} is {value!r}: weights must be finite numbers >= 0")
+            problem = weight_problem(value)
+            if problem:
+                raise BalanceInputError(f"the weight of {tp} is {value!r}: {problem}")
             return float(value)
 
         w = np.fromiter(map(weight, self.tps), dtype=np.float64, count=len(self.movable))

@@ -4,6 +4,8 @@ to import: reports and renderers use them without loading the solver (OR-Tools, 
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -86,10 +88,24 @@ class LeadershipPlan:
     @property
     def optimal(self) -> bool:
         """The objective reaches its proven lower bound (the load's when weighted, else the count's)."""
-        if self.load is not None:
-            return self.load.max_after <= self.load.lower_bound
+        if self.load is not None:  # the load's bound is rounded down by up to 2**-50 of the total: 1e-9 is reached
+            return self.load.max_after <= self.load.lower_bound + 1e-9 * self.load.max_after
         return self.max_after == self.lower_bound
 
 
 def _spread(values: list[int]) -> int:
     return max(values) - min(values) if values else 0
+
+
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e18  # beyond them the scaled flow bound overflows or loses every digit
+
+
+def weight_problem(value: object) -> str | None:
+    """Why `value` cannot be a partition's weight, the one rule for every source (None: it can): a finite
+    number, 0 or from 1e-6 to 1e18 (1e308s summed to infinity and divided by zero; 5e-324 made an optimal
+    plan 'optimal: false, gap 100 %')."""
+    if not (isinstance(value, numbers.Real) and math.isfinite(value) and value >= 0):
+        return "weights must be finite numbers >= 0"
+    if value != 0 and not MIN_WEIGHT <= value <= MAX_WEIGHT:
+        return f"weights must be 0 or from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}"
+    return None

@@ -65,6 +65,11 @@ class BalanceReport(Report):
         return bool(self.moves and self.moves.interrupted)
 
     @property
+    def stop_signal(self) -> int | None:  # type: ignore[override]
+        """The moves' signal: SIGTERM exits 143 and SIGHUP 129 (every one was 130)."""
+        return self.moves.stop_signal if self.moves else None
+
+    @property
     def has_failures(self) -> bool:
         """A partition whose change failed, was refused or was left undone (a dry run fails nothing)."""
         return self.moves is not None and self.moves.has_failures

@@ -19,6 +19,7 @@ from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.java_order import java_hash_set_order
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.model import TopicPartition
+from leader_election_cli.planning.leadership_plan import weight_problem
 from leader_election_cli.selection.names import MAX_PARTITION, topic_problem
 
 # Kafka's line for an election file with no document in it, or JSON it cannot read (Json.parseFull: none)
@@ -73,21 +74,22 @@ def load_weights_file(path: str) -> dict[TopicPartition, float]:
     document = _parse(path, _WEIGHTS, _read(path, _WEIGHTS.option))
     pairs = _entries(path, _WEIGHTS, document, _weights_entry)
     _check_once(path, _WEIGHTS, [tp for tp, _ in pairs], "Give each partition one weight.")
-    for index, (_, weight) in enumerate(pairs):
-        if weight == float("inf"):  # 1e400 reads as infinity; an integer too large for a float
-            raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: too large",
+    for index, (_, weight) in enumerate(pairs):  # 1e400 reads as infinity; an integer too large for a float
+        problem = "too large" if weight == float("inf") else weight_problem(weight)
+        if problem:
+            raise InputError(f"{_WEIGHTS.invalid} {shown(path)} at $.partitions[{index}].weight: {problem}",
                              hint=_WEIGHTS.hint)
     return dict(pairs)
 
 
 def _read(path: str, option: str, *, kafka_line: bool = False) -> bytes:
-    """The file's bytes, bounded; `kafka_line`: Kafka's election file, whose failure is "Unable to read file
-    PATH", the reason on a line of its own; Kafka's own line, when the system refused the file, is
+    """The file's bytes, bounded; a failure is one line, "Unable to read file PATH: reason". `kafka_line`:
+    Kafka's election file, where the drop-in prints Kafka's own line above it when the system refused the file:
     "java.io.IOException: Unable to read file PATH" (Utils.readFileAsString's IOException, wrapped in a
     RuntimeException whose message is its toString)."""
     kafkas = (lambda _: f"java.io.IOException: Unable to read file {shown(path)}") if kafka_line else None
     return read_regular_file(path, what="file", limit=MAX_ELECTION_FILE_BYTES, hint=f"Check the {option} path.",
-                             reason_on_detail=kafka_line, kafka_io_line=kafkas,
+                             kafka_io_line=kafkas,
                              too_large_hint="Split the partitions over several files and run once per file.")
 
 
