@@ -3,6 +3,7 @@ system under the rebalance lock and the balance plan file, a --run command kille
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -42,12 +43,16 @@ def test_an_empty_snapshot_output_is_an_input_error(sb: Sandbox, tmp_path: Path)
 
 
 @pytest.mark.parametrize("command", ["prefer", "demote"])
-def test_a_directory_as_restore_file_is_refused_before_any_request(sb: Sandbox, tmp_path: Path, command: str) -> None:
-    """Refused only after three metadata reads before."""
+def test_a_special_file_as_restore_file_is_refused_before_any_request(sb: Sandbox, tmp_path: Path,
+                                                                      command: str) -> None:
+    """Refused only after three metadata reads before (a directory takes the default name: test_directory_paths)."""
     what = ["--topic", "t", "--partition", "0", "--leader", "2"] if command == "prefer" else ["--broker", "1"]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
     before = sb.request_count()
-    result = toolkit(command, "--bootstrap-server", sb.bootstrap_servers, *what, "--restore-file", str(tmp_path))
-    assert result.returncode == 2 and "is a directory, not a file" in result.stderr, result.stderr
+    result = toolkit(command, "--bootstrap-server", sb.bootstrap_servers, *what, "--restore-file", str(fifo))
+    assert result.returncode == 2 and "is a FIFO (named pipe), not a file or a directory" in result.stderr, \
+        result.stderr
     assert sb.request_count() == before
 
 

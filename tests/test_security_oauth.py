@@ -234,7 +234,8 @@ def test_an_https_token_endpoint_with_its_own_ca_in_the_jaas_options(
 
 
 @pytest.mark.parametrize(("options", "expected", "words"), [
-    ("", 3, "Could not reach the token endpoint"),  # the system's CAs: the endpoint's own CA is not among them
+    ("", 3, "TLS failed: CERTIFICATE_VERIFY_FAILED\nHint: Give the token endpoint's CA as ssl.truststore.*"),  # the
+    # system's CAs: the endpoint's own CA is not among them
     (' ssl.truststore.type="PEM" ssl.truststore.location="{ca}" ssl.endpoint.identification.algorithm="ldaps"', 2,
      "The token endpoint's TLS options"),
     (' ssl.truststore.location="{jks}" ssl.truststore.password="Wr0ng-S3cret"', 2,

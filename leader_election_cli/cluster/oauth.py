@@ -103,9 +103,10 @@ class OAuthTokenProvider(AbstractTokenProvider):
         try:
             answer = post_form(url, urllib.parse.urlencode(body).encode(), headers, limits, settings.ssl_context)
         except TokenHttpError as exc:
-            raise UnreachableError(f"Could not get a token from {where}: {exc.reason}",
-                                   hint="Check sasl.oauthbearer.token.endpoint.url, the network and the "
-                                        "sasl.login.*.timeout.ms settings.") from None
+            hint = ("Give the token endpoint's CA as ssl.truststore.* options in sasl.jaas.config (KIP-768), or "
+                    "check sasl.oauthbearer.token.endpoint.url." if exc.tls else
+                    "Check sasl.oauthbearer.token.endpoint.url, the network and the sasl.login.*.timeout.ms settings.")
+            raise UnreachableError(f"Could not get a token from {where}: {exc.reason}", hint=hint) from None
         if answer.status in (400, 401, 403):
             raise AuthError(f"{where} refused the client credentials: HTTP {answer.status}",
                             hint="Check clientId, clientSecret and scope in sasl.jaas.config.")

@@ -25,9 +25,9 @@ from urllib3.util import parse_url
 class TokenHttpError(Exception):
     """The exchange failed; `reason` says how, in words."""
 
-    def __init__(self, reason: str, *, timed_out: bool = False) -> None:
+    def __init__(self, reason: str, *, timed_out: bool = False, tls: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.timed_out = reason, timed_out
+        self.reason, self.timed_out, self.tls = reason, timed_out, tls
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _exchange(connection: HTTPConnection, path: str, body: bytes, headers: dict[
     try:
         connection.connect()
     except ssl.SSLError as exc:
-        raise TokenHttpError(f"TLS failed: {exc.reason or type(exc).__name__}") from None
+        raise TokenHttpError(f"TLS failed: {exc.reason or type(exc).__name__}", tls=True) from None
     except (OSError, urllib3.exceptions.HTTPError) as exc:
         if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.ConnectTimeoutError)):
             raise TokenHttpError(f"no connection within {min(limits.connect_s, limits.total_s):g} s",
