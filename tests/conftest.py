@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import services
 from hypothesis import HealthCheck, settings
-from services import PREFIX, missing_service, require_gssapi
+from services import PREFIX, missing_service, require_command, require_gssapi
 
 from leader_election_cli.sandbox import Sandbox
 
@@ -164,6 +164,12 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def java() -> None:
+    """A JDK's java (Spark's driver, the stores Java writes)."""
+    require_command("java", "default-jdk-headless")
 
 
 @pytest.fixture(scope="session")

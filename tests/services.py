@@ -9,6 +9,7 @@ summary. Under CI=true such a skip is a failure instead: CI must run every test.
 from __future__ import annotations
 
 import os
+import shutil
 from typing import NoReturn
 
 import pytest
@@ -31,3 +32,9 @@ def require_gssapi() -> None:
     except ImportError:
         missing_service("gssapi", "the gssapi package is not installed (the [kerberos] extra, built with "
                                   "libkrb5-dev's krb5-config and gcc: apt-get install libkrb5-dev gcc python3-dev)")
+
+
+def require_command(command: str, package: str) -> None:
+    """A program a test runs (java, groff, man), from the Debian package that has it."""
+    if shutil.which(command) is None:
+        missing_service(package, f"{command} is missing: apt-get install {package}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import pytest
 from generated_docs import REGENERATE, generator
+from services import require_command
 
 from leader_election_cli.errors import ExitCode
 
@@ -37,12 +38,12 @@ def test_the_committed_pages_are_current() -> None:
 
 def render(text: str) -> tuple[str, str]:
     """(the page as man shows it, groff's warnings), with every warning enabled."""
+    require_command("groff", "groff-base")
     result = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-rLL=100n"], input=text, capture_output=True,
                             text=True, check=True, timeout=60)
     return re.sub(r".\x08", "", result.stdout), result.stderr
 
 
-@pytest.mark.skipif(shutil.which("groff") is None, reason="needs groff")
 @pytest.mark.parametrize("slug", sorted(PAGES))
 def test_a_page_renders_without_warnings_and_shows_every_option_as_typed(slug: str) -> None:
     page = PAGES[slug]
@@ -90,10 +91,10 @@ def test_roff_escaping_keeps_backslashes_and_leading_dots_literal() -> None:
     assert ".hidden 'quote' back\\slash --flag" in shown
 
 
-@pytest.mark.skipif(shutil.which("man") is None, reason="needs man")
 def test_the_readmes_manpath_line_finds_the_pages_of_an_old_pipx(tmp_path: Path) -> None:
     """pipx < 1.5 leaves the pages in the tool's virtualenv: the README's MANPATH line finds them there,
     and the system's pages are still found (its trailing colon)."""
+    require_command("man", "man-db")
     readme = (ROOT / "README.md").read_text()
     (line,) = [line for line in readme.splitlines() if line.startswith('export MANPATH="')]
     venvs = tmp_path / "pipx" / "venvs"

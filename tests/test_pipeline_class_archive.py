@@ -32,7 +32,7 @@ from leader_election_cli.pipeline.class_archive import (  # noqa: E402
 
 KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
 JAVA = shutil.which("java")
-needs_java = pytest.mark.skipif(JAVA is None, reason="no java on PATH")
+needs_java = pytest.mark.usefixtures("java")
 
 
 @needs_java

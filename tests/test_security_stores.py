@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaTimeoutError
 from security_fixtures import KEY_PASSWORD, STORE_PASSWORD, continued
+from services import require_command
 
 from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
@@ -232,11 +233,9 @@ def test_over_sasl_ssl_a_missing_client_certificate_stops_the_run_at_once(pki: s
 def key_p12_own_password(pki: security_fixtures.Pki) -> Path:
     """The client's key in a PKCS12 store whose key entry has its own password (KEY_PASSWORD) and the rest the
     store password, written by Java's KeyStore API (tests/java/TwoPasswordPkcs12.java): keytool refuses to."""
-    import shutil
     import subprocess
 
-    if shutil.which("java") is None:
-        pytest.skip("needs a JDK (java) to write the store as Java does; .ci/run installs one")
+    require_command("java", "default-jdk-headless")  # to write the store as Java does
     key, chain, store = (pki.directory / name for name in ("client-key.der", "client-chain.pem", "key-own.p12"))
     key.write_bytes(pki.client_key_der)
     chain.write_text(pki.client_chain_pem)

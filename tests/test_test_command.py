@@ -76,6 +76,29 @@ def test_under_ci_a_missing_service_is_a_failure(tmp_path: Path, ci: str) -> Non
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 failed, 1 passed, 1 error" in done.stdout
     assert "CI=true: CI runs every test" in done.stdout
+    outcomes, reasons, others = _test_command().results(tmp_path / "junit.xml")  # type: ignore[attr-defined]
+    assert (dict(outcomes), dict(reasons), others) == ({"passed": 1, "failed": 3},  # counted, not "0 skipped"
+                                                       {f"missing service Thing: {REASON}": 3}, 0)
+
+
+def test_the_service_prefix_is_the_one_the_tests_raise() -> None:
+    from services import PREFIX
+
+    assert _test_command().SERVICE_SKIP == PREFIX  # type: ignore[attr-defined]
+
+
+def test_a_junit_report_asked_for_is_the_one_read(tmp_path: Path) -> None:
+    """pytest writes only the last --junitxml: the command reads that one (it said "no test ran")."""
+    junit_path = _test_command().junit_path  # type: ignore[attr-defined]
+    assert junit_path(["-x", "--junitxml", "r.xml"], tmp_path) == (Path("r.xml"), ["-x", "--junitxml", "r.xml"])
+    assert junit_path(["--junit-xml=a.xml"], tmp_path) == (Path("a.xml"), ["--junit-xml=a.xml"])
+    assert junit_path(["-x"], tmp_path) == (tmp_path / "junit.xml", [f"--junitxml={tmp_path / 'junit.xml'}", "-x"])
+
+
+def test_a_cut_or_missing_report_counts_nothing(tmp_path: Path) -> None:
+    (tmp_path / "cut.xml").write_text("<testsuites><testsuite><testcase")
+    results = _test_command().results  # type: ignore[attr-defined]
+    assert results(tmp_path / "cut.xml") == results(tmp_path / "none.xml") == ({}, {}, 0)
 
 
 def test_the_readme_and_ci_run_the_one_command() -> None:
