@@ -233,6 +233,21 @@ def test_an_https_token_endpoint_with_its_own_ca_in_the_jaas_options(
     assert sb.partition_state("t1", 0).leader == 1
 
 
+@pytest.mark.parametrize(("check", "expected"), [("", 0), ("HTTPS", 3)])
+def test_the_token_endpoints_host_name_check_follows_the_jaas_option(
+        sb: Sandbox, idp: security_fixtures.TokenEndpoint, idp_pki: security_fixtures.Pki, tmp_path: Path,
+        check: str, expected: int) -> None:
+    """127.1 is 127.0.0.1 to the socket but no name the certificate gives: an empty
+    ssl.endpoint.identification.algorithm turns the check off as in Kafka (urllib3 checked it anyway)."""
+    url = idp.https_token_url.replace("127.0.0.1", "127.1")
+    options = f' ssl.truststore.type="PEM" ssl.truststore.location="{idp_pki.ca_pem}"' \
+              f' ssl.endpoint.identification.algorithm="{check}"'
+    config = client_credentials(url).replace('scope="kafka";', f'scope="kafka"{options};')
+    code, output, _ = elect(sb, "elect", config, tmp_path)
+    assert code == expected, output
+    assert expected == 0 or "CERTIFICATE_VERIFY_FAILED" in output or "hostname" in output.lower(), output
+
+
 @pytest.mark.parametrize(("options", "expected", "words"), [
     ("", 3, "TLS failed: CERTIFICATE_VERIFY_FAILED\nHint: Give the token endpoint's CA as ssl.truststore.*"),  # the
     # system's CAs: the endpoint's own CA is not among them

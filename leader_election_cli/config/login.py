@@ -123,8 +123,7 @@ def _token_endpoint_tls(options: Mapping[str | None, str], source: str) -> tuple
     from leader_election_cli.config.tls import ssl_context
 
     ssl_options = {key: value for key, value in options.items() if key and key.startswith("ssl.")}
-    secrets = tuple(value for key, value in ssl_options.items()
-                    if key.endswith(("password", ".key")) and len(value) >= 4)
+    secrets = tuple(value for key, value in ssl_options.items() if key.endswith(("password", ".key")))
     try:
         return ssl_context(ssl_options, f"the sasl.jaas.config in {source}"), secrets
     except InputError as exc:

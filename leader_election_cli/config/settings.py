@@ -175,7 +175,6 @@ def _secrets(props: Mapping[str, str], *more: str | None) -> tuple[str, ...]:
     return tuple(sorted(v for v in values if len(v) >= 4))
 
 
-
 def _key_warnings(entries: list[tuple[int, str, str]], source: str) -> tuple[str, ...]:
     """A warning per key this tool does not use; never a value, and a key only when it looks like one."""
     warnings = []
