@@ -18,6 +18,7 @@ import errno
 import io
 import os
 import sys
+import threading
 from typing import Any
 
 
@@ -35,6 +36,7 @@ class GuardedStream(io.TextIOBase):
         self._at_once = name == "stderr" or (stream is not None and _isatty(stream))
         self._direct = stream is not None and _fileno(stream) == fd  # else (a test's capture): through it
         self.flush_first: GuardedStream | None = None  # stderr: stdout's text goes out before its own
+        self._lock = threading.RLock()  # roll's pass-through and rich's refresh threads write to stderr too
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -71,10 +73,11 @@ class GuardedStream(io.TextIOBase):
             except OSError as exc:
                 self._failed(exc)
         elif self.failure is None and text:
-            self._pending.append(text)
-            self._pending_size += len(text)
-            if self._at_once or self._pending_size >= _CHUNK:
-                self.flush()
+            with self._lock:
+                self._pending.append(text)
+                self._pending_size += len(text)
+                if self._at_once or self._pending_size >= _CHUNK:
+                    self.flush()
         return len(text)
 
     def flush(self) -> None:
@@ -83,10 +86,11 @@ class GuardedStream(io.TextIOBase):
         if self.failure is None and self._stream is not None:
             try:
                 self._stream.flush()  # anything written to it before it was guarded
-                if self._pending:
+                with self._lock:
                     text = "".join(self._pending)
                     self._pending, self._pending_size = [], 0
-                    _write_all(self._fd, text.encode(self.encoding, self.errors or "strict"))
+                    if text:
+                        _write_all(self._fd, text.encode(self.encoding, self.errors or "strict"))
             except OSError as exc:
                 self._failed(exc)
 

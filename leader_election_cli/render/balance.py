@@ -79,13 +79,13 @@ def render_status_table(report: StatusReport, out: IO[str], color: bool | None =
 def _recovery_lines(console: Any, recovery: dict[TopicPartition, tuple[int, ...]]) -> None:
     """Which offline partitions an in-sync or eligible replica's return recovers without data loss."""
     waiting = [f"{tp} (broker {' or '.join(map(str, brokers))})" for tp, brokers in recovery.items() if brokers]
-    lost = [str(tp) for tp, brokers in recovery.items() if not brokers]
+    lost = [tp for tp, brokers in recovery.items() if not brokers]
     if waiting:
         print_line(console, f"  of which recover without data loss when an in-sync or eligible replica returns: "
-                            f"{len(waiting)} ({', '.join(waiting)})")
+                            f"{len(waiting)} ({names(waiting)})")
     if lost:
         print_line(console, f"[bold red]  of which have no in-sync or eligible replica left (only an unclean election "
-                            f"brings them back): {len(lost)} ({', '.join(lost)})[/]")
+                            f"brings them back): {len(lost)} ({names(lost)})[/]")
 
 
 def optimum_line(o: LeadershipOptimum) -> str:

@@ -33,67 +33,67 @@ def _election(mode: str) -> _Renderer:
             TEXT: lambda r, out, err, _color: election.render_text(r, out, err)}[mode]
 
 
+def _json_or(mode: str, document: Callable[[Any], dict[str, Any]], table: _Renderer) -> _Renderer:
+    """A command's JSON document in json mode, else its table (these commands have no text of Kafka's)."""
+    return (lambda r, out, _err, _color: write_json(document(r), out)) if mode == JSON else table
+
+
+def _nothing(_r: Any, _out: IO[str], _err: IO[str], _color: bool | None) -> None:
+    """A table has nothing to show for a run that stopped: the error line says it all."""
+
+
 def _moves(mode: str) -> _Renderer:
     from leader_election_cli.render.moves import render_moves_table
     from leader_election_cli.reports import moves
 
-    return (lambda r, out, _err, _color: write_json(moves.document(r), out)) if mode == JSON else render_moves_table
+    return _json_or(mode, moves.document, render_moves_table)
 
 
 def _status(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_status_table
     from leader_election_cli.reports import balance
 
-    return ((lambda r, out, _err, _color: write_json(balance.status_document(r), out)) if mode == JSON
-            else lambda r, out, _err, color: render_status_table(r, out, color))
+    return _json_or(mode, balance.status_document, lambda r, out, _err, color: render_status_table(r, out, color))
 
 
 def _status_unread(mode: str) -> _Renderer:
     from leader_election_cli.reports import balance
 
-    if mode == JSON:
-        return lambda r, out, _err, _color: write_json(balance.status_unread_document(r.error, r.exit_code), out)
-    return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
+    return _json_or(mode, lambda r: balance.status_unread_document(r.error, r.exit_code), _nothing)
 
 
 def _rebalance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance import render_rebalance_table
     from leader_election_cli.reports import balance
 
-    return (lambda r, out, _err, _color: write_json(balance.rebalance_document(r), out)) if mode == JSON \
-        else render_rebalance_table
+    return _json_or(mode, balance.rebalance_document, render_rebalance_table)
 
 
 def _balance(mode: str) -> _Renderer:
     from leader_election_cli.render.balance_plan import render_balance_table
     from leader_election_cli.reports import balance_plan
 
-    return (lambda r, out, _err, _color: write_json(balance_plan.document(r), out)) if mode == JSON \
-        else render_balance_table
+    return _json_or(mode, balance_plan.document, render_balance_table)
 
 
 def _balance_stopped(mode: str) -> _Renderer:
     from leader_election_cli.reports import balance_plan
 
-    if mode == JSON:
-        return lambda r, out, _err, _color: write_json(balance_plan.stopped_document(r), out)
-    return lambda _r, _out, _err, _color: None  # a table has nothing to show: the error line says it all
+    return _json_or(mode, balance_plan.stopped_document, _nothing)
 
 
 def _can_stop(mode: str) -> _Renderer:
     from leader_election_cli.render.maintenance import render_can_stop_table
     from leader_election_cli.reports import maintenance
 
-    return (lambda r, out, _err, _color: write_json(maintenance.document(r), out)) if mode == JSON \
-        else render_can_stop_table
+    return _json_or(mode, maintenance.document, render_can_stop_table)
 
 
 def _roll(mode: str) -> _Renderer:
     from leader_election_cli.render.maintenance import render_roll_table
     from leader_election_cli.reports import maintenance
 
-    return (lambda r, out, _err, _color: write_json(maintenance.roll_document(r), out)) if mode == JSON \
-        else render_roll_table
+    return _json_or(mode, maintenance.roll_document, render_roll_table)
 
 
 # By the report's class name (each is unique): an election's run imports no other command's reports.
