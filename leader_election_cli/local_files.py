@@ -217,9 +217,14 @@ def named_path(written: str, option: str, *, create: bool) -> Path:
     return path
 
 
+def file_name_part(cluster_id: str | None) -> str:
+    """A cluster id as part of a file name: every character but letters, digits, '_', '.' and '-' made '_'
+    (a cluster id is any string the cluster reports: "/" would name a directory)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", cluster_id or "unknown-cluster")
+
+
 def run_file_name(cluster_id: str | None, what: str, now: datetime | None = None) -> str:
     """<cluster id>-<what>-<UTC time>.json, a file a run names itself (a restore file, a plan file): the time
     to the millisecond, so that runs in the same second never collide."""
     now = now or datetime.now(timezone.utc)
-    cluster = re.sub(r"[^A-Za-z0-9_.-]", "_", cluster_id or "unknown-cluster")
-    return f"{cluster}-{what}-{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z.json"
+    return f"{file_name_part(cluster_id)}-{what}-{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z.json"

@@ -162,3 +162,21 @@ def test_bad_broker_lists_are_one_line_usage_errors(sandbox_factory) -> None:
         assert code == 2 and says in err and out == "" and "Traceback" not in err
     code, _, err = run_command(cli, "can-stop", "1")
     assert code == 2 and "--bootstrap-server" in err
+
+
+def test_the_verdict_line_wraps_between_words_on_a_terminal(monkeypatch) -> None:
+    import io
+
+    from leader_election_cli.planning.maintenance import StopVerdict
+    from leader_election_cli.render.maintenance import render_verdict
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "40")
+    out = Terminal()
+    render_verdict(StopVerdict((1, 2, 3), (), (), False), out, False, "title")
+    lines = out.getvalue().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 40 for line in lines), lines
+    assert " ".join(line.strip() for line in lines).startswith("Safe to stop broker(s) 1,2,3: no partition")

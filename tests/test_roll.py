@@ -269,3 +269,119 @@ def test_the_quorum_leader_is_read_only_where_a_broker_says_it(sandbox_factory: 
         connection = Connection(sb.bootstrap_servers)
         with connection.open(connection.settings(lambda _line: None)) as cluster:
             assert cluster.quorum_leader() == leader, kwargs
+
+
+def state_document(cluster_id: str, command: str | None, **broker: object) -> dict:
+    return {"schema_version": 1, "cluster_id": cluster_id, "command": command, "finished": False,
+            "brokers": [{"broker": 1, "host": None, "step": "pending", "restore_files": [], **broker}]}
+
+
+def test_wait_for_enter_at_the_end_of_the_input_is_not_enter(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from leader_election_cli.cli.maintenance_command import wait_for_enter
+
+    read, write = os.pipe()
+    os.close(write)
+    with open(read, encoding="utf-8") as stdin:  # at end of file at once
+        monkeypatch.setattr("sys.stdin", stdin)
+        assert wait_for_enter("press Enter") is None
+
+
+def test_a_pause_roll_whose_input_ends_fails_its_restart_step(sandbox_factory: Callable[..., Sandbox],
+                                                             tmp_path: Path) -> None:
+    from leader_election_cli.operations.roll import RollSettings
+    from leader_election_cli.operations.roll import roll as run_roll
+
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    state_file = tmp_path / "roll.json"
+    report = run_roll(Connection(sb.bootstrap_servers), RollSettings((1,), None, pause=True, state_file=state_file),
+                      ask=lambda _line: None)
+    assert int(report.exit_code) == 1 and "the input ended before Enter was pressed" in (report.aborted_reason or "")
+    assert json.loads(state_file.read_text())["brokers"][0]["step"] == "drained"  # not restarted: resumed from there
+
+
+def test_resuming_a_pause_roll_without_a_terminal_is_refused_before_anything_is_done(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    state_file = tmp_path / "roll.json"
+    state_file.write_text(json.dumps(state_document(sb.cluster.cluster_id, None)))
+    before = state_file.read_text()
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume",
+                               "--state-file", str(state_file), input="")
+    assert code == 2 and "no terminal" in err and len(err.splitlines()) == 2, err
+    assert state_file.read_text() == before and sb.request_count(45) == sb.request_count(43) == 0
+
+
+@pytest.mark.parametrize("changed", [{"command": 5}, {"host": 5}, {"broker": True}, {"restore_files": "abc"},
+                                     {"broker": -1}, {"step": "later"}, {"finished": 0}])
+def test_a_state_file_is_checked_against_its_schema(sandbox_factory: Callable[..., Sandbox], tmp_path: Path,
+                                                    changed: dict) -> None:
+    sb = sandbox_factory(1)
+    state_file = tmp_path / "roll.json"
+    document = state_document("another-cluster", "true")  # another cluster's: refused (5) if it is read
+    for key, value in changed.items():
+        (document if key in document else document["brokers"][0])[key] = value
+    state_file.write_text(json.dumps(document))
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume",
+                               "--state-file", str(state_file))
+    wrote = f"The roll's state file {state_file} is not one kafka-leaders roll wrote: at $"
+    assert code == 2 and err.startswith(wrote), err
+    assert len(err.splitlines()) == 2
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_state_file_that_is_a_fifo_or_a_device_is_refused_at_once(sandbox_factory: Callable[..., Sandbox],
+                                                                    tmp_path: Path, special: str) -> None:
+    import os
+
+    sb = sandbox_factory(1)
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "roll.json")
+        os.mkfifo(path)
+    done = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file", path],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 2
+
+
+def test_a_restore_file_unreadable_after_a_drain_is_exit_1(sandbox_factory: Callable[..., Sandbox],
+                                                           tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    state_file = tmp_path / "roll.json"
+    args = ("roll", "--bootstrap-server", sb.bootstrap_servers, "--state-file", str(state_file), "--output", "json")
+    code, _, _ = run_command(cli, *args, "--brokers", "1", "--exec", "exit 7")
+    document = json.loads(state_file.read_text())
+    assert code == 1 and document["brokers"][0]["step"] == "drained"
+    Path(document["brokers"][0]["restore_files"][0]).write_text("{")  # spoilt while the broker was down
+    document["command"] = "true"
+    state_file.write_text(json.dumps(document))
+    code, out, err = run_command(cli, *args, "--resume")
+    assert code == 1 and "is not valid JSON" in json.loads(out)["error"], err  # something was sent: not exit 2
+    assert json.loads(state_file.read_text())["brokers"][0]["step"] == "back"
+
+
+def test_the_refused_roll_names_the_default_state_file(sandbox_factory: Callable[..., Sandbox]) -> None:
+    from leader_election_cli.operations.roll_state import default_state_path
+
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    path = default_state_path(sb.cluster.cluster_id)
+    path.write_text(json.dumps(state_document(sb.cluster.cluster_id, "true")))
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "1",
+                                 "--exec", "true", "--output", "json")
+    assert code == 5 and "unfinished" in err
+    document = json.loads(out)
+    check(document, "roll.schema.json")
+    assert document["state_file"] == str(path)
+    code, out, _ = run_command(cli, "roll", "--bootstrap-server", "127.0.0.1:1", "--brokers", "1", "--exec", "true",
+                               "--output", "json", "--timeout", "2")
+    assert code == 3 and json.loads(out)["state_file"] is None  # the cluster, whose id names it, was not read
+
+
+def test_the_default_state_file_name_sanitises_the_cluster_id_as_every_file_a_run_names() -> None:
+    from leader_election_cli.local_files import run_file_name
+    from leader_election_cli.operations.roll_state import default_state_path
+
+    assert default_state_path("a:b/c d").name == "a_b_c_d-roll.json"
+    assert run_file_name("a:b/c d", "prefer").startswith("a_b_c_d-prefer-")

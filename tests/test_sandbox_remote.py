@@ -105,3 +105,61 @@ def test_starting_a_broker_again_while_it_catches_up_starts_its_catch_up_again(
     sb.start_broker_catching_up(3, 0.5)  # listening already: only the catch-up starts over
     wait_for(lambda: all(3 in sb.partition_state("t", p).isr for p in ASSIGNMENT))
     wait_for(lambda: not sb.catching_up())
+
+
+def test_ready_file_and_control_together_are_refused_but_the_environment_gives_way(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path, monkeypatch) -> None:
+    sb = sandbox_factory(3)
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    try:
+        ready = tmp_path / "ready.json"
+        ready.write_text(json.dumps({"control": control.path}))
+        code, _, err = run_command(cli, "sandbox-ctl", "--ready-file", str(ready), "--control", "/nowhere", "status")
+        assert code == 2 and err.startswith("Give one of --ready-file and --control, not both"), err
+        monkeypatch.setenv("KAFKA_SANDBOX_CONTROL", "/nowhere")
+        code, out, err = run_command(cli, "sandbox-ctl", "--ready-file", str(ready), "status")
+        assert (code, out) == (0, "1:up 2:up 3:up\n"), err
+    finally:
+        control.stop()
+
+
+def test_a_ready_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "ready.json"
+    os.mkfifo(fifo)
+    done = subprocess.run([str(BIN / "kafka-leaders"), "sandbox-ctl", "--ready-file", str(fifo), "status"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "FIFO" in done.stderr and len(done.stderr.splitlines()) == 2, done.stderr
+
+
+def test_a_socket_that_answers_not_as_a_sandbox_does_is_one_line_exit_3(tmp_path: Path) -> None:
+    import socket
+    import threading
+
+    path = str(tmp_path / "s")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+
+    def answer() -> None:
+        for reply in (b"[1]\n", b'{"ok": true, "brokers": 5}\n'):
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(reply)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        for _ in range(2):
+            code, _, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+            assert code == 3 and "did not answer as a sandbox does" in err and len(err.splitlines()) == 2, err
+    finally:
+        thread.join(timeout=10)
+        server.close()
+
+
+def test_the_help_lists_the_exit_codes_the_command_gives() -> None:
+    code, out, _ = run_command(cli, "sandbox-ctl", "--help")
+    codes = {line.split()[0]: line for line in out.split("Exit codes:")[1].splitlines() if line.strip()}
+    assert code == 0 and set(codes) == {"0", "1", "2", "3", "129", "130", "143"}
+    assert "internal error" in codes["1"] and "elect" not in codes["1"]

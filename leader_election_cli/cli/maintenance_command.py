@@ -124,11 +124,13 @@ flight (a running command is waited for), and roll --resume carries on from ther
 
 ROLL_EXIT_CODES = exit_code_help({
     0: "every broker was restarted and given its leadership back (or a dry run finished)",
-    1: "the --exec command failed or timed out, a broker could not be drained, or its leadership did not come "
-       "back (the state file keeps where the roll stands), or an internal error",
+    1: "the --exec command failed or timed out, the input ended before Enter was pressed (--pause), a broker "
+       "could not be drained, or its leadership did not come back, or, once a broker was drained, the state or "
+       "restore file could not be written or read (the state file keeps where the roll stands), or an internal "
+       "error",
     3: "cluster unreachable, or a broker not back in every ISR within --rejoin-timeout",
     5: "not safe to stop the next broker within --safe-timeout (nothing was done to it), or an unfinished roll "
-       "of this cluster exists (use --resume)"})
+       "of this cluster exists (use --resume), or the state file is of another cluster"})
 
 
 class BrokersOrAll(BrokerList):
@@ -150,7 +152,8 @@ class BrokersOrAll(BrokerList):
 @click.option("--pause", is_flag=True, help="Instead of --exec: wait for Enter while you restart the broker.")
 @click.option("--resume", is_flag=True, help="Carry on the unfinished roll of the state file.")
 @click.option("--state-file", metavar="PATH",
-              help="Where the roll records each step (default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-roll.json).")
+              help="Where the roll records each step (default: $XDG_STATE_HOME/kafka-leaders/<cluster id>-roll.json, "
+                   "~/.local/state/kafka-leaders/... without it).")
 @click.option("--safe-timeout", type=Seconds(min=0, max=86_400), default=300, show_default=True, metavar="SECONDS",
               help="How long to wait for a broker to be safe to stop.")
 @click.option("--exec-timeout", type=Seconds(min=0.1, max=86_400), default=600, show_default=True,
@@ -196,8 +199,9 @@ def _roll_settings(o: dict[str, Any]) -> Any:
                         Path(o["state_file"]) if o["state_file"] else None, o["resume"], o["dry_run"])
 
 
-def wait_for_enter(line: str) -> bool:
-    """Ask on stderr, wait for Enter on stdin; False when a stop signal comes first."""
+def wait_for_enter(line: str) -> bool | None:
+    """Ask on stderr, wait for Enter on stdin: True when it was pressed, False when a stop signal comes
+    first, None at the end of the input (Ctrl-D): nobody said the broker was restarted."""
     import select
 
     from leader_election_cli.operations.signals import received
@@ -205,7 +209,9 @@ def wait_for_enter(line: str) -> bool:
     echo(line, err=True)
     while received() is None:
         if select.select([sys.stdin], [], [], 0.1)[0]:
-            return sys.stdin.readline() != "" or received() is None
+            if sys.stdin.readline() == "":
+                return None
+            return received() is None
     return False
 
 
@@ -219,11 +225,15 @@ def _roll(o: dict[str, Any]) -> int:
     settings = _roll_settings(o)
 
     def stopped(exc: Any) -> RollReport:
-        report = RollReport(o["state_file"] or "", o["command"], dry_run=o["dry_run"])
+        from leader_election_cli.operations.roll import RollRefused
+
+        # the state file refused, else the one given; null when the cluster (whose id names it) was not read
+        state_file = str(exc.state_file) if isinstance(exc, RollRefused) else o["state_file"]
+        report = RollReport(state_file, o["command"], dry_run=o["dry_run"])
         report.abort(exc.exit_code, exc.message)
         return report
 
     with document_on_failure(output, stopped):
-        report = run_roll(connection_, settings, hooks(output), ask=wait_for_enter)
+        report = run_roll(connection_, settings, hooks(output), ask=wait_for_enter if interactive() else None)
     show(report, output, o["color"])
     return int(report.exit_code)

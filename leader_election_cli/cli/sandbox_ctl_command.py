@@ -7,10 +7,12 @@ import sys
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from leader_election_cli.cli.common import echo, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
+from leader_election_cli.local_files import read_regular_file
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
 OPS = ("stop-broker", "start-broker", "restart-broker", "status")
@@ -31,10 +33,18 @@ ISRs. start-broker returns once the broker listens again; it stays fenced (not i
 fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spread over the rest, as a
 restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down."""
 
+_STOPPED = "before the sandbox answered (a request it got is carried out)"
 EXIT_CODES = exit_code_help({0: "done (or the status printed)",
-                             2: "usage or input error (no ready file, no such broker), nothing was changed",
-                             3: "the sandbox's control socket did not answer (is the sandbox running?)",
-                             4: None, 5: None, 129: None, 130: None, 143: None})
+                             1: "an internal error",
+                             2: "usage or input error (no ready file, both --ready-file and --control, no such "
+                                "broker), nothing was changed",
+                             3: "the sandbox's control socket did not answer, or not as a sandbox does (is the "
+                                "sandbox running?)",
+                             4: None, 5: None,
+                             129: f"stopped by SIGHUP {_STOPPED}",
+                             130: f"interrupted (Ctrl-C, SIGINT) {_STOPPED}",
+                             143: f"stopped by SIGTERM {_STOPPED}"})
+MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
@@ -51,26 +61,30 @@ def sandbox_ctl(**o: Any) -> None:
     """Stop, start or restart a broker of a running sandbox, as systemctl would a real one.
 
     The sandbox (kafka-leaders sandbox) listens on a Unix socket only its user can reach; the ready file
-    names it. Exactly one of --ready-file and --control (or KAFKA_SANDBOX_CONTROL) says where.
+    names it. One of --ready-file and --control says where (not both); KAFKA_SANDBOX_CONTROL stands for
+    --control when neither is given.
     """
-    sys.exit(run(lambda: _sandbox_ctl(o), o["debug"]))
+    from_env = click.get_current_context().get_parameter_source("control") is ParameterSource.ENVIRONMENT
+    sys.exit(run(lambda: _sandbox_ctl(o, from_env), o["debug"]))
 
 
-def control_socket(ready_file: str | None, control: str | None) -> str:
-    """The control socket: --control, else the ready file's `control`."""
+def control_socket(ready_file: str | None, control: str | None, control_from_env: bool = False) -> str:
+    """The control socket: --control, else the ready file's `control`; both given is an input error, but
+    --control from KAFKA_SANDBOX_CONTROL (`control_from_env`) gives way to --ready-file."""
+    if ready_file is not None and control and not control_from_env:
+        raise InputError("Give one of --ready-file and --control, not both",
+                         hint="--ready-file names the sandbox's control socket; --control is that socket.")
     if ready_file is None:
         if not control:
             raise InputError("Missing --ready-file", hint="Give the sandbox's --ready-file (or --control SOCKET).")
         return control
+    hint = "Give the path the sandbox's --ready-file wrote."
+    data = read_regular_file(ready_file, what="--ready-file", limit=MAX_READY_FILE_BYTES, hint=hint)
     try:
-        with open(ready_file, encoding="utf-8") as f:
-            document = json.load(f)
-    except OSError as e:
-        raise InputError(f"--ready-file {shown(ready_file)} cannot be read: {e.strerror or e}",
-                         hint="Give the path the sandbox's --ready-file wrote.") from None
-    except ValueError:
+        document = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
         raise InputError(f"--ready-file {shown(ready_file)} is not a sandbox ready file (not JSON)",
-                         hint="Give the path the sandbox's --ready-file wrote.") from None
+                         hint=hint) from None
     path = document.get("control") if isinstance(document, dict) else None
     if not isinstance(path, str):
         raise InputError(f"--ready-file {shown(ready_file)} names no control socket",
@@ -78,7 +92,7 @@ def control_socket(ready_file: str | None, control: str | None) -> str:
     return path
 
 
-def _sandbox_ctl(o: dict[str, Any]) -> int:
+def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
     from leader_election_cli.sandbox.remote import request
 
     op, broker = o["op"], o["broker"]
@@ -86,7 +100,7 @@ def _sandbox_ctl(o: dict[str, Any]) -> int:
         raise InputError(f"{op} needs a BROKER id", hint=f"e.g. kafka-leaders sandbox-ctl --ready-file F {op} 2")
     if op == "status" and broker is not None:
         raise InputError("status takes no BROKER", hint="kafka-leaders sandbox-ctl --ready-file F status")
-    path = control_socket(o["ready_file"], None if o["ready_file"] else o["control"])
+    path = control_socket(o["ready_file"], o["control"], control_from_env)
     message: dict[str, Any] = {"op": op}
     if broker is not None:
         message["broker"] = broker
@@ -98,9 +112,13 @@ def _sandbox_ctl(o: dict[str, Any]) -> int:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
                                hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
+    brokers = answer.get("brokers") if isinstance(answer, dict) else None
+    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(brokers, dict)):
+        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does",
+                               hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
     if not answer.get("ok"):
-        raise InputError(str(answer.get("error")), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
-    echo(" ".join(f"{b}:{state}" for b, state in answer["brokers"].items()))
+        raise InputError(shown(str(answer.get("error"))), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    echo(" ".join(f"{shown(str(b))}:{shown(str(state))}" for b, state in brokers.items()))
     return 0
 
 

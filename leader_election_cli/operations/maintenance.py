@@ -10,7 +10,7 @@ from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning.maintenance import StopVerdict, needs_elr, stop_verdict
+from leader_election_cli.planning.maintenance import needs_elr, stop_verdict
 from leader_election_cli.reports.maintenance import CanStopReport
 
 
@@ -35,13 +35,6 @@ def check_brokers(state: ClusterState, brokers: Collection[int]) -> None:
         live = ",".join(map(str, sorted(state.live_brokers)))
         raise InputError(f"Broker {','.join(map(str, unknown))} is neither live nor a replica of any partition "
                          f"(live brokers: {live})", hint="Check the broker ids.")
-
-
-def verdict(cluster: ClusterConnection, brokers: Collection[int], *, allow_rf1: bool) -> StopVerdict:
-    """Read the cluster and judge stopping `brokers` now."""
-    state = read_for_stop(cluster, brokers)
-    check_brokers(state, brokers)
-    return stop_verdict(state, brokers, allow_rf1=allow_rf1)
 
 
 def can_stop(connection: Connection, brokers: Collection[int], *, allow_rf1: bool = False,

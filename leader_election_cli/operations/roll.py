@@ -8,7 +8,7 @@ combined mode):
    controller's automatic rebalance gives it leadership back), its restore file kept; then check it
    leads nothing (partitions of a single replica excepted, with `allow_rf1`);
 3. restart it: run the command (`{broker}`, `{host}` filled in; its output on stderr, bounded by
-   `exec_timeout_s`) or, with `pause`, wait for Enter;
+   `exec_timeout_s`) or, with `pause`, wait for Enter (the end of the input fails the step);
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
 5. restore: put back the replica orders of its restore files and elect the preferred replicas, read back.
@@ -33,7 +33,14 @@ from typing import IO
 
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import ClientSettings
-from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, RefusedError, UnreachableError
+from leader_election_cli.errors import (
+    ExitCode,
+    InputError,
+    LeaderElectionError,
+    RefusedError,
+    UnreachableError,
+    shown,
+)
 from leader_election_cli.model import ClusterState, ControllerMode, Outcome, TopicPartition
 from leader_election_cli.operations import roll_state
 from leader_election_cli.operations.connection import Connection
@@ -68,10 +75,22 @@ class RollSettings:
     dry_run: bool = False
 
 
+class RollRefused(RefusedError):
+    """A roll refused before anything was done (exit 5), with the state file it was refused for."""
+
+    def __init__(self, message: str, hint: str, state_file: Path):
+        super().__init__(message, hint=hint)
+        self.state_file = state_file
+
+
+Ask = Callable[[str], bool | None]  # Enter pressed; False: a stop signal came first; None: the input ended
+
+
 def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
-         ask: Callable[[str], bool] | None = None, command_output: IO[str] | None = None) -> RollReport:
-    """Restart brokers one at a time (module docstring). `ask(line)` waits for Enter (with `pause`; False when
-    a stop signal came first);
+         ask: Ask | None = None, command_output: IO[str] | None = None) -> RollReport:
+    """Restart brokers one at a time (module docstring). `ask(line)` waits for Enter: True when it was
+    pressed, False when a stop signal came first, None at the end of the input; None when nobody can answer
+    (a roll without a command is then refused before anything is done, exit 2).
     `command_output` takes the command's output (default: stderr)."""
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
@@ -87,17 +106,20 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
             raise InputError(f"No unfinished roll to resume in {path}",
                              hint="Start a roll with --brokers and --exec or --pause.")
         if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
-            raise RefusedError(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
-                               f"({state.cluster_id}); nothing was done", hint="Check --bootstrap-server.")
+            raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
+                              f"({state.cluster_id}); nothing was done", "Check --bootstrap-server.", path)
         plan = saved
     else:
         if saved is not None and not saved.finished:
-            raise RefusedError(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
-                               hint="Carry it on with roll --resume, or remove the file after checking the "
-                                    "brokers it names (kafka-leaders restore puts back a drained broker's orders).")
+            raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
+                              "Carry it on with roll --resume, or remove the file after checking the brokers it "
+                              "names (kafka-leaders restore puts back a drained broker's orders).", path)
         plan = RollState(state.cluster_id, settings.command, [BrokerState(b, _host(state, b))
                                                                for b in roll_order(state, settings.brokers,
                                                                                         quorum_leader)])
+    if plan.command is None and ask is None and not settings.dry_run:
+        raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to press "
+                         "it on; nothing was done", hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
     report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
     if settings.dry_run:
         report.brokers = dry_run(state, plan, settings)
@@ -169,7 +191,7 @@ class _Runner:
     """One roll's run: the broker loop, its steps, and the state file after each."""
 
     def __init__(self, connection: Connection, client: ClientSettings, settings: RollSettings, plan: RollState,
-                 path: Path, report: RollReport, hooks: Hooks, ask: Callable[[str], bool] | None,
+                 path: Path, report: RollReport, hooks: Hooks, ask: Ask | None,
                  command_output: IO[str] | None):
         self.connection, self.client, self.settings, self.plan = connection, client, settings, plan
         self.path, self.report, self.hooks, self.ask = path, report, hooks, ask
@@ -195,7 +217,7 @@ class _Runner:
                     return
                 except LeaderElectionError as exc:
                     entry.status = "failed"
-                    self.report.abort(exc.exit_code, f"broker {b.broker}: {exc.message}")
+                    self.report.abort(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
                     return
                 if self.stop.stopped:
                     entry.status = "interrupted"
@@ -203,7 +225,16 @@ class _Runner:
                     return
                 entry.status = "done"
             self.plan.finished = True
-            roll_state.save(self.path, self.plan)
+            try:
+                roll_state.save(self.path, self.plan)
+            except InputError as exc:
+                self.report.abort(self._exit_code(exc), exc.message)
+
+    def _exit_code(self, exc: LeaderElectionError) -> ExitCode:
+        """A failure's exit code; an input error (a state file that cannot be written, a restore file that
+        cannot be read) once a broker was drained is the roll's failure, exit 1: something was sent."""
+        changed = any(b.step not in ("pending", "safe") or b.restore_files for b in self.plan.brokers)
+        return ExitCode.PARTITION_FAILED if changed and exc.exit_code is ExitCode.USAGE else exc.exit_code
 
     # -- the steps ------------------------------------------------------------------------------------
 
@@ -302,11 +333,12 @@ class _Runner:
 
     def _restart(self, b: BrokerState) -> RollStep:
         if self.plan.command is None:
-            if self.ask is None:
-                return RollStep("restart", 0.0, False, "--pause needs a terminal to press Enter on",
-                                exit_code=ExitCode.USAGE)
+            assert self.ask is not None  # `roll` refuses a roll without a command when nobody can answer
             pressed = self.ask(f"Broker {b.broker}{f' ({b.host})' if b.host else ''} leads nothing now: restart "
                                "it, then press Enter.")
+            if pressed is None:
+                return RollStep("restart", 0.0, False, "the input ended before Enter was pressed: the broker may not "
+                                "have been restarted", exit_code=ExitCode.PARTITION_FAILED)
             if not pressed:
                 return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", completed=False)
             return RollStep("restart", 0.0, True, "Enter pressed")

@@ -11,14 +11,17 @@ back, the first file's order winning.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from leader_election_cli.errors import InputError, shown
-from leader_election_cli.local_files import write_atomically
+from leader_election_cli.local_files import file_name_part, read_regular_file, write_atomically
+from leader_election_cli.selection.files import shipped_schema, strict_validator
 
 SCHEMA_VERSION = 1
+MAX_STATE_FILE_BYTES = 2**20  # some ten thousand brokers; a bigger file is not one of ours
 STEPS = ("pending", "safe", "drained", "restarted", "back", "done")
 
 
@@ -39,9 +42,6 @@ class RollState:
     brokers: list[BrokerState]
     finished: bool = False
 
-    def current(self) -> BrokerState | None:
-        return next((b for b in self.brokers if b.step != "done"), None)
-
     def document(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "cluster_id": self.cluster_id, "command": self.command,
                 "finished": self.finished, "brokers": [asdict(b) for b in self.brokers]}
@@ -51,7 +51,7 @@ def default_state_path(cluster_id: str | None) -> Path:
     """<state directory>/<cluster id>-roll.json: one roll per cluster at a time."""
     from leader_election_cli.operations.restore_file import state_directory
 
-    return state_directory() / f"{cluster_id or 'unknown-cluster'}-roll.json".replace("/", "_")
+    return state_directory() / f"{file_name_part(cluster_id)}-roll.json"
 
 
 def save(path: Path, state: RollState) -> None:
@@ -64,23 +64,22 @@ def save(path: Path, state: RollState) -> None:
 
 
 def load(path: Path) -> RollState | None:
-    """The state in `path`, None when there is no such file; a file that is not one is an input error."""
+    """The state in `path`, None when there is no such file; anything but a regular file of at most 1 MiB
+    holding a state document (schemas/roll-state.schema.json) is a one-line input error."""
+    from jsonschema.exceptions import best_match
+
     hint = "Give the --state-file a roll wrote, or remove it to start a new roll."
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not JSON"
-        raise InputError(f"Cannot read the roll's state file {shown(str(path))}: {reason}", hint=hint) from None
+    data = read_regular_file(path, what="the roll's state file", limit=MAX_STATE_FILE_BYTES, hint=hint)
+    where = f"The roll's state file {shown(str(path))}"
     try:
-        if document["schema_version"] != SCHEMA_VERSION:
-            raise ValueError("schema_version")
-        brokers = [BrokerState(int(b["broker"]), b.get("host"), str(b["step"]), [str(f) for f in b["restore_files"]])
-                   for b in document["brokers"]]
-        if any(b.step not in STEPS for b in brokers):
-            raise ValueError("step")
-        return RollState(document.get("cluster_id"), document.get("command"), brokers, bool(document["finished"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"The roll's state file {shown(str(path))} is not one kafka-leaders roll wrote ({exc})",
-                         hint=hint) from None
+        document = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise InputError(f"{where} is not JSON", hint=hint) from None
+    error = best_match(strict_validator(shipped_schema("roll-state")).iter_errors(document))
+    if error is not None:
+        raise InputError(f"{where} is not one kafka-leaders roll wrote: at {error.json_path}: {shown(error.message)}",
+                         hint=hint)
+    brokers = [BrokerState(b["broker"], b["host"], b["step"], list(b["restore_files"])) for b in document["brokers"]]
+    return RollState(document["cluster_id"], document["command"], brokers, document["finished"])

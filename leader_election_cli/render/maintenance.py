@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import IO
 
-from leader_election_cli.render.tables import ids, inert, make_console, make_table, print_table
+from leader_election_cli.render.tables import ids, inert, make_console, make_table, print_line, print_table
 from leader_election_cli.reports.maintenance import CanStopReport, PartitionRisk, RollReport, StopVerdict
 
 _PROBLEMS = {"offline": "offline", "under_min_isr": "under min ISR", "min_isr_unknown": "min ISR unknown",
@@ -39,8 +39,8 @@ def render_verdict(v: StopVerdict, out: IO[str], color: bool | None, title: str)
             table.add_row(*_row(r))
         print_table(console, table)
         if len(v.risks) > SHOWN:
-            console.print(f"... and {len(v.risks) - SHOWN} more (--output json lists them all)")
-    console.print(verdict_line(v), highlight=False, soft_wrap=True)
+            print_line(console, f"... and {len(v.risks) - SHOWN} more (--output json lists them all)", markup=False)
+    print_line(console, verdict_line(v), markup=False)
 
 
 def render_can_stop_table(report: CanStopReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
@@ -68,7 +68,7 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
     print_table(console, table)
     done = sum(1 for b in report.brokers if b.status == "done")
     if not report.dry_run:
-        console.print(f"{done} broker(s) restarted and given their leadership back.", highlight=False)
+        print_line(console, f"{done} broker(s) restarted and given their leadership back.", markup=False)
     if report.interrupted:
         err.write(f"Interrupted: the roll stops here; kafka-leaders roll --resume --state-file {report.state_file} "
                   "carries on.\n")

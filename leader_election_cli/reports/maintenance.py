@@ -92,7 +92,7 @@ class BrokerRoll:
 
 @dataclass
 class RollReport(Report):
-    state_file: str
+    state_file: str | None  # None: not known (the cluster, whose id names it, was not read)
     command: str | None
     dry_run: bool = False
     brokers: list[BrokerRoll] = field(default_factory=list)
