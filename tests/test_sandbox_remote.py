@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from commands import BIN, run_command
 from test_unix_schemas import check
 
 from leader_election_cli.cli.sandbox_command import write_ready_file
+from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.remote import ControlServer, request
@@ -105,3 +110,47 @@ def test_starting_a_broker_again_while_it_catches_up_starts_its_catch_up_again(
     sb.start_broker_catching_up(3, 0.5)  # listening already: only the catch-up starts over
     wait_for(lambda: all(3 in sb.partition_state("t", p).isr for p in ASSIGNMENT))
     wait_for(lambda: not sb.catching_up())
+
+
+def test_an_idle_client_blocks_neither_other_clients_nor_the_stop(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        idle.connect(control.path)  # connected, never sends its line
+        assert request(control.path, {"op": "status"}, timeout=5)["ok"] is True  # was a 30 s wait, then a timeout
+    finally:
+        started = time.monotonic()
+        control.stop()
+        stopped_in = time.monotonic() - started
+        idle.close()
+    assert stopped_in < 5  # it hung while the idle client was connected
+
+
+def test_a_request_that_is_not_a_json_object_gets_an_error_answer(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    try:
+        for line in (b"[1]\n", b"2\n", b'"stop-broker"\n', b"null\n", b"{\n"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(10)
+                sock.connect(control.path)
+                sock.sendall(line)
+                answer = json.loads(sock.makefile("rb").readline())
+            assert answer["ok"] is False and answer["error"].startswith("bad request"), line
+        assert sb.live_brokers == {1, 2, 3}
+    finally:
+        control.stop()
+
+
+def test_a_temporary_directory_too_long_for_a_socket_puts_the_control_socket_in_tmp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    long = tmp_path / ("d" * 100)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))  # as TMPDIR=<long path> would
+    check_socket = f"import os; assert len(os.environ['{CONTROL_ENV}']) < 108"  # the command --run starts
+    code, out, err = run_command(cli, "sandbox", "--brokers", "1", "--topics", "0", "--no-auto-leader-rebalance",
+                                 "--run", f'{sys.executable} -c "{check_socket}"')
+    assert code == 0 and "Internal error" not in err, err  # was: Internal error: OSError: AF_UNIX path too long
+    assert not list(long.iterdir())  # nothing left behind
+
