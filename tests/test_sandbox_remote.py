@@ -154,3 +154,16 @@ def test_a_temporary_directory_too_long_for_a_socket_puts_the_control_socket_in_
     assert code == 0 and "Internal error" not in err, err  # was: Internal error: OSError: AF_UNIX path too long
     assert not list(long.iterdir())  # nothing left behind
 
+
+def test_a_broker_back_through_a_catch_up_takes_the_other_live_replicas_back_into_the_isr(
+        sandbox_factory: Callable[..., Sandbox], mode: str) -> None:
+    sb = sandbox_factory(3, mode=mode, topics={"t": {0: [1, 2, 3]}})
+    for broker in (3, 2, 1):
+        sb.stop_broker(broker)
+    sb.start_broker(2)
+    sb.start_broker(3)
+    assert sb.partition_state("t", 0).leader == -1  # 1 was the last in the ISR
+    sb.start_broker_catching_up(1, 0.5)
+    wait_for(lambda: not sb.catching_up())
+    state = sb.partition_state("t", 0)
+    assert state.leader == 1 and sorted(state.isr) == [1, 2, 3]  # was (1,) for good

@@ -717,12 +717,13 @@ DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the sandbox's controller nodes whe
 
 def quorum(ctx: Context) -> tuple[int, list[int]]:
     """(leader, voters) of the KRaft controller quorum. Combined mode: the first three brokers are the
-    voters and the leader is the cluster's controller (it moves when that broker stops); dedicated mode
-    (the default): three controller nodes that are not brokers, the first leading."""
+    voters (`Cluster.voters`) and the leader is the cluster's controller, a live voter (it moves when that
+    broker stops; -1 while a majority of the voters is down); dedicated mode (the default): three
+    controller nodes that are not brokers, the first leading."""
     c = ctx.cluster
-    if not ctx.settings.combined:
+    if not ctx.settings.combined or c.voters is None:
         return DEDICATED_CONTROLLERS[0], list(DEDICATED_CONTROLLERS)
-    return c.controller_id, c.broker_ids[:3]
+    return c.controller_id, list(c.voters)
 
 
 def describe_quorum(ctx: Context, req: Any) -> Any:
