@@ -3,8 +3,10 @@ writes one JSON line to the Unix socket the ready file names (`control`) and rea
 
 Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
 (`catch_up_seconds` optional: the sandbox's --catch-up-seconds) and {"op": "status"}. Answers:
-{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."}. The socket is in a directory only the
-sandbox's user can enter (mode 0700), so only that user can stop its brokers.
+{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."} (a line that is not a JSON object too). The
+socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
+brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
+own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
