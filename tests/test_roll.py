@@ -385,3 +385,23 @@ def test_the_default_state_file_name_sanitises_the_cluster_id_as_every_file_a_ru
 
     assert default_state_path("a:b/c d").name == "a_b_c_d-roll.json"
     assert run_file_name("a:b/c d", "prefer").startswith("a_b_c_d-prefer-")
+
+
+def test_in_combined_mode_only_a_voter_leads_the_quorum_and_none_without_a_majority(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """Raft (KIP-595): the leader is a voter elected by a majority of the voters; with 2 of the 3 down there
+    is none (DescribeQuorum: -1), and a broker that is not a voter never leads."""
+    sb = sandbox_factory(5, topics={"t": ASSIGNMENT}, combined=True)
+    connection = Connection(sb.bootstrap_servers)
+    leaders = []
+    for broker in (1, 2, 3):
+        sb.stop_broker(broker)
+        with connection.open(connection.settings(lambda _line: None)) as cluster:
+            leaders.append(cluster.quorum_leader())
+    assert leaders == [2, None, None]  # was 2, 3, then 4 (not a voter)
+    with pytest.raises(ValueError):
+        sb.move_controller(4)
+    sb.start_broker(3)
+    sb.start_broker(1)
+    with connection.open(connection.settings(lambda _line: None)) as cluster:
+        assert cluster.quorum_leader() == 1  # a majority again: a voter leads

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 import time
@@ -423,6 +424,26 @@ def test_bad_frames_close_only_that_connection(sb: Sandbox, frame: bytes, caplog
     healthy.close()
     assert len(MetadataResponse.decode(payload, version=1, header=True).brokers) == 3
     assert any("closing" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("frame", [
+    # AlterPartitionReassignments v0 with Topics null; ElectLeaders v2 with topic t1's Partitions null
+    struct.pack(">ihhihbib", 17, 45, 0, 1, -1, 0, 60000, 0) + b"\x00",
+    struct.pack(">ihhihbbb", 23, 43, 2, 1, -1, 0, 0, 2) + b"\x03t1" + b"\x00\x00" + struct.pack(">ib", 60000, 0),
+])
+def test_a_null_array_the_schema_does_not_allow_is_a_malformed_request(
+        sb: Sandbox, frame: bytes, caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka's generated readers refuse it while parsing ("non-nullable field ... was serialized as null"):
+    the connection closes, no handler runs (it was a TypeError outside the handler's try, and a traceback)."""
+    with socket.create_connection(sb.brokers[1], timeout=5) as sock:
+        sock.sendall(frame)
+        assert sock.recv(10) == b""  # closed, no answer
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any("serialized as null" in r.getMessage() for r in caplog.records):
+        time.sleep(0.01)
+    assert any("serialized as null" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert call(sb.brokers[1], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).error_code == 0
 
 
 def test_truncated_frame_is_logged(sb: Sandbox, caplog: pytest.LogCaptureFixture) -> None:

@@ -24,6 +24,7 @@ from leader_election_cli.sandbox.handlers import (
     metadata,
 )
 from leader_election_cli.sandbox.state import PREFERRED, Cluster
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS
 
 # Utils.to32BitField of AclEntry.supportedOperations(TOPIC): READ WRITE CREATE DELETE ALTER DESCRIBE
 # DESCRIBE_CONFIGS ALTER_CONFIGS (3 4 5 6 7 8 10 11), all allowed without an authorizer.
@@ -150,3 +151,26 @@ def test_kraft_an_election_whose_timeout_has_already_passed_times_out() -> None:
         assert (everything.error_code, everything.replica_election_results) == (7, [])
     assert (elect(cluster, 0, {}).error_code, cluster.partition_state("t", 1).leader) == (0, 3)
     assert elect(cluster, 1000, {"t": [1]}).error_code == 0 and cluster.partition_state("t", 1).leader == 2
+
+
+def test_a_cluster_built_without_limits_is_the_default_release_throughout() -> None:
+    """ELR on (4.1's new cluster) goes with 4.1's controller limits, as Settings' default release."""
+    cluster = Cluster([1, 2, 3], "kraft")
+    assert cluster.elr_enabled and cluster.limits == VERSIONS[DEFAULT_VERSION].controller
+    assert Settings().kafka_version is VERSIONS[DEFAULT_VERSION]
+
+
+def test_describe_topic_partitions_lags_the_controller_as_metadata_does() -> None:
+    """A broker's metadata cache (KRaftMetadataCache) serves Metadata and DescribeTopicPartitions alike: until
+    it has published an election's records, both show the leader, epoch and ISR of before."""
+    cluster = Cluster([1, 2, 3], "kraft")
+    cluster.create_topic("t", {0: [1, 2, 3]})
+    cluster.edit("t", 0, leader=2)
+    before = cluster.partition_state("t", 0)
+    epoch = cluster.topics["t"].partitions[0].leader_epoch
+    cluster.metadata_lag_per_record_s = 60
+    assert elect(cluster, 1000, {"t": [0]}).error_code == 0 and cluster.partition_state("t", 0).leader == 1
+    (meta,) = metadata_of(cluster, ["t"]).topics
+    (described,) = describe(cluster, ["t"]).topics
+    for p in (meta.partitions[0], described.partitions[0]):
+        assert (p.leader_id, p.leader_epoch, tuple(p.isr_nodes)) == (2, epoch, before.isr)

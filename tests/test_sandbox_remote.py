@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from commands import BIN, run_command
 from test_unix_schemas import check
 
 from leader_election_cli.cli.sandbox_command import write_ready_file
+from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.remote import ControlServer, request
@@ -123,6 +128,37 @@ def test_ready_file_and_control_together_are_refused_but_the_environment_gives_w
         control.stop()
 
 
+def test_an_idle_client_blocks_neither_other_clients_nor_the_stop(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        idle.connect(control.path)  # connected, never sends its line
+        assert request(control.path, {"op": "status"}, timeout=5)["ok"] is True  # was a 30 s wait, then a timeout
+    finally:
+        started = time.monotonic()
+        control.stop()
+        stopped_in = time.monotonic() - started
+        idle.close()
+    assert stopped_in < 5  # it hung while the idle client was connected
+
+
+def test_a_request_that_is_not_a_json_object_gets_an_error_answer(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    try:
+        for line in (b"[1]\n", b"2\n", b'"stop-broker"\n', b"null\n", b"{\n"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(10)
+                sock.connect(control.path)
+                sock.sendall(line)
+                answer = json.loads(sock.makefile("rb").readline())
+            assert answer["ok"] is False and answer["error"].startswith("bad request"), line
+        assert sb.live_brokers == {1, 2, 3}
+    finally:
+        control.stop()
+
+
 def test_a_ready_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "ready.json"
     os.mkfifo(fifo)
@@ -163,3 +199,29 @@ def test_the_help_lists_the_exit_codes_the_command_gives() -> None:
     codes = {line.split()[0]: line for line in out.split("Exit codes:")[1].splitlines() if line.strip()}
     assert code == 0 and set(codes) == {"0", "1", "2", "3", "129", "130", "143"}
     assert "internal error" in codes["1"] and "elect" not in codes["1"]
+
+
+def test_a_temporary_directory_too_long_for_a_socket_puts_the_control_socket_in_tmp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    long = tmp_path / ("d" * 100)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))  # as TMPDIR=<long path> would
+    check_socket = f"import os; assert len(os.environ['{CONTROL_ENV}']) < 108"  # the command --run starts
+    code, out, err = run_command(cli, "sandbox", "--brokers", "1", "--topics", "0", "--no-auto-leader-rebalance",
+                                 "--run", f'{sys.executable} -c "{check_socket}"')
+    assert code == 0 and "Internal error" not in err, err  # was: Internal error: OSError: AF_UNIX path too long
+    assert not list(long.iterdir())  # nothing left behind
+
+
+def test_a_broker_back_through_a_catch_up_takes_the_other_live_replicas_back_into_the_isr(
+        sandbox_factory: Callable[..., Sandbox], mode: str) -> None:
+    sb = sandbox_factory(3, mode=mode, topics={"t": {0: [1, 2, 3]}})
+    for broker in (3, 2, 1):
+        sb.stop_broker(broker)
+    sb.start_broker(2)
+    sb.start_broker(3)
+    assert sb.partition_state("t", 0).leader == -1  # 1 was the last in the ISR
+    sb.start_broker_catching_up(1, 0.5)
+    wait_for(lambda: not sb.catching_up())
+    state = sb.partition_state("t", 0)
+    assert state.leader == 1 and sorted(state.isr) == [1, 2, 3]  # was (1,) for good

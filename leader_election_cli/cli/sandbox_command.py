@@ -298,8 +298,6 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     def interrupt(signum: int, _frame: object) -> None:
         raise BuildInterrupted(signal.Signals(signum).name)
 
-    from leader_election_cli.sandbox.remote import ControlServer
-
     stop = threading.Event()
     ready = Path(o["ready_file"]) if o["ready_file"] else None
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -311,7 +309,7 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
         _start_and_build(sb, o, c)
         show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
         sys.stdout.flush()
-        control = ControlServer(sb, o["catch_up_seconds"]).start()
+        control = start_control(sb, o["catch_up_seconds"])
         if ready is not None:
             written = write_ready_file(ready, sb, control)
         for sig in previous:
@@ -336,6 +334,18 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
         if written is not None:
             remove_ready_file(ready, written)
     return 0
+
+
+def start_control(sb: Any, catch_up_seconds: float) -> ControlServer:
+    """The control socket (under TMPDIR, or /tmp when TMPDIR is too long for a socket's path); a directory
+    that cannot be made there is an input error."""
+    from leader_election_cli.sandbox.remote import ControlServer
+
+    try:
+        return ControlServer(sb, catch_up_seconds).start()
+    except OSError as e:
+        raise InputError(f"cannot make the sandbox's control socket: {e.strerror or e}",
+                         "Point TMPDIR at a writable directory with a short path, e.g. TMPDIR=/tmp.") from None
 
 
 def _start_and_build(sb: Any, o: dict[str, Any], c: _Checked) -> None:

@@ -122,8 +122,11 @@ class Sandbox:
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
+        self._catch_ups_lock = threading.Lock()  # _catch_ups is read and changed by the catch-up threads too
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
                                  kafka_version=self.kafka_version, combined=combined and mode is Mode.KRAFT)
+        if self.settings.combined:
+            self.cluster.voters = self.cluster.broker_ids[:3]
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
@@ -189,7 +192,9 @@ class Sandbox:
             self._stopping.set()
             for broker in list(self._notices):
                 self._cancel_notice(broker)
-            for broker in list(self._catch_ups):
+            with self._catch_ups_lock:
+                catching_up = list(self._catch_ups)
+            for broker in catching_up:
                 self._cancel_catch_up(broker)
             if self._rebalancer is not None:
                 self._rebalancer.join(timeout=10)
@@ -346,30 +351,36 @@ class Sandbox:
             self._server.open_listener(broker, self._ports[broker])  # registered, fenced
         unfence = min(2.0, catch_up_seconds / 5)
         cancelled = threading.Event()
-        self._catch_ups[broker] = cancelled
+        with self._catch_ups_lock:
+            self._catch_ups[broker] = cancelled
 
         def come_back() -> None:
             if cancelled.wait(unfence):
                 return
-            self.cluster.start_broker(broker, rejoin_isr=False)
+            led_again = self.cluster.start_broker(broker, rejoin_isr=False)
+            # the other live replicas of what it leads again follow it at once; its own replicas catch up below
+            self.cluster.rejoin_followers(led_again, behind=self.catching_up())
             pause = (catch_up_seconds - unfence) / steps
             for step in range(steps):
                 if cancelled.wait(pause):
                     return
                 self.cluster.rejoin_isr(broker, limit=None if step == steps - 1 else _share(
                     self.cluster, broker, steps - step))
-            if self._catch_ups.get(broker) is cancelled:  # not a later restart's
-                del self._catch_ups[broker]
+            with self._catch_ups_lock:
+                if self._catch_ups.get(broker) is cancelled:  # not a later restart's
+                    del self._catch_ups[broker]
 
         threading.Thread(target=come_back, daemon=True, name=f"sandbox-catch-up-{broker}").start()
 
     def catching_up(self) -> set[int]:
         """Brokers restarted by `start_broker_catching_up` that are still fenced or out of an ISR."""
-        return {b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()}
+        with self._catch_ups_lock:
+            return {b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()}
 
     def _cancel_catch_up(self, broker: int) -> bool:
         """Cancel a restart's catch-up; True when one was under way (the broker listens)."""
-        cancelled = self._catch_ups.pop(broker, None)
+        with self._catch_ups_lock:
+            cancelled = self._catch_ups.pop(broker, None)
         if cancelled is not None:
             cancelled.set()
         return cancelled is not None

@@ -600,6 +600,7 @@ def describe_topic_partitions(ctx: Context, req: Any) -> Any:
     every_topic = not req.topics
     limit = max(1, min(req.response_partition_limit, DESCRIBE_TOPIC_PARTITIONS_LIMIT))
     operations = sum(1 << op for op in ctx.allowed(TOPIC_OPERATIONS))  # Utils.to32BitField
+    stale = c.unpublished()  # the broker's metadata cache, as for Metadata
     with c.lock:
         names = sorted({n for n in (c.topics if every_topic else (t.name for t in req.topics)) if n >= after})
         if cursor is not None and not every_topic and cursor.topic_name not in names:
@@ -620,7 +621,7 @@ def describe_topic_partitions(ctx: Context, req: Any) -> Any:
             first = cursor.partition_index if name == after else 0
             stop = min(len(topic.partitions), first + budget)
             pids = range(max(first, 0), stop)
-            topics.append(_describe_topic(ctx, topic, pids, operations))
+            topics.append(_describe_topic(ctx, topic, pids, operations, stale))
             if stop < len(topic.partitions):
                 next_cursor = R.Cursor(topic_name=name, partition_index=stop)
                 break
@@ -628,17 +629,20 @@ def describe_topic_partitions(ctx: Context, req: Any) -> Any:
     return R(version=ctx.version, throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
 
 
-def _describe_topic(ctx: Context, topic: Topic, pids: range, operations: int) -> Any:
-    """One topic's partitions; one without a live leader has leader -1 and, unlike Metadata, no error code."""
+def _describe_topic(ctx: Context, topic: Topic, pids: range, operations: int, stale: Leaders) -> Any:
+    """One topic's partitions; one without a live leader has leader -1 and, unlike Metadata, no error code.
+    A partition whose election the brokers have not published yet shows its leader, epoch and ISR of
+    before (`stale`, as `metadata_as_of`)."""
     R = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
     live = ctx.cluster.live
     partitions = []
     for pid in pids:
         p = topic.partitions[pid]
-        led = p.leader != NO_LEADER and p.leader in live
+        leader, epoch, isr = stale.get((topic.name, pid), (p.leader, p.leader_epoch, p.isr))
+        led = leader != NO_LEADER and leader in live
         partitions.append(R.DescribeTopicPartitionsResponsePartition(
-            error_code=ke.NONE, partition_index=pid, leader_id=p.leader if led else NO_LEADER,
-            leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
+            error_code=ke.NONE, partition_index=pid, leader_id=leader if led else NO_LEADER,
+            leader_epoch=epoch, replica_nodes=list(p.replicas), isr_nodes=list(isr),
             eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
             offline_replicas=[r for r in p.replicas if r not in live]))
     return R(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=is_internal(topic.name),
@@ -717,12 +721,13 @@ DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the sandbox's controller nodes whe
 
 def quorum(ctx: Context) -> tuple[int, list[int]]:
     """(leader, voters) of the KRaft controller quorum. Combined mode: the first three brokers are the
-    voters and the leader is the cluster's controller (it moves when that broker stops); dedicated mode
-    (the default): three controller nodes that are not brokers, the first leading."""
+    voters (`Cluster.voters`) and the leader is the cluster's controller, a live voter (it moves when that
+    broker stops; -1 while a majority of the voters is down); dedicated mode (the default): three
+    controller nodes that are not brokers, the first leading."""
     c = ctx.cluster
-    if not ctx.settings.combined:
+    if not ctx.settings.combined or c.voters is None:
         return DEDICATED_CONTROLLERS[0], list(DEDICATED_CONTROLLERS)
-    return c.controller_id, c.broker_ids[:3]
+    return c.controller_id, list(c.voters)
 
 
 def describe_quorum(ctx: Context, req: Any) -> Any:

@@ -3,8 +3,10 @@ writes one JSON line to the Unix socket the ready file names (`control`) and rea
 
 Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
 (`catch_up_seconds` optional: the sandbox's --catch-up-seconds) and {"op": "status"}. Answers:
-{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."}. The socket is in a directory only the
-sandbox's user can enter (mode 0700), so only that user can stop its brokers.
+{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."} (a line that is not a JSON object too). The
+socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
+brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
+own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
@@ -31,6 +33,12 @@ from typing import Any
 from leader_election_cli.sandbox.control import Sandbox
 
 MAX_REQUEST = 4096
+REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on
+# AF_UNIX paths are at most 107 bytes on Linux (sun_path is 108 with its NUL): a longer TMPDIR cannot hold
+# the socket, so the socket goes to /tmp instead (the directory's name and socket add 35 bytes)
+MAX_SOCKET_PATH = 107
+SOCKET_NAME = "control.sock"
+DIRECTORY_PREFIX = "kafka-sandbox-"
 
 
 class ControlServer:
@@ -40,7 +48,7 @@ class ControlServer:
         self.sandbox = sandbox
         self.catch_up_seconds = catch_up_seconds
         self._directory: str | None = None
-        self._server: socketserver.UnixStreamServer | None = None
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._thread: threading.Thread | None = None
         self.lock = threading.Lock()  # one request at a time
 
@@ -48,22 +56,33 @@ class ControlServer:
     def path(self) -> str:
         if self._directory is None:
             raise RuntimeError("the control server is not started")
-        return str(Path(self._directory) / "control.sock")
+        return str(Path(self._directory) / SOCKET_NAME)
 
     def start(self) -> ControlServer:
-        self._directory = tempfile.mkdtemp(prefix="kafka-sandbox-")  # mode 0700
+        """Make the socket's directory (mode 0700) in the temporary directory, or in /tmp when a socket there
+        would have too long a path; an OSError (no directory can be made) leaves nothing behind."""
+        self._directory = tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=socket_parent())
         control = self
 
         class Handler(socketserver.StreamRequestHandler):
-            def handle(self) -> None:
-                line = self.rfile.readline(MAX_REQUEST)
-                try:
-                    answer = control.answer(json.loads(line))
-                except (ValueError, TypeError, KeyError) as exc:
-                    answer = {"ok": False, "error": f"bad request: {exc}"}
-                self.wfile.write((json.dumps(answer) + "\n").encode())
+            timeout = REQUEST_TIMEOUT  # the connection's socket timeout: an idle client cannot hold a thread
 
-        self._server = socketserver.UnixStreamServer(self.path, Handler)
+            def handle(self) -> None:
+                try:
+                    line = self.rfile.readline(MAX_REQUEST)
+                    self.wfile.write((json.dumps(control.answer_line(line)) + "\n").encode())
+                except OSError:  # timed out, or the client left: nobody to answer
+                    pass
+
+        class Server(socketserver.ThreadingUnixStreamServer):
+            daemon_threads = True  # stop() does not wait for clients still connected
+            block_on_close = False
+
+        try:
+            self._server = Server(self.path, Handler)
+        except OSError:
+            self.stop()
+            raise
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="sandbox-control")
         self._thread.start()
         return self
@@ -78,6 +97,20 @@ class ControlServer:
                 os.unlink(os.path.join(self._directory, name))
             os.rmdir(self._directory)
             self._directory = None
+
+    def answer_line(self, line: bytes) -> dict[str, Any]:
+        """The answer to one request line: anything but a JSON object is a bad request (as Kafka refuses a
+        request it cannot parse, nothing is changed)."""
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            return {"ok": False, "error": f"bad request: {exc}"}
+        if not isinstance(request, dict):
+            return {"ok": False, "error": f"bad request: a JSON object is expected, not {type(request).__name__}"}
+        try:
+            return self.answer(request)
+        except (ValueError, TypeError, KeyError) as exc:
+            return {"ok": False, "error": f"bad request: {exc}"}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """Carry out one request; a broker the sandbox does not have is an error answer."""
@@ -112,6 +145,14 @@ class ControlServer:
             else:
                 states[str(b)] = "catching-up" if b in catching_up else "up"
         return states
+
+
+def socket_parent() -> str:
+    """Where the socket's directory goes: the temporary directory (TMPDIR), or /tmp when a socket under it
+    would exceed AF_UNIX's path limit."""
+    parent = tempfile.gettempdir()
+    longest = os.path.join(parent, DIRECTORY_PREFIX + "x" * 8, SOCKET_NAME)  # mkdtemp adds 8 characters
+    return parent if len(os.fsencode(longest)) <= MAX_SOCKET_PATH else "/tmp"
 
 
 def request(path: str, message: dict[str, Any], timeout: float = 30) -> dict[str, Any]:

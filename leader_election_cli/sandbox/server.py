@@ -127,6 +127,24 @@ class Sasl(NamedTuple):
     exchanges: dict[str, Callable[[bool], Any]] = {}
 
 
+def null_field(fields: dict[str, Any], value: Any, version: int) -> str | None:
+    """The first array, string or bytes field of a decoded request that is null where its schema says it
+    cannot be (None: none is), as Kafka's generated message readers refuse it while parsing."""
+    for name, f in fields.items():
+        if not f.for_version_q(version) or f.tagged_field_q(version):
+            continue
+        v = getattr(value, name, None)
+        if v is None:
+            if (f.is_array() or f.type_str in ("string", "bytes")) and not f.nullable_for_version_q(version):
+                return str(f.name)
+            continue
+        for item in v if f.is_struct_array() else [v] if f.is_struct() else []:
+            inner = null_field(f.fields, item, version)
+            if inner is not None:
+                return f"{f.name}.{inner}"
+    return None
+
+
 class Server:
     """Every broker's listener on one event loop running on a daemon thread."""
 
@@ -299,6 +317,11 @@ class Server:
         except Exception as e:  # any decoding failure is a malformed request
             log.warning("broker %d: closing %s: malformed API key %d v%d request: %s",
                         broker, conn.id, api_key, version, e)
+            return False
+        null = null_field(api.request.fields, request, version)
+        if null is not None:  # Kafka's generated read(): "non-nullable field X was serialized as null"
+            log.warning("broker %d: closing %s: malformed API key %d v%d request: non-nullable field %s was "
+                        "serialized as null", broker, conn.id, api_key, version, null)
             return False
         partitions = None
         if api_key == ELECT_LEADERS and request.topic_partitions is not None:

@@ -48,9 +48,10 @@ Broker stop is a clean shutdown that the controller sees at once:
 Broker start: leaderless partitions are elected again by the same offline rule (the broker is now
 live), then, unless `rejoin_isr=False`, its replicas rejoin the ISR of every partition with a leader
 (in kraft mode this also recomputes the ELR, as an AlterPartition does), and so do the other live
-replicas of a partition that got a leader again (followers again, they catch up: on 4.1.0, a=4 elected
-from the ELR on its return took b=5, live but leaderless until then, back into its ISR,
-kafka-4.1.0-leaderless-elr-on.txt step B6).
+replicas of a partition that got a leader again (`rejoin_followers`: followers again, they catch up: on
+4.1.0, a=4 elected from the ELR on its return took b=5, live but leaderless until then, back into its
+ISR, kafka-4.1.0-leaderless-elr-on.txt step B6). A restart that catches up (`Sandbox.start_broker_catching_up`)
+starts with `rejoin_isr=False`, takes those followers back at once and its own replicas step by step.
 
 Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
 replica to add it completes at once (a reorder), else it waits for `finish_reassignment`. A
@@ -73,7 +74,9 @@ that accepts ElectLeaders. Kraft's controller quorum is not a broker: Metadata a
 report a random live broker as the controller, as a real KRaft broker does at each request
 (`getRandomAliveBrokerId`; an answer about every topic is encoded once per change of the cluster, so it
 keeps its pick until then), and clients must not read it as the active controller (`kafka-leaders
-status` does not show it). `controller_id` stays one broker there, for tests to aim faults at.
+status` does not show it). `controller_id` stays one broker there, for tests to aim faults at. In KRaft
+combined mode (`voters`: brokers that are the quorum too) it is the quorum's leader: always a voter,
+and none (-1) while a majority of the voters is down.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ from typing import NamedTuple
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER, PartitionState
-from leader_election_cli.sandbox.versions import ControllerLimits
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits
 
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 PREFERRED, UNCLEAN = 0, 1
@@ -288,15 +291,16 @@ class Cluster:
                  max_records_per_request: int | None = None, limits: ControllerLimits | None = None,
                  broker_configs: dict[str, str] | None = None, features: dict[str, int] | None = None):
         """`features`: the finalized feature levels ApiVersions reports (KRaft); `elr` is what their
-        eligible.leader.replicas.version means to the controller; `limits`: the release's controller
-        limits (`max_records_per_request` overrides its records per request)."""
+        eligible.leader.replicas.version means to the controller (on, as on a new cluster of the default
+        release); `limits`: the release's controller limits (None: the default release's, as `elr`;
+        `max_records_per_request` overrides its records per request)."""
         self.lock = threading.RLock()
         self.mode = Mode(mode)
         self.broker_ids = sorted(broker_ids)
         self.live: set[int] = set(self.broker_ids)
         self.elr_enabled = elr and self.mode is Mode.KRAFT
         self.features = dict(features or {})
-        limits = limits or ControllerLimits()
+        limits = limits or VERSIONS[DEFAULT_VERSION].controller
         self.max_records = limits.max_records_per_user_op if max_records_per_request is None \
             else max_records_per_request
         self.limits = limits
@@ -306,6 +310,7 @@ class Cluster:
         # unpublished election writes: (when brokers show them, each changed partition's values before)
         self._unpublished: list[tuple[float, dict[tuple[str, int], tuple[int, int, list[int]]]]] = []
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
+        self.voters: list[int] | None = None  # KRaft combined mode: the brokers that are the controller quorum
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
         self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
@@ -415,36 +420,51 @@ class Cluster:
             if broker not in self.live:
                 return
             self.live.discard(broker)
-            if self.controller_id == broker:
-                self.controller_id = min(self.live) if self.live else NO_LEADER
+            self._follow_controller()
             if self.mode is Mode.KRAFT:
                 self._kraft_fence(broker)
             else:
                 self._zk_broker_failure(broker)
             self.version += 1
 
-    def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
+    def start_broker(self, broker: int, rejoin_isr: bool = True) -> list[tuple[str, int]]:
+        """A broker is unfenced; returns the partitions that got a leader again. With `rejoin_isr=False`
+        nobody rejoins an ISR yet (a restart catching up: `rejoin_isr` and `rejoin_followers` later)."""
         with self.lock:
             if broker not in self.broker_ids:
                 raise KeyError(f"no such broker: {broker}")
             if broker in self.live:
-                return
+                return []
             self.live.add(broker)
-            if self.controller_id == NO_LEADER:
-                self.controller_id = broker
-            led_again: list[tuple[Topic, Partition]] = []
-            for topic, p in self._all_partitions():
-                if p.leader == NO_LEADER or p.leader not in self.live:
-                    self._offline_election(topic, p)
-                    if p.leader in self.live:
-                        led_again.append((topic, p))
+            self._follow_controller()
+            led_again: list[tuple[str, int]] = []
+            for topic in self.topics.values():
+                for pid, p in enumerate(topic.partitions):
+                    if p.leader == NO_LEADER or p.leader not in self.live:
+                        self._offline_election(topic, p)
+                        if p.leader in self.live:
+                            led_again.append((topic.name, pid))
             if rejoin_isr:
                 self.rejoin_isr(broker)
-                # a partition led again has followers again: its other live replicas catch up and rejoin
-                for topic, p in led_again:
-                    for replica in p.replicas:
-                        if replica in self.live and replica not in p.isr:
-                            self._expand_isr(topic, p, replica)
+                self.rejoin_followers(led_again)
+            self.version += 1
+            return led_again
+
+    def rejoin_followers(self, partitions: Iterable[tuple[str, int]], behind: Iterable[int] = ()) -> None:
+        """A partition led again has followers again: its live replicas out of the ISR fetch from the new
+        leader, catch up and rejoin, but for the brokers `behind` (still catching up themselves)."""
+        behind = set(behind)
+        with self.lock:
+            for name, pid in partitions:
+                topic = self.topics.get(name)
+                if topic is None or pid >= len(topic.partitions):
+                    continue
+                p = topic.partitions[pid]
+                if p.leader not in self.live:
+                    continue
+                for replica in p.replicas:
+                    if replica in self.live and replica not in p.isr and replica not in behind:
+                        self._expand_isr(topic, p, replica)
             self.version += 1
 
     def rejoin_isr(self, broker: int, limit: int | None = None) -> int:
@@ -468,8 +488,31 @@ class Cluster:
         with self.lock:
             if broker not in self.live:
                 raise ValueError(f"broker {broker} is not live")
+            if self.voters is not None and (broker not in self.voters or self._live_voters() is None):
+                raise ValueError(f"broker {broker} cannot lead the controller quorum (voters: {self.voters}, "
+                                 "a majority of them live)")
             self.controller_id = broker
             self.version += 1
+
+    def _live_voters(self) -> list[int] | None:
+        """Combined mode: the live voters, in id order, when they are a majority (else None: no quorum)."""
+        voters = self.voters or []
+        live = [v for v in voters if v in self.live]
+        return live if 2 * len(live) > len(voters) else None
+
+    def _follow_controller(self) -> None:
+        """After a broker stops or starts: a controller that is gone is replaced by the lowest live broker
+        (combined mode: the lowest live voter, and none while a majority of the voters is down, as a Raft
+        quorum elects no leader without a majority; a non-voter never leads)."""
+        if self.voters is None:
+            if self.controller_id not in self.live:
+                self.controller_id = min(self.live) if self.live else NO_LEADER
+            return
+        live = self._live_voters()
+        if live is None:
+            self.controller_id = NO_LEADER
+        elif self.controller_id not in live:
+            self.controller_id = live[0]
 
     def _all_partitions(self) -> Iterable[tuple[Topic, Partition]]:
         for topic in self.topics.values():
