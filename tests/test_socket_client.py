@@ -241,3 +241,23 @@ def test_a_tls_failure_with_a_broker_reached_later_is_the_tls_line_naming_it(
     assert failure.value.message == (f"TLS handshake with {sb.bootstrap_servers} failed: "
                                      "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
     assert failure.value.hint.startswith("Check ssl.truststore.*")
+
+
+@pytest.mark.parametrize("closing", [ssl.SSLEOFError(8, "[SSL: UNEXPECTED_EOF_WHILE_READING]"),
+                                     ssl.SSLZeroReturnError(6, "TLS/SSL connection has been closed (EOF)"),
+                                     ConnectionResetError(104, "Connection reset by peer")],
+                         ids=["openssl-3-eof", "debian-python-close", "reset"])
+def test_a_handshake_the_peer_closes_is_told_apart_from_a_refused_certificate(closing: OSError) -> None:
+    """Debian's Python 3.11 reports a plaintext listener's close as SSLZeroReturnError, not SSLEOFError: it
+    was taken for a certificate problem (a truststore hint) on a fresh Debian machine."""
+    from leader_election_cli.cluster import socket_client
+
+    class Closing:
+        def wrap_socket(self, sock: socket.socket, server_hostname: str) -> socket.socket:
+            raise closing
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        with pytest.raises(socket_client.HandshakeFailed) as failed:
+            socket_client._open("127.0.0.1", port, Closing(), time.monotonic() + 10)  # type: ignore[arg-type]
+    assert failed.value.closed

@@ -238,7 +238,9 @@ def _open(host: str, port: int, ssl_context: ssl.SSLContext | None, deadline: fl
         import ssl  # (loaded already: `ssl_context` is one)
 
         sock.close()
-        closed = isinstance(exc, (ConnectionResetError, ssl.SSLEOFError))
+        # the peer closed the handshake: OpenSSL says UNEXPECTED_EOF_WHILE_READING (an SSLEOFError) or, as
+        # Debian's Python 3.11 reports a close, "TLS/SSL connection has been closed (EOF)" (SSLZeroReturnError)
+        closed = isinstance(exc, (ConnectionResetError, ssl.SSLEOFError, ssl.SSLZeroReturnError))
         raise HandshakeFailed(str(exc), f"{host}:{port}", closed) from exc
 
 
