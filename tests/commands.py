@@ -13,6 +13,9 @@ from click.testing import CliRunner
 from leader_election_cli.sandbox import Sandbox
 
 BIN = Path(sys.executable).parent  # the venv's kafka-leaders and kafka-leader-election
+# the two commands as processes of this interpreter (this checkout's code, whatever is installed)
+TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
+DROP_IN = [sys.executable, "-m", "leader_election_cli"]
 
 
 class Run(NamedTuple):

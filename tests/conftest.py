@@ -142,6 +142,14 @@ def _sandboxes() -> Iterator[SandboxFactory]:
         yield make
 
 
+@pytest.fixture(scope="module")
+def quiet_sandbox() -> Iterator[Sandbox]:
+    """Three brokers that never rebalance leaders by themselves, and topic t: six partitions on [1, 2, 3]."""
+    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
+        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        yield sandbox
+
+
 sandbox_factory = pytest.fixture(_sandboxes, name="sandbox_factory")
 module_sandbox_factory = pytest.fixture(_sandboxes, name="module_sandbox_factory", scope="module")
 

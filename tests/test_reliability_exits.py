@@ -6,22 +6,12 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from commands import TOOLKIT
 
 from leader_election_cli.sandbox import Sandbox
-
-TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
-        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
-        yield sandbox
 
 
 def toolkit(*args: str, cwd: Path | None = None, file_size: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,41 +24,43 @@ def toolkit(*args: str, cwd: Path | None = None, file_size: int | None = None) -
     return result
 
 
-def test_an_empty_snapshot_output_is_an_input_error(sb: Sandbox, tmp_path: Path) -> None:
+def test_an_empty_snapshot_output_is_an_input_error(quiet_sandbox: Sandbox, tmp_path: Path) -> None:
     """It exited 0 and wrote '.parquet' into the current directory (a regression)."""
-    before = sb.request_count()
-    result = toolkit("snapshot", "--bootstrap-server", sb.bootstrap_servers, "--output", "", cwd=tmp_path)
+    before = quiet_sandbox.request_count()
+    result = toolkit("snapshot", "--bootstrap-server", quiet_sandbox.bootstrap_servers, "--output", "", cwd=tmp_path)
     assert result.returncode == 2 and "--output is empty" in result.stderr, result.stderr
-    assert list(tmp_path.iterdir()) == [] and sb.request_count() == before
+    assert list(tmp_path.iterdir()) == [] and quiet_sandbox.request_count() == before
 
 
 @pytest.mark.parametrize("command", ["prefer", "demote"])
-def test_a_special_file_as_restore_file_is_refused_before_any_request(sb: Sandbox, tmp_path: Path,
+def test_a_special_file_as_restore_file_is_refused_before_any_request(quiet_sandbox: Sandbox, tmp_path: Path,
                                                                       command: str) -> None:
     """Refused only after three metadata reads before (a directory takes the default name: test_directory_paths)."""
     what = ["--topic", "t", "--partition", "0", "--leader", "2"] if command == "prefer" else ["--broker", "1"]
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    before = sb.request_count()
-    result = toolkit(command, "--bootstrap-server", sb.bootstrap_servers, *what, "--restore-file", str(fifo))
+    before = quiet_sandbox.request_count()
+    result = toolkit(command, "--bootstrap-server", quiet_sandbox.bootstrap_servers, *what, "--restore-file", str(fifo))
     assert result.returncode == 2 and "is a FIFO (named pipe), not a file or a directory" in result.stderr, \
         result.stderr
-    assert sb.request_count() == before
+    assert quiet_sandbox.request_count() == before
 
 
-def test_a_full_file_system_under_the_rebalance_lock_is_no_internal_error(sb: Sandbox, tmp_path: Path) -> None:
+def test_a_full_file_system_under_the_rebalance_lock_is_no_internal_error(quiet_sandbox: Sandbox,
+                                                                          tmp_path: Path) -> None:
     """The lock holds by flock; the pid written into it only names the holder ('Internal error: OSError EFBIG')."""
     lock = tmp_path / "lock"
-    result = toolkit("rebalance", "--bootstrap-server", sb.bootstrap_servers, "--lock-file", str(lock),
+    result = toolkit("rebalance", "--bootstrap-server", quiet_sandbox.bootstrap_servers, "--lock-file", str(lock),
                      "--output", "json", file_size=0)
     assert result.returncode == 0, result.stderr
 
 
-def test_a_full_file_system_leaves_no_plan_file_behind(sb: Sandbox, tmp_path: Path) -> None:
+def test_a_full_file_system_leaves_no_plan_file_behind(quiet_sandbox: Sandbox, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     for p in range(6):
-        sb.set_leader("t", p, 1)  # every leader on broker 1: a plan to write
-    result = toolkit("balance", "--bootstrap-server", sb.bootstrap_servers, "--plan-file", str(plan), file_size=100)
+        quiet_sandbox.set_leader("t", p, 1)  # every leader on broker 1: a plan to write
+    result = toolkit("balance", "--bootstrap-server", quiet_sandbox.bootstrap_servers, "--plan-file", str(plan),
+                     file_size=100)
     assert result.returncode == 2 and "Cannot write the plan file" in result.stderr, result.stderr
     assert list(tmp_path.iterdir()) == []  # it left an empty plan file
 

@@ -6,23 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from commands import DROP_IN, TOOLKIT
 
 from leader_election_cli.sandbox import Sandbox
-
-TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
-DROP_IN = [sys.executable, "-m", "leader_election_cli"]
-
-
-@pytest.fixture(scope="module")
-def sb() -> Iterator[Sandbox]:
-    with Sandbox(brokers=3, broker_configs={"auto.leader.rebalance.enable": "false"}) as sandbox:
-        sandbox.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
-        yield sandbox
 
 
 def refused(argv: list[str]) -> str:
@@ -39,39 +28,41 @@ def refused(argv: list[str]) -> str:
     ["status", "--timeout", "٣"], ["elect", "--all-topic-partitions", "--batch-size", "٣"],
     ["rebalance", "--threshold", "١٠"],
 ])
-def test_numbers_are_ascii_digits(sb: Sandbox, args: list[str]) -> None:
-    before = sb.request_count()
-    refused([*TOOLKIT, *args, "--bootstrap-server", sb.bootstrap_servers])
-    assert sb.request_count() == before
+def test_numbers_are_ascii_digits(quiet_sandbox: Sandbox, args: list[str]) -> None:
+    before = quiet_sandbox.request_count()
+    refused([*TOOLKIT, *args, "--bootstrap-server", quiet_sandbox.bootstrap_servers])
+    assert quiet_sandbox.request_count() == before
 
 
-def test_the_drop_ins_own_numbers_are_ascii_digits_too(sb: Sandbox) -> None:
-    refused([*DROP_IN, "--bootstrap-server", sb.bootstrap_servers, "--election-type", "preferred",
+def test_the_drop_ins_own_numbers_are_ascii_digits_too(quiet_sandbox: Sandbox) -> None:
+    refused([*DROP_IN, "--bootstrap-server", quiet_sandbox.bootstrap_servers, "--election-type", "preferred",
              "--all-topic-partitions", "--timeout", "٣"])
 
 
-def test_excluding_every_broker_is_an_input_error(sb: Sandbox) -> None:
-    err = refused([*TOOLKIT, "balance", "--bootstrap-server", sb.bootstrap_servers, "--exclude-broker", "1,2,3"])
+def test_excluding_every_broker_is_an_input_error(quiet_sandbox: Sandbox) -> None:
+    err = refused([*TOOLKIT, "balance", "--bootstrap-server", quiet_sandbox.bootstrap_servers,
+                   "--exclude-broker", "1,2,3"])
     assert "names every live broker" in err
 
 
 @pytest.mark.parametrize("weight", [1e308, 1.797e308, 5e-324, 1e19, 1e-7])
-def test_weights_out_of_range_are_refused_before_connecting(sb: Sandbox, tmp_path: Path, weight: float) -> None:
+def test_weights_out_of_range_are_refused_before_connecting(quiet_sandbox: Sandbox, tmp_path: Path,
+                                                            weight: float) -> None:
     """All 1e308: 'Internal error: ZeroDivisionError'; 1.797e308 and 5e-324: NumPy warnings with source
     paths, and 5e-324 turned an optimal plan into 'optimal: false, gap 100 %'."""
     path = tmp_path / "weights.json"
     path.write_text(json.dumps({"partitions": [{"topic": "t", "partition": p, "weight": weight} for p in range(6)]}))
-    before = sb.request_count()
-    err = refused([*TOOLKIT, "balance", "--bootstrap-server", sb.bootstrap_servers, "--weights", str(path)])
+    before = quiet_sandbox.request_count()
+    err = refused([*TOOLKIT, "balance", "--bootstrap-server", quiet_sandbox.bootstrap_servers, "--weights", str(path)])
     assert "$.partitions[0].weight: weights must be 0 or from 1e-06 to 1e+18" in err
-    assert sb.request_count() == before
+    assert quiet_sandbox.request_count() == before
 
 
 @pytest.mark.parametrize("weight", [0, 1e-6, 1, 1e18])
-def test_weights_in_range_make_a_plan(sb: Sandbox, tmp_path: Path, weight: float) -> None:
+def test_weights_in_range_make_a_plan(quiet_sandbox: Sandbox, tmp_path: Path, weight: float) -> None:
     path = tmp_path / "weights.json"
     path.write_text(json.dumps({"partitions": [{"topic": "t", "partition": p, "weight": weight} for p in range(6)]}))
-    result = subprocess.run([*TOOLKIT, "balance", "--bootstrap-server", sb.bootstrap_servers, "--weights", str(path),
-                             "--output", "json"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*TOOLKIT, "balance", "--bootstrap-server", quiet_sandbox.bootstrap_servers,
+                             "--weights", str(path), "--output", "json"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "Warning" not in result.stderr, result.stderr
     assert json.loads(result.stdout)["summary"]["optimal"] is True

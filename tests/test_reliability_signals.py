@@ -17,13 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from commands import TOOLKIT
 
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.sandbox import Sandbox
 
 METADATA, ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 3, 43, 45, 46
-TOOLKIT = [sys.executable, "-c", "from leader_election_cli.cli.toolkit import main; main()"]
-DROP_IN = [sys.executable, "-m", "leader_election_cli"]
 PARTITIONS = 6
 
 
