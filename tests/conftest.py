@@ -112,14 +112,14 @@ def processes() -> Iterator[Processes]:
 
 @pytest.fixture(autouse=True)
 def _fresh_jvm_connection(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After a Spark test, this thread's Py4J connection is closed (`job.forget_interrupted_call`): a test cut
+    """After a Spark test, this thread's Py4J connection is closed (`jvm_calls.forget_interrupted_call`): a test cut
     by pytest-timeout in a call into the JVM left that call's answer on it, and every later test of the
     worker read it as its own ("org does not exist in the JVM", by the dozen on a loaded machine)."""
     yield
     if request.node.get_closest_marker("spark") and "pyspark" in sys.modules:
-        from leader_election_cli.pipeline import job
+        from leader_election_cli.pipeline import jvm_calls
 
-        job.forget_interrupted_call()
+        jvm_calls.forget_interrupted_call()
 
 
 @pytest.fixture(scope="module", params=["kraft", "zk"])

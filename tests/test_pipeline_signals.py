@@ -28,7 +28,7 @@ from leader_election_cli import snapshot  # noqa: E402
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition  # noqa: E402
 from leader_election_cli.operations import signals  # noqa: E402
 from leader_election_cli.operations.signals import Stopped  # noqa: E402
-from leader_election_cli.pipeline import job  # noqa: E402
+from leader_election_cli.pipeline import job, jvm_calls  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -116,12 +116,34 @@ def test_a_stop_signal_that_cuts_a_jvm_call_stops_the_session_and_stays_the_erro
         jvm = spark.sparkContext._jvm
         with pytest.raises(Cut), raised_during(0.5, Cut()):
             jvm.java.lang.Thread.sleep(3000)
-        job.forget_interrupted_call()
+        jvm_calls.forget_interrupted_call()
         assert [jvm.java.lang.Math.abs(-n) for n in range(3)] == [0, 1, 2]
         # the fresh connection's JVM thread has no active session: the command's session still finds this one
         # running and leaves it so (it asked the JVM, and stopped a session it had not started)
         with job.session("local[1]", conf, verbose=False, connect_timeout_s=60, small_input=True) as same:
             assert same.sparkContext is spark.sparkContext
         assert spark.sparkContext._jsc is not None and jvm.java.lang.Math.abs(-3) == 3
+    finally:
+        spark.stop()
+
+
+
+@pytest.mark.timeout(300)
+def test_a_ctrl_c_in_a_jvm_call_leaves_no_cancel_behind() -> None:
+    """On a KeyboardInterrupt (a stop signal's `Stopped` is one) in a call, Py4J sends a cancel over the cut
+    call's own connection, which the JVM read only once that call had finished, seconds later: it then shut
+    every connection and interrupted its thread, the stop of the session after a stop signal among them
+    (on a busy machine: its context never cleared, "Only one SparkContext should be running in this JVM").
+    Forgetting the cut call ends it at once: here, its take() no longer waits for an element offered
+    afterwards."""
+    spark = job.spark_session("local[1]", {"spark.driver.extraJavaOptions": "-Xshare:auto"})
+    try:
+        jvm = spark.sparkContext._jvm
+        queue = jvm.java.util.concurrent.SynchronousQueue()
+        SparkContext._gateway._gateway_client.close()  # the other threads' connections: the cut one's cancel
+        with pytest.raises(KeyboardInterrupt), raised_during(0.5, KeyboardInterrupt()):  # is the only one
+            queue.take()
+        jvm_calls.forget_interrupted_call()
+        assert not queue.offer(1)  # nobody takes it: before, the cut take() did, then ran its cancel
     finally:
         spark.stop()

@@ -41,6 +41,7 @@ from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.operations import signals
 from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
+from leader_election_cli.pipeline.jvm_calls import forget_interrupted_call
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
 
@@ -183,24 +184,10 @@ def session(master: str | None, conf: Mapping[str, str], verbose: bool, connect_
         archive.publish(getattr(SparkContext._gateway, "proc", None), announce_archive)
 
 
-def forget_interrupted_call() -> None:
-    """Close this thread's Py4J connection, so that the next call into the JVM opens a fresh one.
-
-    A call cut by an exception raised in its wait (a stop signal's `Stopped`, pytest-timeout's failure)
-    leaves the connection with its answer still to come: Py4J keeps the connection for the thread (its
-    KeyboardInterrupt clean-up closes the JVM's end over another connection, when there is one), and the
-    next call reads the cut call's answer as its own, or an end of stream ("Answer from Java side is
-    empty", "org does not exist in the JVM")."""
-    client = getattr(SparkContext._gateway, "_gateway_client", None)
-    connection = client.get_thread_connection() if hasattr(client, "get_thread_connection") else None
-    if connection is not None:
-        connection.close()
-
-
 def stop_after_a_failure(spark: SparkSession) -> None:
-    """Stop `spark` while an exception (a stop signal, a failed job) ends the run: over a fresh Py4J
-    connection, and without letting a failure to stop hide the exception (the driver JVM exits with this
-    process anyway: its standard input closes)."""
+    """Stop `spark` while an exception (a stop signal, a failed job) ends the run: once every call the
+    exception cut has ended, over a fresh Py4J connection (`jvm_calls`), and without letting a failure to
+    stop hide the exception (the driver JVM exits with this process anyway: its standard input closes)."""
     forget_interrupted_call()
     with suppress(Exception):
         spark.stop()
