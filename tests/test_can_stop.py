@@ -14,7 +14,9 @@ from strategies import cluster_states
 from test_unix_schemas import check
 
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.model import ClusterState
+from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.config.settings import load_client_settings
+from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.maintenance import Problem, stop_verdict
 from leader_election_cli.sandbox import Sandbox
 
@@ -24,12 +26,11 @@ kl = partial(run_command, cli)
 def direct_count(state: ClusterState, stopping: set[int], allow_rf1: bool) -> dict[str, set[str]]:
     """The blocking partitions by problem, counted straight from the metadata with set algebra."""
     live = set(state.brokers)
-    elr = bool(state.features and state.features.get("eligible.leader.replicas.version", 0) >= 1)
     found: dict[str, set[str]] = {p.value: set() for p in Problem}
     for tp, p in state.partitions.items():
         before = set(p.isr) & live
         after = before - stopping
-        eligible = set(p.elr) & live if elr else set()
+        eligible = set(p.elr) & live  # the ELR the read carries, ELR on or off (isValidNewLeader)
         leaders_before, leaders_after = before | eligible, (before | eligible) - stopping
         if not stopping & set(p.replicas) or leaders_after == leaders_before:
             continue  # the stop takes no in-sync (or eligible) replica from it
@@ -153,6 +154,23 @@ def test_a_reassignment_adding_a_replica_counts_it_only_once_in_sync(sandbox_fac
     assert (code, risk["problem"], risk["adding"], risk["isr_after"]) == (5, "under_min_isr", [3], [1])
     sb.finish_reassignment("t", 0)  # 3 caught up and joined the ISR
     assert kl("can-stop", "--bootstrap-server", sb.bootstrap_servers, "2", "--output", "json")[0] == 0
+
+
+def test_an_elr_kept_from_before_elr_was_turned_off_leads_when_the_isr_empties(sandbox_factory) -> None:
+    """ELR off (4.0), ISR [1] and an ELR [2] from before ELR was turned off: stopping 1 empties the ISR and
+    the controller elects 2 from that ELR (isValidNewLeader does not ask whether ELR is on), so the partition
+    keeps a leader, under its min ISR. The verdict said offline."""
+    sb = sandbox_factory(3, kafka_version="4.0")
+    sb.create_topic("stale", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    sb.cluster.edit("stale", 0, isr=[1], elr=[2], leader=1)
+    with ClusterConnection.connect(sb.bootstrap_servers, load_client_settings(None)) as cluster:
+        state = cluster.describe(with_elr=True, with_configs=True, with_reassignments=True)
+        state = replace(state, features=cluster.finalized_features())
+    assert (state.elr_enabled, state.partitions[TopicPartition("stale", 0)].elr) == (False, (2,))
+    verdict = stop_verdict(state, [1])
+    assert [(r.problem, r.blocking) for r in verdict.risks] == [(Problem.UNDER_MIN_ISR, True)] and verdict.elr_counted
+    sb.stop_broker(1)
+    assert sb.partition_state("stale", 0)[2:6] == (2, (1, 2), (2,), ())  # led by 2 from the ELR, cleanly
 
 
 def test_bad_broker_lists_are_one_line_usage_errors(sandbox_factory) -> None:

@@ -200,6 +200,18 @@ def test_with_elr_it_says_which_partitions_an_eligible_replica_can_bring_back_wi
     assert asked == ["Elect a leader outside the ISR for 2 partition(s) (t-0, t-1), accepting data loss?"]
 
 
+def test_with_elr_off_an_elr_kept_from_before_still_names_the_replica_to_wait_for() -> None:
+    """ELR turned off (level 0) while t-0 was leaderless: its ELR stays until the partition's next change,
+    and the controller elects 2 from it when 2 returns (isValidNewLeader does not ask whether ELR is on).
+    The warning said there was nobody to wait for."""
+    partitions = {TopicPartition("t", 0): PartitionState("t", 0, NO_LEADER, (1, 2), (), (2,))}
+    state = ClusterState({1: ("h", 1)}, 1, partitions, features={"eligible.leader.replicas.version": 0})
+    risk = safety.assess([Prediction(TopicPartition("t", 0), Outcome.ELECTED, 0, NO_LEADER, 1, (1,), (), True)])
+    assert safety.warning_lines(risk, state)[1] == (
+        "Warning: 1 partition(s) of those outside the ISR could instead recover without data loss (the controller "
+        "elects an in-sync or eligible leader replica by itself when one comes back): t-0 (broker 2)")
+
+
 def test_on_4_1_an_unclean_election_past_the_elr_names_the_replicas_to_wait_for(
         sandbox_factory: Callable[..., Sandbox]) -> None:
     """kafka-4.1.0-leaderless-elr-on.txt, step B4: rf3-min2's ISR 4,5 and ELR 4,5 are down and only 6 is up;

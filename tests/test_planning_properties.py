@@ -9,8 +9,9 @@ from strategies import cluster_states
 from leader_election_cli import kafka_errors as E
 from leader_election_cli.model import NO_LEADER, ClusterState, ControllerMode, ElectionType, Outcome
 from leader_election_cli.planning.balance import fixable_by_preferred
-from leader_election_cli.planning.predicates import is_under_min_isr
+from leader_election_cli.planning.predicates import clean_leaders, is_under_min_isr
 from leader_election_cli.planning.prediction import apply, predict
+from leader_election_cli.planning.rules import decide
 
 election_types = st.sampled_from(list(ElectionType))
 
@@ -137,3 +138,16 @@ def test_preferred_elections_elect_the_preferred_replica_where_it_is_fixable(sta
         assert to_preferred == fixable
     assert all(not state.partitions[tp].isr for tp in to_preferred - fixable)
     assert not set(fixable_by_preferred(apply(state, predictions))) & clean
+
+
+@given(cluster_states(modes=(ControllerMode.KRAFT,)), st.sampled_from([None, False, True]))
+def test_clean_leaders_are_the_replicas_a_kraft_election_takes_without_data_loss(state, elr_enabled):
+    """`clean_leaders` (status, the unclean warnings, can-stop) names exactly the replicas a KRaft controller
+    elects cleanly once they are the only live broker, whether the cluster reports ELR on, off or unknown."""
+    for p in state.partitions.values():
+        leaderless = p._replace(leader=NO_LEADER, offline_replicas=())
+        for replica in p.replicas:
+            decision = decide(leaderless, ElectionType.UNCLEAN, ControllerMode.KRAFT, frozenset({replica}),
+                              elr_enabled)
+            clean = decision.leader == replica and not decision.unclean
+            assert clean == (replica in clean_leaders(p.isr, p.elr)), (p, replica)

@@ -226,3 +226,20 @@ def test_which_leaderless_partitions_can_recover_without_data_loss(sandbox_facto
     assert f"  of which recover without data loss when an in-sync or eligible replica returns: 1 ({waiting})" in out
     assert "  of which have no in-sync or eligible replica left (only an unclean election brings them back): 1 " \
            "(lost-0)" in out
+
+
+def test_an_elr_kept_from_before_elr_was_turned_off_still_recovers_a_partition(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """ELR off (4.0), a leaderless partition with an empty ISR and an ELR from before ELR was turned off:
+    the controller (PartitionChangeBuilder.isValidNewLeader, which does not ask whether ELR is on) elects
+    the ELR member when it returns, cleanly. status said nobody was left to wait for."""
+    sb = sandbox_factory(brokers=3, kafka_version="4.0")
+    sb.create_topic("stale", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
+    for broker in (2, 1):
+        sb.stop_broker(broker)
+    sb.cluster.edit("stale", 0, isr=[], elr=[2], last_known_elr=[])
+    assert not sb.cluster.elr_enabled
+    _, doc = status(sb)
+    assert doc["offline_recovery"] == {"stale-0": [2]}
+    sb.start_broker(2)
+    assert sb.partition_state("stale", 0)[2:6] == (2, (1, 2), (2,), ())  # leader 2, ISR [2]: no data lost

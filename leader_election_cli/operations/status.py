@@ -63,7 +63,7 @@ def status_report(state: ClusterState, fail_above: float | None = None,
 def offline_recovery(state: ClusterState, offline: list[TopicPartition]) -> dict[TopicPartition, tuple[int, ...]]:
     """Per offline partition, the in-sync or eligible replicas whose return would recover it without data
     loss (empty: none is left; only an unclean election brings it back)."""
-    return {tp: clean_leaders(p.isr, p.elr, state.elr_enabled)
+    return {tp: clean_leaders(p.isr, p.elr)
             for tp in sorted(offline) if (p := state.partitions.get(tp)) is not None}
 
 

@@ -7,9 +7,10 @@ For each partition with a replica on S, from one metadata read:
 - in sync now: the ISR members that are live brokers (a KRaft ISR keeps its last member after it dies, so
   the ISR read may name a dead broker); in sync after: those minus S. A replica a pending reassignment
   is adding counts once it is in the ISR, as Kafka counts it; until then it does not;
-- offline after: no replica left to lead without losing data: none in sync after and, where the
-  cluster has eligible leader replicas (KIP-966, Kafka 4.x with eligible.leader.replicas.version >= 1),
-  no live ELR member either (the controller elects one when the ISR is empty);
+- offline after: no replica left to lead without losing data: none in sync after and no live eligible
+  leader replica (KIP-966) either, the controller's rule (`predicates.clean_leaders`) over the live
+  replicas: it elects an ELR member once the ISR is empty. The ELR counts where the read carries one
+  (`operations.maintenance.read_for_stop` reads it on KRaft clusters whose features enable it);
 - under min ISR after: fewer in sync after than min.insync.replicas (capped at the replica count on
   3.7+, as `ClusterState.min_isr_of` says): producers with acks=all fail;
 - a replication factor of 1 on S: offline while its broker is down, whatever is done (`RF1`).
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from leader_election_cli.model import ClusterState, PartitionState, TopicPartition
+from leader_election_cli.planning.predicates import clean_leaders
 
 
 class Problem(str, Enum):
@@ -60,7 +62,7 @@ class StopVerdict:
     brokers: tuple[int, ...]
     already_down: tuple[int, ...]
     risks: tuple[PartitionRisk, ...]
-    elr_counted: bool  # the cluster's eligible leader replicas were counted as leaders
+    elr_counted: bool  # eligible leader replicas were counted as leaders (ELR on, or an ELR in the read)
     allow_rf1: bool = False
 
     @property
@@ -85,28 +87,31 @@ def needs_elr(state: ClusterState, brokers: Collection[int]) -> set[str]:
 def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool = False) -> StopVerdict:
     """Whether stopping `brokers` now leaves any partition offline or under its min ISR (module docstring).
 
-    Eligible leader replicas count only when `state.elr_enabled` is True (the features were read) and the
-    partitions carry them (`ClusterState.partitions[...].elr`, read with DescribeTopicPartitions)."""
+    The eligible leader replicas the partitions carry count (`ClusterState.partitions[...].elr`, read with
+    DescribeTopicPartitions), whatever the features say, as the controller counts them."""
     stopping = frozenset(brokers)
     live = state.live_brokers
-    elr = state.elr_enabled is True
     risks = []
+    elr_counted = state.elr_enabled is True
     for p in state.partitions.values():
         if stopping.isdisjoint(p.replicas):
             continue
-        risk = _risk(state, p, stopping, live, elr, allow_rf1)
+        elr_counted = elr_counted or bool(p.elr)
+        risk = _risk(state, p, stopping, live, allow_rf1)
         if risk is not None:
             risks.append(risk)
     risks.sort(key=lambda r: (not r.blocking, r.tp))
-    return StopVerdict(tuple(sorted(stopping)), tuple(sorted(stopping - live)), tuple(risks), elr, allow_rf1)
+    return StopVerdict(tuple(sorted(stopping)), tuple(sorted(stopping - live)), tuple(risks), elr_counted, allow_rf1)
 
 
-def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live: frozenset[int], elr: bool,
+def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live: frozenset[int],
           allow_rf1: bool) -> PartitionRisk | None:
     isr = tuple(r for r in p.isr if r in live)
     after = tuple(r for r in isr if r not in stopping)
-    eligible = [r for r in p.elr if r in live] if elr else []  # lead when the ISR is empty (KIP-966)
-    eligible_after = [r for r in eligible if r not in stopping]
+    # Live members only, before `clean_leaders` picks the ISR or the ELR: a KRaft controller with ELR on drops
+    # a fenced broker from the ISR (the ISR may empty), so the ISR a stop leaves holds live brokers only.
+    eligible = tuple(r for r in p.elr if r in live)
+    eligible_after = tuple(r for r in eligible if r not in stopping)
     loses = len(after) < len(isr) or len(eligible_after) < len(eligible)
     min_isr = state.min_isr_of(p)
     adding = state.reassigning.get(p.tp, ())
@@ -114,10 +119,10 @@ def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live
     def risk(problem: Problem, blocking: bool, already: bool) -> PartitionRisk:
         return PartitionRisk(p.tp, problem, p.replicas, isr, after, min_isr, blocking, already, adding)
 
-    can_lead_now = bool(isr or eligible)
+    can_lead_now = bool(clean_leaders(isr, eligible))
     if len(p.replicas) == 1:
         return risk(Problem.RF1, not allow_rf1 and loses, not can_lead_now)
-    if not (after or eligible_after):
+    if not clean_leaders(after, eligible_after):
         return risk(Problem.OFFLINE, can_lead_now, not can_lead_now)
     if min_isr is None and p.topic in state.min_isr_unknown:
         return risk(Problem.MIN_ISR_UNKNOWN, True, False) if loses else None

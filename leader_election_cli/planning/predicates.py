@@ -51,11 +51,13 @@ def is_above_threshold(not_led_by_preferred: int, preferred: int, threshold_pct:
     return preferred > 0 and not_led_by_preferred * 100 > Fraction(repr(threshold_pct)) * preferred
 
 
-def clean_leaders(isr: Sequence[int], elr: Sequence[int], elr_enabled: bool | None) -> tuple[int, ...]:
-    """The replicas that would lead a partition without data loss were they live: its ISR (without ELR,
-    Kafka keeps a dead last member there), else, with eligible leader replicas (KIP-966; None: not known
-    to be off), its ELR (`PartitionChangeBuilder.isValidNewLeader`). Empty: none is known to hold every
-    acknowledged message."""
-    if isr:
-        return tuple(isr)
-    return tuple(elr) if elr_enabled is not False else ()
+def clean_leaders(isr: Sequence[int], elr: Sequence[int]) -> tuple[int, ...]:
+    """The replicas that may lead a partition without data loss, were they live: its ISR, else its eligible
+    leader replicas (ELR, KIP-966), as a KRaft controller's `PartitionChangeBuilder.isValidNewLeader` has
+    it (less `isAcceptableLeader`: live, log directory online). The ELR counts as the partition records
+    it, whatever eligible.leader.replicas.version says: the controller asks only whether the ISR is empty,
+    so an ELR kept from before ELR was turned off is elected from by the very change that clears it.
+    Without ELR an ISR keeps its dead last member. Empty: none is known to hold every acknowledged message.
+    The one rule for KRaft elections (`rules.py`; ZooKeeper mode has no ELR), the unclean-election warnings
+    (`risk.py`), `status` and `can-stop` (`maintenance.py`)."""
+    return tuple(isr) if isr else tuple(elr)

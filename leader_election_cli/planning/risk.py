@@ -57,7 +57,7 @@ def warning_lines(risk: Risk, state: ClusterState) -> list[str]:
 
     def waiting_for(p: Prediction) -> tuple[int, ...]:
         partition = state.partitions[p.tp]
-        return clean_leaders(partition.isr, partition.elr, state.elr_enabled)
+        return clean_leaders(partition.isr, partition.elr)
 
     recoverable = tuple(p for p in risk.outside_isr if waiting_for(p))
     lost = tuple(p for p in risk.outside_isr if not waiting_for(p))

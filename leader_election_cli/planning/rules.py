@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.model import NO_LEADER, ControllerMode, ElectionType, PartitionState
+from leader_election_cli.planning.predicates import clean_leaders
 
 Acceptable = Callable[[int], bool]
 
@@ -93,8 +94,8 @@ def _kraft(p: PartitionState, election_type: ElectionType, acceptable: Acceptabl
 
 
 def _kraft_valid(p: PartitionState, acceptable: Acceptable) -> Callable[[int], bool]:
-    """isValidNewLeader: acceptable, and in the ISR (or in the ELR when the ISR is empty)."""
-    eligible = p.isr if p.isr else p.elr
+    """isValidNewLeader: a clean leader (the ISR, else the ELR) that is acceptable."""
+    eligible = clean_leaders(p.isr, p.elr)
     return lambda replica: replica in eligible and acceptable(replica)
 
 
