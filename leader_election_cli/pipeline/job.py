@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
-from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
+from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.operations import signals
 from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
@@ -337,7 +337,7 @@ def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False,
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
     """The input checks that need no Spark, made before it starts (a typo costs no JVM): a master Spark
-    would not run, local snapshot patterns that match nothing, an --out that is a file, and plain
+    would not run, local snapshot patterns that match nothing, an --out that is (or is below) a file, and plain
     local paths with a cluster master.
     Only where paths are surely local: a `file:` URI, or a plain path when no configuration Spark would
     read could name another default file system (and, for the first two, this process starts a local
@@ -354,9 +354,12 @@ def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapp
     for pattern in snapshots:
         if files.matches_no_local_file(pattern, plain_paths_are_local):
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
-    if files.local_file(out, plain_paths_are_local):
-        raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
-                         hint="Choose a directory for the tables, plans and summary.")
+    local_out = files.local_path(out, plain_paths_are_local)
+    blocked = files.non_directory(local_out) if local_out is not None else None
+    if blocked is not None:  # `out/` too, and a file on the way (Spark's ParentNotDirectoryException, exit 1)
+        what = "is a file: it must be a directory (made if missing)" if blocked == Path(local_out) else \
+            f"is below {shown(str(blocked))}, which is not a directory"
+        raise InputError(f"--out {shown(out)} {what}", hint="Choose a directory for the tables, plans and summary.")
 
 
 def _hadoop_configured(conf: Mapping[str, str]) -> bool:
