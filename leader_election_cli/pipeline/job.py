@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -39,7 +40,7 @@ from leader_election_cli import snapshot
 from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.operations import signals
-from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, java_errors, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.plot import imbalance_png
 from leader_election_cli.planning.balance import DEFAULT_THRESHOLD_PCT
@@ -376,10 +377,16 @@ def _hadoop_configured(conf: Mapping[str, str]) -> bool:
 @contextmanager
 def spark_errors(culprit: str | None = None) -> Iterator[None]:
     """Spark's failures as one-line errors naming the real cause (a Java exception's class and message,
-    not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3), else the job
-    (exit 1); unreadable input is an input error wherever it happens."""
+    not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3, with the fix for a
+    host name that does not resolve), else the job (exit 1); unreadable input is an input error wherever
+    it happens, and so is a `localhost` that does not resolve while Spark starts."""
     try:
         yield
+    except socket.gaierror as exc:  # PySpark's own accumulator server listens on "localhost"
+        if culprit != "cluster" or _resolves("localhost"):
+            raise
+        raise InputError(f"Could not start Spark: localhost does not resolve ({exc.strerror or exc})",
+                         hint="PySpark listens on localhost: map it to 127.0.0.1 in /etc/hosts.") from exc
     except (PySparkException, Py4JError) as exc:
         message = _what_went_wrong(exc)
         if "[INVALID_CONF_VALUE" in message:  # a --conf or spark-defaults.conf value (ours are valid)
@@ -393,10 +400,18 @@ def spark_errors(culprit: str | None = None) -> Iterator[None]:
             raise InputError(f"Spark could not write --out: {message}",
                              hint="Check the directory is writable on a file system Spark reaches.") from exc
         if culprit == "cluster":
-            raise UnreachableError(f"Could not start Spark on the master: {message}",
-                                   hint="Run again with --debug for Spark's own log.") from exc
+            fix = java_errors.known_hint(message) or "Run again with --debug for Spark's own log."
+            raise UnreachableError(f"Could not start Spark on the master: {message}", hint=fix) from exc
         raise LeaderElectionError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
                                   exit_code=ExitCode.PARTITION_FAILED) from exc
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return False
+    return True
 
 
 def _what_went_wrong(exc: BaseException) -> str:
@@ -408,11 +423,7 @@ def _what_went_wrong(exc: BaseException) -> str:
         chain = [exc.java_exception]
         while len(chain) < MAX_JAVA_CAUSES and (cause := chain[-1].getCause()) is not None:
             chain.append(cause)
-        named = [(java.getClass().getName(), (java.getMessage() or "").strip()) for java in chain]
-        told = [f"{name}: {message.splitlines()[0]}" for name, message in named if message] or [
-            name for name, _ in named]
-        said, root = told[0][:400], told[-1][:200]
-        return said if root in said else f"{said} (caused by {root})"
+        return java_errors.one_line([(java.getClass().getName(), java.getMessage() or "") for java in chain])
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for pattern in (r"^(\w+(?:Error|Exception): .+)$", r"(\[[A-Z][A-Z_.]+\] .+)$"):
