@@ -97,9 +97,11 @@ def test_an_out_that_cannot_be_a_directory_is_refused_before_spark_starts(no_spa
 
 
 def test_an_out_ending_in_a_slash_is_the_directory_without_it(no_spark: object, tmp_path: Path) -> None:
-    """A missing `--out DIR/` is made as DIR is: nothing refuses it before Spark starts."""
+    """A missing `--out DIR/` is made as DIR is: nothing refuses it before Spark starts (nor a path through a
+    file and back out of it, which Hadoop's Path reads without the file)."""
     (tmp_path / "s.jsonl").write_text("{}\n")
-    for out in ("new/", "new/deeper/", "new//"):
+    (tmp_path / "taken").write_text("")
+    for out in ("new/", "new/deeper/", "new//", "taken/../new/"):
         with pytest.raises(pytest.fail.Exception, match="Spark was started"):
             CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", f"{tmp_path}/{out}"],
                                catch_exceptions=False)

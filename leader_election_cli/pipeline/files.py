@@ -144,10 +144,9 @@ def _rows_in(name: str) -> int:
     return 0
 
 
-def non_directory(path: str) -> Path | None:
-    """What keeps the local directory `path` from being one: `path` itself, or a directory on its way, that
-    exists and is not a directory (`out/` names the same as `out`); None if none does."""
-    directory = Path(path)  # without a trailing "/"
+def non_directory(directory: Path) -> Path | None:
+    """What keeps the local `directory` from being one: itself, or a directory on its way, that exists and
+    is not a directory; None if none does."""
     return next((level for level in (directory, *directory.parents)
                  if os.path.exists(level) and not os.path.isdir(level)), None)
 

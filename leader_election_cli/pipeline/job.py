@@ -356,9 +356,11 @@ def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapp
         if files.matches_no_local_file(pattern, plain_paths_are_local):
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
     local_out = files.local_path(out, plain_paths_are_local)
-    blocked = files.non_directory(local_out) if local_out is not None else None
-    if blocked is not None:  # `out/` too, and a file on the way (Spark's ParentNotDirectoryException, exit 1)
-        what = "is a file: it must be a directory (made if missing)" if blocked == Path(local_out) else \
+    # "out/" names out, and "a/../b" is b, as Hadoop's Path reads them
+    directory = Path(os.path.normpath(local_out)) if local_out is not None else None
+    blocked = files.non_directory(directory) if directory is not None else None
+    if blocked is not None:  # a file on the way was Spark's ParentNotDirectoryException, exit 1
+        what = "is a file: it must be a directory (made if missing)" if blocked == directory else \
             f"is below {shown(str(blocked))}, which is not a directory"
         raise InputError(f"--out {shown(out)} {what}", hint="Choose a directory for the tables, plans and summary.")
 
