@@ -80,6 +80,33 @@ def test_local_input_errors_are_found_before_spark_starts(no_spark: object, tmp_
     assert err.startswith("--out" if case == "out is a file" else f"No snapshot file matches {snapshots}")
 
 
+@pytest.mark.parametrize(("out", "message"), [
+    ("taken/", "--out {tmp}/taken/ is a file: it must be a directory (made if missing)"),
+    ("taken/sub/", "--out {tmp}/taken/sub/ is below {tmp}/taken, which is not a directory"),
+    ("taken/sub", "--out {tmp}/taken/sub is below {tmp}/taken, which is not a directory"),
+])
+def test_an_out_that_cannot_be_a_directory_is_refused_before_spark_starts(no_spark: object, tmp_path: Path,
+                                                                          out: str, message: str) -> None:
+    """`--out FILE/` started Spark and said "is a file" about FILE only then; `--out FILE/sub` was "Spark job
+    failed: ...ParentNotDirectoryException", exit 1."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    (tmp_path / "taken").write_text("")
+    code, err = analyze(str(tmp_path / "s.jsonl"), "--out", f"{tmp_path}/{out}")
+    assert (code, err) == (2, message.format(tmp=tmp_path) + "\nHint: Choose a directory for the tables, plans and "
+                                                              "summary.\n")
+
+
+def test_an_out_ending_in_a_slash_is_the_directory_without_it(no_spark: object, tmp_path: Path) -> None:
+    """A missing `--out DIR/` is made as DIR is: nothing refuses it before Spark starts (nor a path through a
+    file and back out of it, which Hadoop's Path reads without the file)."""
+    (tmp_path / "s.jsonl").write_text("{}\n")
+    (tmp_path / "taken").write_text("")
+    for out in ("new/", "new/deeper/", "new//", "taken/../new/"):
+        with pytest.raises(pytest.fail.Exception, match="Spark was started"):
+            CliRunner().invoke(cli, ["analyze", str(tmp_path / "s.jsonl"), "--out", f"{tmp_path}/{out}"],
+                               catch_exceptions=False)
+
+
 @pytest.mark.parametrize("pattern, args, environment", [
     ("hdfs:///snapshots/x.jsonl", [], {}),  # another file system: Spark's to judge
     ("file://namenode/x.jsonl", [], {}),  # a host

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -13,8 +13,11 @@ import pytest
 from commands import run_command
 from referencing import Registry, Resource
 
+from leader_election_cli import kafka_errors
 from leader_election_cli.cli.sandbox_command import write_ready_file
 from leader_election_cli.cli.toolkit import cli
+from leader_election_cli.model import Outcome
+from leader_election_cli.reports.outcomes import OUTCOME_WORDS, PREDICTIONS, outcome_word
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.scenarios import build
 
@@ -52,6 +55,39 @@ def test_every_schema_is_valid_and_versioned() -> None:
             assert "schema_version" in json.dumps(schema), name
 
 
+def _outcome_words(node: Any, where: str) -> Iterator[tuple[str, list[str]]]:
+    """Every list of outcome words in a schema: each `outcome` enum and the words of each object of counts
+    per outcome (those with a prediction's count), with where it is."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _outcome_words(item, f"{where}/{i}")
+    if not isinstance(node, dict):
+        return
+    properties = node.get("properties", {})
+    if "enum" in properties.get("outcome", {}):
+        yield f"{where}/properties/outcome", properties["outcome"]["enum"]
+    if {*PREDICTIONS, Outcome.PREDICTED.value} & set(properties):
+        words = {o.value for o in Outcome} | set(OUTCOME_WORDS)
+        yield f"{where}/properties", [p for p in properties if p in words]
+    for key, value in node.items():
+        yield from _outcome_words(value, f"{where}/{key}")
+
+
+def test_outcome_word_gives_the_outcome_words() -> None:
+    codes = (kafka_errors.NONE, kafka_errors.ELECTION_NOT_NEEDED, kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE)
+    assert {outcome_word(o, code) for o in Outcome for code in codes} == set(OUTCOME_WORDS)
+
+
+def test_every_schema_lists_the_outcome_words_the_code_writes() -> None:
+    """Each outcome enum and each object of counts per outcome is reports.outcomes.OUTCOME_WORDS (what
+    outcome_word and outcome_counts give): no word missing, none the code no longer writes ("predicted")."""
+    found = {f"{name}#{where}": words for name, schema in LOADED.items() for where, words in _outcome_words(schema, "")}
+    assert {where.split("#")[0] for where in found} == {"report.schema.json", "balance.schema.json",
+                                                        "rebalance.schema.json", "audit-line.schema.json"}, found
+    for where, words in found.items():
+        assert sorted(words) == sorted(OUTCOME_WORDS), where
+
+
 def test_status(sb: Sandbox) -> None:
     code, document = kl("status", "--bootstrap-server", sb.bootstrap_servers, "--output", "json")
     check(document, "status.schema.json")
@@ -76,6 +112,7 @@ def test_rebalance_and_its_audit_line(sb: Sandbox, tmp_path: Path) -> None:
     assert len(lines) == 4 and lines[1]["done"]["elected"] > 0
     for line in lines:
         check(line, "audit-line.schema.json")
+        assert set(OUTCOME_WORDS) <= set(line["done"])  # every word counted (unconfirmed and skipped were not)
 
 
 def test_moves_and_the_restore_file(sb: Sandbox, tmp_path: Path) -> None:

@@ -21,13 +21,11 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.java_gateway import launch_gateway
 
 from leader_election_cli.errors import InputError
+from leader_election_cli.pipeline import java_errors
 
 _JOIN_SECONDS = 5.0  # for the last lines of a JVM that has exited
 _NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java Virtual Machine",
           "Error: A fatal exception has occurred")
-# what Spark's launcher script or the JVM says when Java is missing or too old
-_NO_JAVA = ("JAVA_HOME is not set", "UnsupportedClassVersionError", "java: not found",
-            "bin/java: No such file or directory")
 _FRAME = r"\s+at \S"  # a stack frame: "\tat org.apache.spark..."
 # a line of a Java stack trace: the exception (qualified class name first), a frame, its cause, or "... N more"
 _STACK_TRACE = re.compile(r'(Exception in thread "[^"]*" )?([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error|Throwable)\b'
@@ -60,21 +58,29 @@ def start(settings: Mapping[str, str], verbose: bool) -> None:
 
 
 def why_it_did_not_start(lines: Sequence[str]) -> str:
-    """The line that says why: the exception that ended the launcher's or the JVM's main thread, else the
-    first line that is not a notice, a stack frame or the JVM's closing words."""
-    for line in lines:
-        if line.startswith('Exception in thread "main" '):
-            return line.removeprefix('Exception in thread "main" ').strip()
+    """The line that says why: the exception that ended the launcher's or the JVM's main thread, with its
+    root cause (`java_errors.one_line`), else the first line that is not a notice, a stack frame or the
+    JVM's closing words."""
+    for i, line in enumerate(lines):
+        if line.startswith('Exception in thread "main" '):  # and its causes ("Caused by: ..."): one line
+            causes = [cause.removeprefix("Caused by: ") for cause in lines[i + 1:] if cause.startswith("Caused by: ")]
+            thrown = [line.removeprefix('Exception in thread "main" '), *causes]
+            return java_errors.one_line([_named(exception.strip()) for exception in thrown])
     said = [line.strip() for line in lines if line.strip() and not line.startswith(_NOISE)
             and not re.match(_FRAME, line)]
     return (said or [line.strip() for line in lines if line.strip()] or ["the JVM exited without a word"])[0]
 
 
+def _named(exception: str) -> tuple[str, str]:
+    """An exception as Java prints it ("a.B: what happened") as its class name and message."""
+    name, _, message = exception.partition(": ")
+    return name, message
+
+
 def hint(reason: str) -> str:
-    """Java's hint when the reason says Java is missing or too old; else where the JVM's settings come from."""
-    if any(words in reason for words in _NO_JAVA):
-        return "Spark needs Java 17 or newer: install it and set JAVA_HOME."
-    return _SETTINGS_HINT
+    """The fix when the reason says what is wrong (`java_errors.known_hint`); else where the JVM's settings
+    come from."""
+    return java_errors.known_hint(reason) or _SETTINGS_HINT
 
 
 class Watcher(threading.Thread):

@@ -10,6 +10,7 @@ import glob
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from py4j.java_gateway import is_instance_of
@@ -143,10 +144,11 @@ def _rows_in(name: str) -> int:
     return 0
 
 
-def local_file(uri: str, plain_paths_are_local: bool) -> bool:
-    """`uri` names an existing local file (not a directory)."""
-    path = local_path(uri, plain_paths_are_local)
-    return path is not None and os.path.isfile(path)
+def non_directory(directory: Path) -> Path | None:
+    """What keeps the local `directory` from being one: itself, or a directory on its way, that exists and
+    is not a directory; None if none does."""
+    return next((level for level in (directory, *directory.parents)
+                 if os.path.exists(level) and not os.path.isdir(level)), None)
 
 
 def _hidden(uri: str, root: str = "") -> bool:

@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -36,10 +37,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from leader_election_cli import snapshot
-from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError
+from leader_election_cli.errors import ExitCode, InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.operations import signals
-from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, plans, summary
+from leader_election_cli.pipeline import analysis, cluster_mode, driver_jvm, files, inputs, java_errors, plans, summary
 from leader_election_cli.pipeline.class_archive import ClassArchive, shares_classes
 from leader_election_cli.pipeline.jvm_calls import forget_interrupted_call
 from leader_election_cli.pipeline.plot import imbalance_png
@@ -324,7 +325,7 @@ def _driver_java_options(quiet: bool, quick: bool, throughput_gc: bool = False,
 
 def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapping[str, str]) -> None:
     """The input checks that need no Spark, made before it starts (a typo costs no JVM): a master Spark
-    would not run, local snapshot patterns that match nothing, an --out that is a file, and plain
+    would not run, local snapshot patterns that match nothing, an --out that is (or is below) a file, and plain
     local paths with a cluster master.
     Only where paths are surely local: a `file:` URI, or a plain path when no configuration Spark would
     read could name another default file system (and, for the first two, this process starts a local
@@ -341,9 +342,14 @@ def preflight(snapshots: Sequence[str], out: str, master: str | None, conf: Mapp
     for pattern in snapshots:
         if files.matches_no_local_file(pattern, plain_paths_are_local):
             raise InputError(f"No snapshot file matches {pattern}", hint="Check the path, glob or directory.")
-    if files.local_file(out, plain_paths_are_local):
-        raise InputError(f"--out {out} is a file: it must be a directory (made if missing)",
-                         hint="Choose a directory for the tables, plans and summary.")
+    local_out = files.local_path(out, plain_paths_are_local)
+    # "out/" names out, and "a/../b" is b, as Hadoop's Path reads them
+    directory = Path(os.path.normpath(local_out)) if local_out is not None else None
+    blocked = files.non_directory(directory) if directory is not None else None
+    if blocked is not None:  # a file on the way was Spark's ParentNotDirectoryException, exit 1
+        what = "is a file: it must be a directory (made if missing)" if blocked == directory else \
+            f"is below {shown(str(blocked))}, which is not a directory"
+        raise InputError(f"--out {shown(out)} {what}", hint="Choose a directory for the tables, plans and summary.")
 
 
 def _hadoop_configured(conf: Mapping[str, str]) -> bool:
@@ -360,10 +366,16 @@ def _hadoop_configured(conf: Mapping[str, str]) -> bool:
 @contextmanager
 def spark_errors(culprit: str | None = None) -> Iterator[None]:
     """Spark's failures as one-line errors naming the real cause (a Java exception's class and message,
-    not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3), else the job
-    (exit 1); unreadable input is an input error wherever it happens."""
+    not a Py4J call) and the culprit: "input" or "output" (exit 2), "cluster" (exit 3, with the fix for a
+    host name that does not resolve), else the job (exit 1); unreadable input is an input error wherever
+    it happens, and so is a `localhost` that does not resolve while Spark starts."""
     try:
         yield
+    except socket.gaierror as exc:  # PySpark's own accumulator server listens on "localhost"
+        if culprit != "cluster" or _resolves("localhost"):
+            raise
+        raise InputError(f"Could not start Spark: localhost does not resolve ({exc.strerror or exc})",
+                         hint="PySpark listens on localhost: map it to 127.0.0.1 in /etc/hosts.") from exc
     except (PySparkException, Py4JError) as exc:
         message = _what_went_wrong(exc)
         if "[INVALID_CONF_VALUE" in message:  # a --conf or spark-defaults.conf value (ours are valid)
@@ -377,10 +389,18 @@ def spark_errors(culprit: str | None = None) -> Iterator[None]:
             raise InputError(f"Spark could not write --out: {message}",
                              hint="Check the directory is writable on a file system Spark reaches.") from exc
         if culprit == "cluster":
-            raise UnreachableError(f"Could not start Spark on the master: {message}",
-                                   hint="Run again with --debug for Spark's own log.") from exc
+            fix = java_errors.known_hint(message) or "Run again with --debug for Spark's own log."
+            raise UnreachableError(f"Could not start Spark on the master: {message}", hint=fix) from exc
         raise LeaderElectionError(f"Spark job failed: {message}", hint="Run again with --debug for the details.",
                                   exit_code=ExitCode.PARTITION_FAILED) from exc
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return False
+    return True
 
 
 def _what_went_wrong(exc: BaseException) -> str:
@@ -392,11 +412,7 @@ def _what_went_wrong(exc: BaseException) -> str:
         chain = [exc.java_exception]
         while len(chain) < MAX_JAVA_CAUSES and (cause := chain[-1].getCause()) is not None:
             chain.append(cause)
-        named = [(java.getClass().getName(), (java.getMessage() or "").strip()) for java in chain]
-        told = [f"{name}: {message.splitlines()[0]}" for name, message in named if message] or [
-            name for name, _ in named]
-        said, root = told[0][:400], told[-1][:200]
-        return said if root in said else f"{said} (caused by {root})"
+        return java_errors.one_line([(java.getClass().getName(), java.getMessage() or "") for java in chain])
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for pattern in (r"^(\w+(?:Error|Exception): .+)$", r"(\[[A-Z][A-Z_.]+\] .+)$"):

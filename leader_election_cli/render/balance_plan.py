@@ -9,6 +9,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.model import Outcome
 from leader_election_cli.render.tables import broker_text, ids, make_console, make_table, print_line, print_table
 from leader_election_cli.reports.balance_plan import BalanceReport
+from leader_election_cli.reports.outcomes import outcome_word
 
 BAR_WIDTH = 20  # characters for the busiest broker's bar
 LISTED_CHANGES = 200  # partitions a table lists; the JSON document (and plan file) lists them all
@@ -123,7 +124,7 @@ def _partitions(report: BalanceReport, console: Any) -> None:
             error = r.error or ""
             if r.error_code and r.error:
                 error = f"{kafka_errors.lookup(r.error_code).name}: {r.error}"
-            row += [r.outcome.value.replace("_", " "), error]
+            row += [outcome_word(r.outcome, r.error_code).replace("_", " "), error]
         elif results:
             row += ["", ""]
         table.add_row(*row)

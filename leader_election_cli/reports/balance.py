@@ -16,7 +16,7 @@ from leader_election_cli.planning.balance import (  # what the reports hold, per
 )
 from leader_election_cli.reports import election as election_report
 from leader_election_cli.reports.election import ElectionReport
-from leader_election_cli.reports.outcomes import PREDICTIONS, outcome_counts
+from leader_election_cli.reports.outcomes import OUTCOME_WORDS, outcome_counts
 from leader_election_cli.reports.run import Report
 
 SCHEMA_VERSION = 1  # status
@@ -218,8 +218,7 @@ def balance_document(b: ClusterBalance | None, threshold: float | None = None) -
 def audit_record(run: RebalanceRun, bootstrap_servers: str | None) -> dict[str, Any]:
     """One JSON line for --audit-log: when, what was found, what was done, the exit code."""
     counts = outcome_counts(run.election.results if run.election else [])
-    done = {word: counts[word] for word in (Outcome.ELECTED.value, Outcome.ALREADY_ELECTED.value, Outcome.FAILED.value,
-                                            Outcome.NOT_ATTEMPTED.value, *PREDICTIONS)}
+    done = {word: counts[word] for word in OUTCOME_WORDS}
     return {
         "schema_version": AUDIT_SCHEMA_VERSION,  # schemas/audit-line.schema.json
         "time": run.started_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),

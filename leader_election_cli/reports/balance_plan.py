@@ -24,6 +24,7 @@ from leader_election_cli.planning.leadership_plan import (
     RackLeadership,
 )
 from leader_election_cli.reports.moves import MoveReport, MoveResult
+from leader_election_cli.reports.outcomes import outcome_word
 from leader_election_cli.reports.run import Report
 
 SCHEMA_VERSION = 1
@@ -147,8 +148,8 @@ def _entry(c: LeaderChange, r: MoveResult | None) -> dict[str, Any]:
                              "replicas_before": list(c.replicas_before), "replicas_after": list(c.replicas_after),
                              "leader_before": c.leader_before, "leader_after": c.leader_after}
     if r is not None:
-        entry.update(outcome=r.outcome.value, leader_now=r.leader_after, replicas_now=list(r.replicas_after),
-                     error_code=r.error_code, error=r.error)
+        entry.update(outcome=outcome_word(r.outcome, r.error_code), leader_now=r.leader_after,
+                     replicas_now=list(r.replicas_after), error_code=r.error_code, error=r.error)
     return entry
 
 
