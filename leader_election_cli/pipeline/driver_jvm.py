@@ -24,8 +24,10 @@ from leader_election_cli.errors import InputError
 from leader_election_cli.pipeline import java_errors
 
 _JOIN_SECONDS = 5.0  # for the last lines of a JVM that has exited
-_NOISE = ("WARNING: Using incubator modules", "Error: Could not create the Java Virtual Machine",
-          "Error: A fatal exception has occurred")
+# Spark 4 starts its JVM with the incubating Vector API: Java says so on every start, a line no setting silences
+# and no operator can act on (in a cron job's mail every run); shown with --verbose / --debug only
+_INCUBATOR_NOTICE = "WARNING: Using incubator modules"
+_NOISE = (_INCUBATOR_NOTICE, "Error: Could not create the Java Virtual Machine", "Error: A fatal exception has occurred")
 _FRAME = r"\s+at \S"  # a stack frame: "\tat org.apache.spark..."
 # a line of a Java stack trace: the exception (qualified class name first), a frame, its cause, or "... N more"
 _STACK_TRACE = re.compile(r'(Exception in thread "[^"]*" )?([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error|Throwable)\b'
@@ -85,7 +87,8 @@ def hint(reason: str) -> str:
 
 class Watcher(threading.Thread):
     """Reads the JVM's stderr: keeps the lines printed until `show` (`held`), shown then (at once with
-    `verbose`), and passes on the later ones as they come."""
+    `verbose`), and passes on the later ones as they come; without `verbose`, stack traces and the
+    incubator-module notice stay out."""
 
     def __init__(self, fd: int, verbose: bool) -> None:
         super().__init__(name="driver-jvm-stderr", daemon=True)
@@ -102,15 +105,20 @@ class Watcher(threading.Thread):
                 with self._lock:
                     if not self._passing_on:
                         self.held.append(line)
-                    if self._verbose or (self._passing_on and not _STACK_TRACE.match(line)):
+                    if self._verbose or (self._passing_on and not _STACK_TRACE.match(line) and not _notice(line)):
                         _write(line)
 
     def show(self) -> None:
         with self._lock:
             if not self._verbose:
                 for line in self.held:
-                    _write(line)
+                    if not _notice(line):
+                        _write(line)
             self._passing_on = True
+
+
+def _notice(line: str) -> bool:
+    return line.startswith(_INCUBATOR_NOTICE)
 
 
 def _write(line: str) -> None:
