@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leader_election_cli.config.jaas import LoginModule
-from leader_election_cli.config.properties import check_unicode, java_trim, named
+from leader_election_cli.config.properties import check_unicode, java_boolean, java_int, java_trim, named
 from leader_election_cli.errors import InputError
 
 OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -49,6 +49,7 @@ class OAuthSettings:
     refresh_window_factor: float = 0.8  # sasl.login.refresh.window.factor
     connect_timeout_ms: int = 10_000  # sasl.login.connect.timeout.ms (Kafka: none, the JDK's own)
     read_timeout_ms: int = 10_000
+    urlencode_header: bool = False  # sasl.oauthbearer.header.urlencode (KIP-1025): client id and secret URL-encoded
     unsecured_claims: Mapping[str, object] = field(default_factory=dict, repr=False)
     unsecured_lifetime_s: int = 3600
     extensions: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -72,6 +73,7 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
     options = module.options
     handler = java_trim(props.get("sasl.login.callback.handler.class", ""))
     factor = _float(props, "sasl.login.refresh.window.factor", 0.8, source, 0.5, 1.0)
+    urlencode = _boolean(props, "sasl.oauthbearer.header.urlencode", False, source)
     timeouts = {name: _millis(props, f"sasl.login.{key}.timeout.ms", 10_000, source)
                 for name, key in (("connect_timeout_ms", "connect"), ("read_timeout_ms", "read"))}
     extensions = {k.removeprefix("unsecuredLoginExtension_"): v for k, v in options.items()
@@ -95,20 +97,24 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
         return OAuthSettings(endpoint, credentials["clientId"], credentials["clientSecret"], credentials["scope"],
                              java_trim(props.get("sasl.oauthbearer.scope.claim.name", "scope")) or "scope",
                              java_trim(props.get("sasl.oauthbearer.sub.claim.name", "sub")) or "sub",
-                             factor, extensions=extensions, ssl_context=context, secrets=secrets, **timeouts)
+                             refresh_window_factor=factor, urlencode_header=urlencode, extensions=extensions,
+                             ssl_context=context, secrets=secrets, **timeouts)
     return _unsecured(options, source, factor, extensions)
 
 
 def _config_or_jaas(props: Mapping[str, str], options: Mapping[str | None, str], key: str, option: str,
                     required: bool, source: str) -> str | None:
-    """`ClientCredentialsJwtRetriever.configOrJaas` (Kafka 4.1): the config key when the file sets it (trimmed,
-    as ConfigDef does), else the JAAS option; a required one set by neither is an error."""
+    """`ClientCredentialsJwtRetriever.configOrJaas` (Kafka 4.1): the config key when the file sets it, else the
+    JAAS option, trimmed either way (ConfigDef; JaasOptionsUtils.validateString, and the request formatter
+    trims again); a required one set by neither, or blank, is an error."""
     if key in props:
         value, where = java_trim(props[key]), named(props, key)
     else:
-        value, where = options.get(option), f"the {option} in sasl.jaas.config"
+        value, where = java_trim(options.get(option) or ""), f"the {option} in sasl.jaas.config"
     if required and not value:
-        raise InputError(f"{source} sets neither {key} nor {option} in sasl.jaas.config",
+        set_blank = key in props or option in options
+        raise InputError(f"{where[:1].upper()}{where[1:]} in {source} is blank" if set_blank else
+                         f"{source} sets neither {key} nor {option} in sasl.jaas.config",
                          hint=f'Set {key} (Kafka 4.1), or write: {OAUTH_LOGIN_MODULE} required clientId="..." '
                               'clientSecret="..." scope="...";')
     if value:
@@ -205,10 +211,22 @@ def _float(props: Mapping[str, str], key: str, default: float, source: str, low:
 
 
 def _millis(props: Mapping[str, str], key: str, default: int, source: str) -> int:
+    """A ConfigDef INT (`java_int`); here also above 0 (0 would wait for ever, a negative one Java refuses)."""
     if key not in props:
         return default
-    text = java_trim(props[key])
-    if not _DIGITS.fullmatch(text) or not 0 < int(text) < 2**31:
+    value = java_int(java_trim(props[key]))
+    if value is None or value < 1:
         raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type INT",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
-    return int(text)
+    return value
+
+
+def _boolean(props: Mapping[str, str], key: str, default: bool, source: str) -> bool:
+    """A ConfigDef BOOLEAN (`java_boolean`), with ConfigException's wording (never the value)."""
+    if key not in props:
+        return default
+    value = java_boolean(java_trim(props[key]))
+    if value is None:
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Expected value to be either true "
+                         "or false", hint=f"Fix {key} in {source}: true or false.")
+    return value
