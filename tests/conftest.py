@@ -182,8 +182,9 @@ def java() -> None:
 
 @pytest.fixture(scope="session")
 def java_parse() -> Callable[[str, list[str]], list[str]]:
-    """Runs Java's own parsing (tests/java/ConfigParse.java, on the JDK): `java_parse(mode, values)`, mode "int",
-    "long", "boolean" (ConfigDef's) or "urlencode" (URLEncoder's), one answer per value. Skips without a JDK."""
+    """Runs Java's own parsing (tests/java/ConfigParse.java, on the JDK): `java_parse(mode, values)`, mode
+    "int", "long", "double", "boolean" (ConfigDef's) or "urlencode" (URLEncoder's), one answer per value.
+    Skips without a JDK."""
     import shutil
     import subprocess
     from pathlib import Path

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from leader_election_cli.config.properties import (
     java_boolean,
+    java_double,
     java_int,
     java_trim,
     parse_properties,
@@ -170,3 +173,30 @@ def test_boolean_is_javas(java_parse: Callable[[str, list[str]], list[str]], val
     """ConfigDef: String.trim, then equalsIgnoreCase "true" or "false" (the long s U+017F is an "s" to Java)."""
     ours = [java_boolean(java_trim(value)) for value in values]
     assert [{True: "true", False: "false", None: "invalid"}[v] for v in ours] == java_parse("boolean", values)
+
+
+double_like = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(allow_nan=False, allow_infinity=False).map(float.hex),
+    st.builds(lambda sign, whole, dot, part, exp, end: sign + whole + dot + part + exp + end,
+              st.sampled_from(["", "+", "-"]), st.text("0123456789\u0660\u0669_", max_size=3),
+              st.sampled_from(["", ".", ","]), st.text("0123456789", max_size=3),
+              st.sampled_from(["", "e5", "E-2", "e", "p1", "e+"]),
+              st.sampled_from(["", "d", "F", " ", "\u00a0", "x", "\u2003"])),
+    st.sampled_from(["NaN", "-Infinity", "+NaN", "nan", "inf", "Infinityd", "0x.8p1", "0X1P-1f", "0x1.8", "."]),
+    st.text(max_size=6))
+
+
+def java_bits(value: float | None) -> str:
+    """Double.doubleToLongBits, as ConfigParse.java prints it (every NaN as Java's one NaN)."""
+    if value is None:
+        return "NFE"
+    return str(struct.unpack(">q", struct.pack(">d", float("nan") if math.isnan(value) else value))[0])
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(double_like, min_size=150, max_size=150))
+def test_double_is_javas_parse(java_parse: Callable[[str, list[str]], list[str]], values: list[str]) -> None:
+    """ConfigDef: String.trim, then Double.parseDouble: ASCII digits, a d/f suffix, hexadecimal with a p exponent;
+    Python's float() took other scripts' digits, '_' and Unicode spaces, and refused the suffix and hex."""
+    assert [java_bits(java_double(java_trim(value))) for value in values] == java_parse("double", values)

@@ -401,6 +401,8 @@ OAUTH_CC = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.
     ("sasl.login.connect.timeout.ms=+5000", lambda s: s.oauth.connect_timeout_ms == 5000),  # Integer.parseInt's sign
     ("sasl.login.read.timeout.ms= \uff15\uff10\uff10\uff10 ", lambda s: s.oauth.read_timeout_ms == 5000),  # fullwidth
     ("sasl.login.read.timeout.ms=\u0665\u0660\u0660\u0660", lambda s: s.oauth.read_timeout_ms == 5000),  # Arabic-Indic
+    ("sasl.login.refresh.window.factor=0.9d", lambda s: s.oauth.refresh_window_factor == 0.9),  # parseDouble's
+    ("sasl.login.refresh.window.factor=0x1.cp-1", lambda s: s.oauth.refresh_window_factor == 0.875),  # suffix, hex
     ("sasl.oauthbearer.header.urlencode= TRUE ", lambda s: s.oauth.urlencode_header),
     ("sasl.oauthbearer.header.urlencode=fal\u017fe", lambda s: not s.oauth.urlencode_header),  # equalsIgnoreCase
 ])
@@ -415,6 +417,11 @@ def test_numbers_and_booleans_kafka_accepts(line: str, read: Callable[[ClientSet
     ("request.timeout.ms=\\ud835\\udfcf\\ud835\\udfd3", "request.timeout.ms: Not a number of type INT"),
     ("retry.backoff.ms=\\ud835\\udfcf", "retry.backoff.ms: Not a number of type LONG"),
     ("sasl.login.connect.timeout.ms=2147483648", "sasl.login.connect.timeout.ms: Not a number of type INT"),
+    ("sasl.login.refresh.window.factor=\\u0660.\\u0669", "sasl.login.refresh.window.factor: Not a number of type "
+                                                         "DOUBLE"),  # Arabic-Indic 0.9: float() took it
+    ("sasl.login.refresh.window.factor=0.9_0", "sasl.login.refresh.window.factor: Not a number of type DOUBLE"),
+    ("sasl.login.refresh.window.factor=0.9\\u00a0", "sasl.login.refresh.window.factor: Not a number of type DOUBLE"),
+    ("sasl.login.refresh.window.factor=0.4", "sasl.login.refresh.window.factor: Value must be between 0.5 and 1.0"),
     ("sasl.oauthbearer.header.urlencode=yes", "sasl.oauthbearer.header.urlencode: Expected value to be either true "
                                               "or false"),
     ("sasl.oauthbearer.header.urlencode=", "sasl.oauthbearer.header.urlencode: Expected value to be either true or "
@@ -426,3 +433,18 @@ def test_numbers_and_booleans_kafka_refuses(tmp_path: Path, line: str, message: 
     assert error.message == f"Invalid value for configuration {message.replace(':', ' (line 6):', 1)}"
     value = line.split("=", 1)[1]
     assert error.exit_code == ExitCode.USAGE and (not value or value not in error.message + (error.hint or ""))
+
+
+@pytest.mark.parametrize(("lifetime", "seconds"), [("+60", 60), ("\\u0666\\u0660", 60), ("0" * 30 + "60", 60),
+                                                 (" 60", None), ("0", None), ("9223372036854775808", None)])
+def test_the_unsecured_token_lifetime_is_long_parse_long(tmp_path: Path, lifetime: str, seconds: int | None) -> None:
+    """unsecuredLoginLifetimeSeconds, a JAAS option: Long.parseLong with no trim (a sign, Unicode digits and
+    leading zeros were refused before); here also at least 1."""
+    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
+            f'unsecuredLoginLifetimeSeconds="{lifetime}";\n')
+    if seconds is None:
+        assert "unsecuredLoginLifetimeSeconds is not a positive number" in error_of(tmp_path, text).message
+    else:
+        oauth = settings_of(tmp_path, text).oauth
+        assert oauth is not None and oauth.unsecured_lifetime_s == seconds

@@ -5,13 +5,12 @@ them. Secrets stay out of every repr and message. Imported only for SASL."""
 from __future__ import annotations
 
 import os
-import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leader_election_cli.config.jaas import LoginModule
-from leader_election_cli.config.properties import check_unicode, java_boolean, java_int, java_trim, named
+from leader_election_cli.config.properties import check_unicode, java_boolean, java_double, java_int, java_trim, named
 from leader_election_cli.errors import InputError
 
 OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -33,7 +32,6 @@ OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
 CREDENTIAL_KEYS = (("sasl.oauthbearer.client.credentials.client.id", "clientId", True),
                    ("sasl.oauthbearer.client.credentials.client.secret", "clientSecret", True),
                    ("sasl.oauthbearer.scope", "scope", False))
-_DIGITS = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit also takes "\u00b2", which int() refuses
 
 
 @dataclass(frozen=True)
@@ -161,12 +159,12 @@ def _unsecured(options: Mapping[str | None, str], source: str, factor: float,
         raise InputError(f"sasl.jaas.config in {source} sets no unsecuredLoginStringClaim_{principal_claim}",
                          hint=f'Write: {OAUTH_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="alice"; '
                               "(or set sasl.login.callback.handler.class for an identity provider's tokens).")
-    lifetime = options.get("unsecuredLoginLifetimeSeconds", "3600")
-    if not _DIGITS.fullmatch(lifetime) or int(lifetime) < 1:
+    lifetime = java_int(options.get("unsecuredLoginLifetimeSeconds", "3600"), 64)  # Long.parseLong, no trim
+    if lifetime is None or lifetime < 1:
         raise InputError(f"sasl.jaas.config in {source}: unsecuredLoginLifetimeSeconds is not a positive number",
                          hint="Give a number of seconds.")
     return OAuthSettings(None, sub_claim=principal_claim, refresh_window_factor=factor, unsecured_claims=claims,
-                         unsecured_lifetime_s=int(lifetime), extensions=extensions)
+                         unsecured_lifetime_s=lifetime, extensions=extensions)
 
 
 def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str) -> KerberosSettings:
@@ -200,10 +198,10 @@ def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str
 def _float(props: Mapping[str, str], key: str, default: float, source: str, low: float, high: float) -> float:
     if key not in props:
         return default
-    try:
-        value = float(java_trim(props[key]))
-    except ValueError:
-        value = -1.0
+    value = java_double(java_trim(props[key]))
+    if value is None:
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type DOUBLE",
+                         hint=f"Fix {key} in {source}: a number from {low} to {high}.")
     if not low <= value <= high:
         raise InputError(f"Invalid value for configuration {named(props, key)}: Value must be between {low} and "
                          f"{high}", hint=f"Fix {key} in {source}.")

@@ -120,6 +120,21 @@ def java_int(text: str, bits: int = 32) -> int | None:
     return value if -2**(bits - 1) <= value < 2**(bits - 1) else None
 
 
+_JAVA_DECIMAL = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
+                           r"|([+-]?(?:NaN|Infinity))")
+_JAVA_HEX = re.compile(r"([+-]?0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
+
+
+def java_double(text: str) -> float | None:
+    """Double.parseDouble, as ConfigDef parses a DOUBLE it has trimmed: ASCII digits only (float() also takes
+    other scripts' digits, '_' and Unicode spaces), a d/f suffix and hexadecimal ("0x1.8p-1") allowed."""
+    if match := _JAVA_DECIMAL.fullmatch(text):
+        return float(match[1] or match[2])
+    if match := _JAVA_HEX.fullmatch(text):
+        return float.fromhex(match[1])
+    return None
+
+
 def java_boolean(text: str) -> bool | None:
     """ConfigDef's BOOLEAN of a trimmed value: "true" or "false" by String.equalsIgnoreCase, which compares
     each UTF-16 unit by its upper and lower case (so U+017F, the long s, is an "s"); None for anything else."""

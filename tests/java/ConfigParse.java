@@ -1,6 +1,7 @@
 // How Kafka's Java reads a config value and writes the token request (conftest.java_parse): one value per
 // input line, as the hex of its UTF-8 bytes; one answer per output line.
 // `int` / `long`: ConfigDef.parseType's INT / LONG (trim, then Integer.parseInt / Long.parseLong), or NFE.
+// `double`: ConfigDef.parseType's DOUBLE (trim, then Double.parseDouble): Double.doubleToLongBits, or NFE.
 // `boolean`: ConfigDef.parseType's BOOLEAN (trim, then equalsIgnoreCase "true" / "false"), or invalid.
 // `urlencode`: java.net.URLEncoder.encode(value, UTF_8), as the OAuth client-credentials request uses it.
 import java.io.BufferedReader;
@@ -26,6 +27,7 @@ public class ConfigParse {
             switch (mode) {
                 case "int": return String.valueOf(Integer.parseInt(trimmed));
                 case "long": return String.valueOf(Long.parseLong(trimmed));
+                case "double": return String.valueOf(Double.doubleToLongBits(Double.parseDouble(trimmed)));
                 case "boolean":
                     if (trimmed.equalsIgnoreCase("true")) return "true";
                     return trimmed.equalsIgnoreCase("false") ? "false" : "invalid";
