@@ -136,7 +136,7 @@ def continued(text: str) -> str:
 class TokenEndpoint:
     """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks. Its
     tokens' issuer is "test-idp", their audience "kafka-brokers". `received`: each token request's
-    Authorization header and body, as they came."""
+    headers and body, as they came."""
 
     def __init__(self, clients: dict[str, str], lifetime_s: int = 3600, tls: tuple[Path, Path] | None = None,
                  decode: Callable[[str], str] | None = None) -> None:
@@ -151,7 +151,7 @@ class TokenEndpoint:
         import jwt
 
         self.clients, self.lifetime_s, self.token_requests = clients, lifetime_s, 0
-        self.received: list[tuple[str, str]] = []
+        self.received: list[tuple[dict[str, str], str]] = []
         decode = decode or urllib.parse.unquote
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         jwk = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
@@ -176,7 +176,7 @@ class TokenEndpoint:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
                 form = urllib.parse.parse_qs(body)
                 endpoint.token_requests += 1
-                endpoint.received.append((self.headers.get("Authorization", ""), body))
+                endpoint.received.append((dict(self.headers.items()), body))
                 try:
                     basic = base64.b64decode(self.headers.get("Authorization", "").removeprefix("Basic ")).decode()
                     client_id, secret = (decode(p) for p in basic.split(":", 1))

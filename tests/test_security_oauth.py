@@ -301,7 +301,10 @@ def test_the_authorization_header_is_kafkas(tmp_path: Path, lines: str, decode: 
         settings = load_client_settings(str(path)).oauth
         assert settings is not None
         OAuthTokenProvider(settings, on_secret=lambda _: None).token()  # the provider took it: no AuthError
-        assert endpoint.received == [(header, "grant_type=client_credentials")]
+        [(headers, body)] = endpoint.received
+        assert (headers["Authorization"], body) == (header, "grant_type=client_credentials")
+        assert (headers["Accept"], headers["Cache-Control"], headers["Content-Type"]) == (
+            "application/json", "no-cache", "application/x-www-form-urlencoded")  # Kafka's too
     finally:
         endpoint.close()
 

@@ -93,7 +93,8 @@ class OAuthTokenProvider(AbstractTokenProvider):
             return _token_file(url)
         headers = {"Authorization": basic_authorization(settings.client_id or "", settings.client_secret or "",
                                                         urlencode=settings.urlencode_header),
-                   "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+                   "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+                   "Cache-Control": "no-cache"}  # the headers Kafka's client sends
         connect_s, read_s = settings.connect_timeout_ms / 1000, settings.read_timeout_ms / 1000
         limits = Limits(connect_s, read_s, min(connect_s + read_s, self._total_s))
         where = "the token endpoint (sasl.oauthbearer.token.endpoint.url)"
