@@ -448,3 +448,19 @@ def test_the_unsecured_token_lifetime_is_long_parse_long(tmp_path: Path, lifetim
     else:
         oauth = settings_of(tmp_path, text).oauth
         assert oauth is not None and oauth.unsecured_lifetime_s == seconds
+
+
+@pytest.mark.parametrize(("number", "claim"), [("5", 5.0), (" +2.5d ", 2.5), ("0x10p0", 16.0), ("\\u0665", None),
+                                               ("1_0", None), ("NaN", None)])
+def test_unsecured_number_claims_are_double_value_of(tmp_path: Path, number: str, claim: float | None) -> None:
+    """unsecuredLoginNumberClaim_<name>: Double.valueOf (trimmed; ASCII digits, a d/f suffix, hexadecimal), and
+    Kafka writes it as a double; Python's int()/float() took '\\u0665' and '1_0' and refused '+2.5d' and hex."""
+    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
+            f'unsecuredLoginNumberClaim_n="{number}";\n')
+    if claim is None:
+        assert "unsecuredLoginNumberClaim_n is not a number" in error_of(tmp_path, text).message
+    else:
+        oauth = settings_of(tmp_path, text).oauth
+        assert oauth is not None and oauth.unsecured_claims["n"] == claim
+        assert isinstance(oauth.unsecured_claims["n"], float)

@@ -4,6 +4,7 @@ them. Secrets stay out of every repr and message. Imported only for SASL."""
 
 from __future__ import annotations
 
+import math
 import os
 import ssl
 from collections.abc import Mapping
@@ -149,11 +150,10 @@ def _unsecured(options: Mapping[str | None, str], source: str, factor: float,
             separator, items = (value[0], value[1:]) if value else (",", "")
             claims[key.removeprefix("unsecuredLoginListClaim_")] = [i for i in items.split(separator) if i]
         elif key.startswith("unsecuredLoginNumberClaim_"):
-            try:
-                claims[key.removeprefix("unsecuredLoginNumberClaim_")] = float(value) if "." in value else int(value)
-            except ValueError:
-                raise InputError(f"sasl.jaas.config in {source}: {key} is not a number",
-                                 hint="Give a number.") from None
+            number = java_double(java_trim(value))  # Double.valueOf, which trims; Kafka writes the claim as a double
+            if number is None or not math.isfinite(number):
+                raise InputError(f"sasl.jaas.config in {source}: {key} is not a number", hint="Give a number.")
+            claims[key.removeprefix("unsecuredLoginNumberClaim_")] = number
     principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub")
     if not isinstance(claims.get(principal_claim), str) or not claims[principal_claim]:
         raise InputError(f"sasl.jaas.config in {source} sets no unsecuredLoginStringClaim_{principal_claim}",
