@@ -464,3 +464,16 @@ def test_unsecured_number_claims_are_double_value_of(tmp_path: Path, number: str
         oauth = settings_of(tmp_path, text).oauth
         assert oauth is not None and oauth.unsecured_claims["n"] == claim
         assert isinstance(oauth.unsecured_claims["n"], float)
+
+
+@pytest.mark.parametrize(("credentials", "message"), [
+    ('clientId="id" clientSecret=" \\t ";', "The clientSecret in sasl.jaas.config in {path} is blank"),
+    ('clientId="id" clientSecret="";', "The clientSecret in sasl.jaas.config in {path} is blank"),
+    ('clientId="id";', "{path} sets neither sasl.oauthbearer.client.credentials.client.secret nor clientSecret in "
+                       "sasl.jaas.config"),
+])
+def test_a_blank_client_secret_is_refused_as_kafka_refuses_it(tmp_path: Path, credentials: str, message: str) -> None:
+    """Kafka trims the JAAS clientId and clientSecret and refuses a blank one (JaasOptionsUtils.validateString,
+    sanitizeString); a whitespace secret was sent as it was."""
+    text = OAUTH_CC.replace('clientId="id" clientSecret="secret";', credentials)
+    assert error_of(tmp_path, text).message == message.format(path=tmp_path / "client.properties")

@@ -112,7 +112,7 @@ def _config_or_jaas(props: Mapping[str, str], options: Mapping[str | None, str],
         value, where = java_trim(options.get(option) or ""), f"the {option} in sasl.jaas.config"
     if required and not value:
         set_blank = key in props or option in options
-        raise InputError(f"{where[:1].upper()}{where[1:]} in {source} is blank" if set_blank else
+        raise InputError(f"{where.replace('the ', 'The ', 1)} in {source} is blank" if set_blank else
                          f"{source} sets neither {key} nor {option} in sasl.jaas.config",
                          hint=f'Set {key} (Kafka 4.1), or write: {OAUTH_LOGIN_MODULE} required clientId="..." '
                               'clientSecret="..." scope="...";')
