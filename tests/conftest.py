@@ -181,6 +181,30 @@ def java() -> None:
 
 
 @pytest.fixture(scope="session")
+def java_parse() -> Callable[[str, list[str]], list[str]]:
+    """Runs Java's own parsing (tests/java/ConfigParse.java, on the JDK): `java_parse(mode, values)`, mode
+    "int", "long", "double", "boolean" (ConfigDef's) or "urlencode" (URLEncoder's), one answer per value.
+    Skips without a JDK."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("javac") is None:
+        missing_service("JDK", "javac is missing, to run Java's parsing: apt-get install default-jdk-headless")
+    source = Path(__file__).parent / "java" / "ConfigParse.java"
+
+    def run(mode: str, values: list[str]) -> list[str]:
+        lines = "".join(value.encode("utf-8").hex() + "\n" for value in values)
+        java = subprocess.run(["java", str(source), mode], input=lines, capture_output=True, text=True,
+                              timeout=120, check=True)
+        answer = java.stdout.splitlines()
+        assert len(answer) == len(values)
+        return answer
+
+    return run
+
+
+@pytest.fixture(scope="session")
 def kafka_order() -> Callable[[str, list[str]], list[str]]:
     """Runs Kafka's own ordering code (tests/java/KafkaOrder.java, on the JDK): `kafka_order(mode, lines)`,
     mode "duplicates", "results" or "selection", one output line per input line. Skips without a JDK."""

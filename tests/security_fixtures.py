@@ -13,6 +13,7 @@ import socket
 import struct
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,10 +135,14 @@ def continued(text: str) -> str:
 
 class TokenEndpoint:
     """A small OIDC provider on 127.0.0.1: POST /token (client_credentials, HTTP Basic), GET /jwks. Its
-    tokens' issuer is "test-idp", their audience "kafka-brokers"."""
+    tokens' issuer is "test-idp", their audience "kafka-brokers". `received`: each token request's
+    headers and body, as they came."""
 
-    def __init__(self, clients: dict[str, str], lifetime_s: int = 3600, tls: tuple[Path, Path] | None = None) -> None:
-        """`tls`: (certificate chain, key) PEM files: POST /token is served over https too (`https_token_url`)."""
+    def __init__(self, clients: dict[str, str], lifetime_s: int = 3600, tls: tuple[Path, Path] | None = None,
+                 decode: Callable[[str], str] | None = None) -> None:
+        """`tls`: (certificate chain, key) PEM files: POST /token is served over https too (`https_token_url`).
+        `decode`: how the id and secret in the Basic credentials are read (default: percent-decoded; an
+        RFC 6749 provider form-decodes them, urllib.parse.unquote_plus; some take them as they are)."""
         import http.server
         import json
         import threading
@@ -146,6 +151,8 @@ class TokenEndpoint:
         import jwt
 
         self.clients, self.lifetime_s, self.token_requests = clients, lifetime_s, 0
+        self.received: list[tuple[dict[str, str], str]] = []
+        decode = decode or urllib.parse.unquote
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         jwk = jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key(), as_dict=True)
         jwks = json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig", "alg": "RS256"}]}).encode()
@@ -166,11 +173,13 @@ class TokenEndpoint:
                 self._send(200, jwks) if self.path == "/jwks" else self._send(404, b"{}")
 
             def do_POST(self) -> None:  # noqa: N802
-                form = urllib.parse.parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+                form = urllib.parse.parse_qs(body)
                 endpoint.token_requests += 1
+                endpoint.received.append((dict(self.headers.items()), body))
                 try:
                     basic = base64.b64decode(self.headers.get("Authorization", "").removeprefix("Basic ")).decode()
-                    client_id, secret = (urllib.parse.unquote(p) for p in basic.split(":", 1))
+                    client_id, secret = (decode(p) for p in basic.split(":", 1))
                 except ValueError:
                     client_id, secret = "", None
                 if self.path != "/token" or form.get("grant_type") != ["client_credentials"] or \

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import math
+import struct
+from collections.abc import Callable
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leader_election_cli.config.properties import parse_properties, read_properties
+from leader_election_cli.config.properties import (
+    java_boolean,
+    java_double,
+    java_int,
+    java_trim,
+    parse_properties,
+    read_properties,
+)
 from leader_election_cli.errors import InputError
 
 
@@ -123,3 +134,69 @@ def test_any_text_parses_or_reports_a_malformed_escape(text: str) -> None:
         assert error.message.startswith("Malformed \\uxxxx encoding")
     else:
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in parsed.items())
+
+
+# -- ConfigDef's INT, LONG and BOOLEAN (java_int, java_boolean), against Java itself -------------------------
+
+DIGITS = "0123456789\u0660\u0665\u06f3\u0967\u0e51\uff10\uff19\U0001d7ce\U0001d7d7"  # Arabic-Indic .. math bold
+number_like = st.one_of(
+    st.integers(-2**66, 2**66).map(str),
+    st.builds(lambda blank, sign, zeros, digits, end: blank + sign + "0" * zeros + digits + end,
+              st.sampled_from(["", " ", "\t", "\u00a0"]), st.sampled_from(["", "+", "-", "+-", "_"]),
+              st.integers(0, 25), st.text(DIGITS + "_x", max_size=21), st.sampled_from(["", " ", "\n", "L"])),
+    st.text(max_size=8))
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(number_like, min_size=150, max_size=150))
+def test_int_and_long_are_javas_parse(java_parse: Callable[[str, list[str]], list[str]], values: list[str]) -> None:
+    """ConfigDef: String.trim, then Integer.parseInt / Long.parseLong: a sign, Unicode decimal digits in the BMP
+    (a digit beyond U+FFFF is two surrogates to Java), leading zeros, overflow refused."""
+    for mode, bits in (("int", 32), ("long", 64)):
+        ours = [java_int(java_trim(value), bits) for value in values]
+        assert [str(v) if v is not None else "NFE" for v in ours] == java_parse(mode, values)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("000000000000015000", 15000), ("+15000", 15000), ("\u0661\u0665", 15), ("\uff11\uff15", 15),
+    ("\U0001d7cf\U0001d7d3", None), ("2147483648", None), ("-2147483648", -2**31), ("0" * 5000 + "7", 7),
+    ("1_000", None), ("+", None), ("", None)])
+def test_int_by_hand(text: str, expected: int | None) -> None:
+    assert java_int(text) == expected
+
+
+@settings(max_examples=2, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["true", "FALSE", " True\t", "fal\u017fe", "tru\u0117", "yes", "",
+                                           "\u0130rue", "tRUE ", "false\u00a0"]),
+                          st.text("trueFALSE\u017f\u0131\u0130 ", max_size=6)), min_size=100, max_size=100))
+def test_boolean_is_javas(java_parse: Callable[[str, list[str]], list[str]], values: list[str]) -> None:
+    """ConfigDef: String.trim, then equalsIgnoreCase "true" or "false" (the long s U+017F is an "s" to Java)."""
+    ours = [java_boolean(java_trim(value)) for value in values]
+    assert [{True: "true", False: "false", None: "invalid"}[v] for v in ours] == java_parse("boolean", values)
+
+
+double_like = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(allow_nan=False, allow_infinity=False).map(float.hex),
+    st.builds(lambda sign, whole, dot, part, exp, end: sign + whole + dot + part + exp + end,
+              st.sampled_from(["", "+", "-"]), st.text("0123456789\u0660\u0669_", max_size=3),
+              st.sampled_from(["", ".", ","]), st.text("0123456789", max_size=3),
+              st.sampled_from(["", "e5", "E-2", "e", "p1", "e+"]),
+              st.sampled_from(["", "d", "F", " ", "\u00a0", "x", "\u2003"])),
+    st.sampled_from(["NaN", "-Infinity", "+NaN", "nan", "inf", "Infinityd", "0x.8p1", "0X1P-1f", "0x1.8", "."]),
+    st.text(max_size=6))
+
+
+def java_bits(value: float | None) -> str:
+    """Double.doubleToLongBits, as ConfigParse.java prints it (every NaN as Java's one NaN)."""
+    if value is None:
+        return "NFE"
+    return str(struct.unpack(">q", struct.pack(">d", float("nan") if math.isnan(value) else value))[0])
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(double_like, min_size=150, max_size=150))
+def test_double_is_javas_parse(java_parse: Callable[[str, list[str]], list[str]], values: list[str]) -> None:
+    """ConfigDef: String.trim, then Double.parseDouble: ASCII digits, a d/f suffix, hexadecimal with a p exponent;
+    Python's float() took other scripts' digits, '_' and Unicode spaces, and refused the suffix and hex."""
+    assert [java_bits(java_double(java_trim(value))) for value in values] == java_parse("double", values)

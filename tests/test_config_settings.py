@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,12 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from leader_election_cli.config.jaas import LoginModule, parse_jaas_config
+from leader_election_cli.config.properties import parse_properties
 from leader_election_cli.config.settings import (
     ClientSettings,
     load_client_settings,
     settings_from_properties,
 )
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import ExitCode, InputError
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -383,3 +385,95 @@ def test_passwords_openssl_or_utf8_cannot_carry_are_input_errors(tmp_path: Path,
     error = error_of(tmp_path, text)
     assert error.message.startswith(message.format(source=tmp_path / "client.properties"))
     assert "rogateSecret" not in error.message and "ssw0rdZ" not in error.message and "kkkk" not in error.message
+
+
+# -- numbers and booleans as Kafka's ConfigDef parses them -----------------------------------------------------
+
+OAUTH_CC = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.callback.handler.class="
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n"
+            "sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:1/token\n"
+            f'sasl.jaas.config={OAUTH} required clientId="id" clientSecret="secret";\n')
+
+
+@pytest.mark.parametrize("line, read", [
+    ("request.timeout.ms=000000000000015000", lambda s: s.request_timeout_ms == 15000),  # leading zeros: any number
+    ("retry.backoff.ms=" + "0" * 25 + "250", lambda s: s.retry_backoff_ms == 250),
+    ("sasl.login.connect.timeout.ms=+5000", lambda s: s.oauth.connect_timeout_ms == 5000),  # Integer.parseInt's sign
+    ("sasl.login.read.timeout.ms= \uff15\uff10\uff10\uff10 ", lambda s: s.oauth.read_timeout_ms == 5000),  # fullwidth
+    ("sasl.login.read.timeout.ms=\u0665\u0660\u0660\u0660", lambda s: s.oauth.read_timeout_ms == 5000),  # Arabic-Indic
+    ("sasl.login.refresh.window.factor=0.9d", lambda s: s.oauth.refresh_window_factor == 0.9),  # parseDouble's
+    ("sasl.login.refresh.window.factor=0x1.cp-1", lambda s: s.oauth.refresh_window_factor == 0.875),  # suffix, hex
+    ("sasl.oauthbearer.header.urlencode= TRUE ", lambda s: s.oauth.urlencode_header),
+    ("sasl.oauthbearer.header.urlencode=fal\u017fe", lambda s: not s.oauth.urlencode_header),  # equalsIgnoreCase
+])
+def test_numbers_and_booleans_kafka_accepts(line: str, read: Callable[[ClientSettings], bool]) -> None:
+    """What Kafka's ConfigDef accepts (String.trim, Integer.parseInt / Long.parseLong, equalsIgnoreCase); the
+    leading zeros and the sasl.login.*.timeout.ms signs and digits were refused before."""
+    assert read(settings_from_properties(parse_properties(OAUTH_CC + line + "\n"), "f"))
+
+
+@pytest.mark.parametrize("line, message", [
+    # U+1D7CF, U+1D7D3 (mathematical bold 1 and 5) as a latin-1 file carries them: \\u escapes of the surrogates
+    ("request.timeout.ms=\\ud835\\udfcf\\ud835\\udfd3", "request.timeout.ms: Not a number of type INT"),
+    ("retry.backoff.ms=\\ud835\\udfcf", "retry.backoff.ms: Not a number of type LONG"),
+    ("sasl.login.connect.timeout.ms=2147483648", "sasl.login.connect.timeout.ms: Not a number of type INT"),
+    ("sasl.login.refresh.window.factor=\\u0660.\\u0669", "sasl.login.refresh.window.factor: Not a number of type "
+                                                         "DOUBLE"),  # Arabic-Indic 0.9: float() took it
+    ("sasl.login.refresh.window.factor=0.9_0", "sasl.login.refresh.window.factor: Not a number of type DOUBLE"),
+    ("sasl.login.refresh.window.factor=0.9\\u00a0", "sasl.login.refresh.window.factor: Not a number of type DOUBLE"),
+    ("sasl.login.refresh.window.factor=0.4", "sasl.login.refresh.window.factor: Value must be between 0.5 and 1.0"),
+    ("sasl.oauthbearer.header.urlencode=yes", "sasl.oauthbearer.header.urlencode: Expected value to be either true "
+                                              "or false"),
+    ("sasl.oauthbearer.header.urlencode=", "sasl.oauthbearer.header.urlencode: Expected value to be either true or "
+                                           "false"),
+])
+def test_numbers_and_booleans_kafka_refuses(tmp_path: Path, line: str, message: str) -> None:
+    """Java reads a digit beyond U+FFFF as two surrogates, neither a digit (Python's int() took it)."""
+    error = error_of(tmp_path, OAUTH_CC + line + "\n")
+    assert error.message == f"Invalid value for configuration {message.replace(':', ' (line 6):', 1)}"
+    value = line.split("=", 1)[1]
+    assert error.exit_code == ExitCode.USAGE and (not value or value not in error.message + (error.hint or ""))
+
+
+@pytest.mark.parametrize(("lifetime", "seconds"), [("+60", 60), ("\\u0666\\u0660", 60), ("0" * 30 + "60", 60),
+                                                 (" 60", None), ("0", None), ("9223372036854775808", None)])
+def test_the_unsecured_token_lifetime_is_long_parse_long(tmp_path: Path, lifetime: str, seconds: int | None) -> None:
+    """unsecuredLoginLifetimeSeconds, a JAAS option: Long.parseLong with no trim (a sign, Unicode digits and
+    leading zeros were refused before); here also at least 1."""
+    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
+            f'unsecuredLoginLifetimeSeconds="{lifetime}";\n')
+    if seconds is None:
+        assert "unsecuredLoginLifetimeSeconds is not a positive number" in error_of(tmp_path, text).message
+    else:
+        oauth = settings_of(tmp_path, text).oauth
+        assert oauth is not None and oauth.unsecured_lifetime_s == seconds
+
+
+@pytest.mark.parametrize(("number", "claim"), [("5", 5.0), (" +2.5d ", 2.5), ("0x10p0", 16.0), ("\\u0665", None),
+                                               ("1_0", None), ("NaN", None)])
+def test_unsecured_number_claims_are_double_value_of(tmp_path: Path, number: str, claim: float | None) -> None:
+    """unsecuredLoginNumberClaim_<name>: Double.valueOf (trimmed; ASCII digits, a d/f suffix, hexadecimal), and
+    Kafka writes it as a double; Python's int()/float() took '\\u0665' and '1_0' and refused '+2.5d' and hex."""
+    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
+            f'unsecuredLoginNumberClaim_n="{number}";\n')
+    if claim is None:
+        assert "unsecuredLoginNumberClaim_n is not a number" in error_of(tmp_path, text).message
+    else:
+        oauth = settings_of(tmp_path, text).oauth
+        assert oauth is not None and oauth.unsecured_claims["n"] == claim
+        assert isinstance(oauth.unsecured_claims["n"], float)
+
+
+@pytest.mark.parametrize(("credentials", "message"), [
+    ('clientId="id" clientSecret=" \\t ";', "The clientSecret in sasl.jaas.config in {path} is blank"),
+    ('clientId="id" clientSecret="";', "The clientSecret in sasl.jaas.config in {path} is blank"),
+    ('clientId="id";', "{path} sets neither sasl.oauthbearer.client.credentials.client.secret nor clientSecret in "
+                       "sasl.jaas.config"),
+])
+def test_a_blank_client_secret_is_refused_as_kafka_refuses_it(tmp_path: Path, credentials: str, message: str) -> None:
+    """Kafka trims the JAAS clientId and clientSecret and refuses a blank one (JaasOptionsUtils.validateString,
+    sanitizeString); a whitespace secret was sent as it was."""
+    text = OAUTH_CC.replace('clientId="id" clientSecret="secret";', credentials)
+    assert error_of(tmp_path, text).message == message.format(path=tmp_path / "client.properties")

@@ -37,6 +37,9 @@ BROKEN = {  # what is wrong -> the file
                                         f"sasl.login.refresh.window.factor={MARK}\n",
     "sasl.login.connect.timeout.ms": f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
                                      f"sasl.jaas.config={OAUTH} required;\nsasl.login.connect.timeout.ms={MARK}\n",
+    "sasl.oauthbearer.header.urlencode": f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+                                         f"sasl.jaas.config={OAUTH} required;\n"
+                                         f"sasl.oauthbearer.header.urlencode={MARK}\n",
     "request.timeout.ms": f"request.timeout.ms={MARK}\n",
     "request.timeout.ms runs into a secret": f"request.timeout.ms=100\\\n{JAAS}\n",
     "default.api.timeout.ms": f"default.api.timeout.ms=1{MARK}\n",

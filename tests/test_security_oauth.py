@@ -4,12 +4,15 @@ development tokens. Failures end with their exit codes, and no secret or token i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import string
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import security_fixtures
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
@@ -264,3 +267,81 @@ def test_the_token_endpoints_tls_failures(sb: Sandbox, idp: security_fixtures.To
     code, output, requests = elect(sb, "elect", config, tmp_path)
     assert (code, requests) == (expected, 0), output
     assert words in output
+
+
+# -- the token request byte for byte Kafka's (sasl.oauthbearer.header.urlencode, KIP-1025) -----------------
+
+SPECIAL_SECRET = "a+b/c=d:e f~*"  # what generated secrets hold, and what URL encoding changes
+RAW_HEADER = "Basic bGVhZGVyLXRvb2w6YStiL2M9ZDplIGZ+Kg=="  # Kafka 4.x's, from its own Java code
+URLENCODED_HEADER = "Basic bGVhZGVyLXRvb2w6YSUyQmIlMkZjJTNEZCUzQWUrZiU3RSo="  # a%2Bb%2Fc%3Dd%3Ae+f%7E*
+
+
+@pytest.mark.parametrize(("lines", "decode", "header"), [
+    (f"{KEYS_4_1['secret']}={SPECIAL_SECRET}\n", None, RAW_HEADER),  # Kafka's default: as they are
+    (f"{KEYS_4_1['secret']}={SPECIAL_SECRET}\nsasl.oauthbearer.header.urlencode=false\n", None, RAW_HEADER),
+    (f'sasl.jaas.config={MODULE} required clientId=" leader-tool " clientSecret="  {SPECIAL_SECRET} ";\n', None,
+     RAW_HEADER),  # trimmed as Kafka trims them
+    (f"{KEYS_4_1['secret']}={SPECIAL_SECRET}\nsasl.oauthbearer.header.urlencode = TRUE\n", "form", URLENCODED_HEADER),
+], ids=["default", "false", "jaas-trimmed", "true"])
+def test_the_authorization_header_is_kafkas(tmp_path: Path, lines: str, decode: str | None, header: str) -> None:
+    """An identity provider that reads the credentials as they are, or (RFC 6749) form-decoded, gets what Kafka's
+    client sends it; before, both were percent-encoded in Python's way (%20 for a space, a '~' kept)."""
+    import urllib.parse
+
+    from leader_election_cli.config.settings import load_client_settings
+
+    endpoint = security_fixtures.TokenEndpoint({"leader-tool": SPECIAL_SECRET}, decode={
+        None: lambda text: text, "form": urllib.parse.unquote_plus}[decode])
+    try:
+        path = tmp_path / "client.properties"
+        path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+                        f"sasl.login.callback.handler.class={HANDLERS[1]}\n"
+                        f"sasl.oauthbearer.token.endpoint.url={endpoint.token_url}\n{KEYS_4_1['id']}=leader-tool\n"
+                        f"sasl.jaas.config={MODULE} required;\n{lines}")
+        settings = load_client_settings(str(path)).oauth
+        assert settings is not None
+        OAuthTokenProvider(settings, on_secret=lambda _: None).token()  # the provider took it: no AuthError
+        [(headers, body)] = endpoint.received
+        assert (headers["Authorization"], body) == (header, "grant_type=client_credentials")
+        assert (headers["Accept"], headers["Cache-Control"], headers["Content-Type"]) == (
+            "application/json", "no-cache", "application/x-www-form-urlencoded")  # Kafka's too
+    finally:
+        endpoint.close()
+
+
+@pytest.mark.parametrize(("scope", "body"), [
+    ("  kafka~x y ", "grant_type=client_credentials&scope=kafka%7Ex+y"),  # trimmed, URLEncoder's '~' and '+'
+    ("   ", "grant_type=client_credentials"),  # blank: no scope at all
+    ("kafka", "grant_type=client_credentials&scope=kafka"),
+])
+def test_the_request_body_is_kafkas(scope: str, body: str) -> None:
+    """Kafka's formatRequestBody, whatever sasl.oauthbearer.header.urlencode says."""
+    endpoint = security_fixtures.TokenEndpoint({"leader-tool": CLIENT_SECRET})
+    try:
+        for urlencode in (False, True):
+            OAuthTokenProvider(OAuthSettings(endpoint.token_url, "leader-tool", CLIENT_SECRET, scope,
+                                             urlencode_header=urlencode), on_secret=lambda _: None).token()
+        assert [received for _, received in endpoint.received] == [body, body]
+    finally:
+        endpoint.close()
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_the_url_encoding_is_javas_urlencoder(text: str) -> None:
+    """URLEncoder.encode(text, UTF_8) by its rules: a-z A-Z 0-9 . - * _ kept, a space '+', every other
+    character the %XX (upper case) of each of its UTF-8 bytes."""
+    from leader_election_cli.cluster.oauth import java_url_encode
+
+    kept = set(string.ascii_letters + string.digits + ".-*_")
+    expected = "".join(char if char in kept else "+" if char == " " else
+                       "".join(f"%{byte:02X}" for byte in char.encode("utf-8")) for char in text)
+    assert java_url_encode(text) == expected
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=12), min_size=100, max_size=100))
+def test_the_url_encoding_is_java_itself(java_parse: Callable[[str, list[str]], list[str]], values: list[str]) -> None:
+    from leader_election_cli.cluster.oauth import java_url_encode
+
+    assert [java_url_encode(value) for value in values] == java_parse("urlencode", values)

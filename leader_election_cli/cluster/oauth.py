@@ -1,8 +1,8 @@
 """OAUTHBEARER tokens for kafka-python (its `sasl_oauth_token_provider`), as Kafka's login callback
 handlers make them.
 
-Secured (KIP-768): the client-credentials grant at the token endpoint (client id and secret in HTTP
-Basic, URL-encoded as Kafka's HttpAccessTokenRetriever sends them; an https endpoint's TLS from the
+Secured (KIP-768): the client-credentials grant at the token endpoint, byte for byte Kafka's request
+(`basic_authorization`, `token_request_body`; an https endpoint's TLS from the
 JAAS ssl.* options, `OAuthSettings.ssl_context`), the token's expiry and subject
 read as Kafka's LoginAccessTokenValidator does (no signature check: that is the broker's), and a new
 token fetched once `sasl.login.refresh.window.factor` of its lifetime has passed. Unsecured: Kafka's
@@ -25,6 +25,7 @@ from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from leader_election_cli.cluster.token_http import Limits, TokenHttpError, post_form
 from leader_election_cli.config.login import OAuthSettings
+from leader_election_cli.config.properties import java_trim
 from leader_election_cli.errors import AuthError, InputError, UnreachableError
 from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.log import Logger
@@ -90,18 +91,16 @@ class OAuthTokenProvider(AbstractTokenProvider):
         assert url is not None
         if url.startswith("file:"):
             return _token_file(url)
-        body = {"grant_type": "client_credentials"}
-        if settings.scope:
-            body["scope"] = settings.scope
-        credentials = (f"{urllib.parse.quote(settings.client_id or '', safe='')}:"
-                       f"{urllib.parse.quote(settings.client_secret or '', safe='')}")
-        headers = {"Authorization": "Basic " + base64.b64encode(credentials.encode()).decode(),
-                   "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+        headers = {"Authorization": basic_authorization(settings.client_id or "", settings.client_secret or "",
+                                                        urlencode=settings.urlencode_header),
+                   "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+                   "Cache-Control": "no-cache"}  # the headers Kafka's client sends
         connect_s, read_s = settings.connect_timeout_ms / 1000, settings.read_timeout_ms / 1000
         limits = Limits(connect_s, read_s, min(connect_s + read_s, self._total_s))
         where = "the token endpoint (sasl.oauthbearer.token.endpoint.url)"
         try:
-            answer = post_form(url, urllib.parse.urlencode(body).encode(), headers, limits, settings.ssl_context)
+            answer = post_form(url, token_request_body(settings.scope).encode(), headers, limits,
+                               settings.ssl_context)
         except TokenHttpError as exc:
             hint = ("Give the token endpoint's CA as ssl.truststore.* options in sasl.jaas.config (KIP-768), or "
                     "check sasl.oauthbearer.token.endpoint.url." if exc.tls else
@@ -138,6 +137,29 @@ class OAuthTokenProvider(AbstractTokenProvider):
             raise AuthError(f"The OAuth token has no {sub} claim",
                             hint="Check sasl.oauthbearer.sub.claim.name (default sub).")
         return claims
+
+
+def java_url_encode(text: str) -> str:
+    """java.net.URLEncoder.encode(text, UTF_8): a-z A-Z 0-9 . - * _ kept, a space as "+", every other
+    character as the %XX (upper case) of its UTF-8 bytes. Python's quote_plus also keeps "~"."""
+    return urllib.parse.quote_plus(text, safe="*").replace("~", "%7E")
+
+
+def basic_authorization(client_id: str, client_secret: str, *, urlencode: bool) -> str:
+    """The Authorization header of Kafka's client-credentials request (ClientCredentialsRequestFormatter,
+    HttpAccessTokenRetriever.formatAuthorizationHeader): "id:secret", each URL-encoded only with
+    sasl.oauthbearer.header.urlencode=true (default false, KIP-1025), in standard Base64 (RFC 7617,
+    KAFKA-14496). Both come trimmed and non-blank from the config (`config.login`)."""
+    if urlencode:
+        client_id, client_secret = java_url_encode(client_id), java_url_encode(client_secret)
+    return "Basic " + base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
+
+
+def token_request_body(scope: str | None) -> str:
+    """Kafka's formatRequestBody: the grant type, and the scope trimmed and URL-encoded unless it is blank."""
+    body = "grant_type=client_credentials"
+    scope = java_trim(scope or "")
+    return f"{body}&scope={java_url_encode(scope)}" if scope else body
 
 
 MAX_TOKEN_FILE_BYTES = 1 << 20

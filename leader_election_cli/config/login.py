@@ -4,14 +4,14 @@ them. Secrets stay out of every repr and message. Imported only for SASL."""
 
 from __future__ import annotations
 
+import math
 import os
-import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leader_election_cli.config.jaas import LoginModule
-from leader_election_cli.config.properties import check_unicode, java_trim, named
+from leader_election_cli.config.properties import check_unicode, java_boolean, java_double, java_int, java_trim, named
 from leader_election_cli.errors import InputError
 
 OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -33,7 +33,6 @@ OIDC_LOGIN_HANDLERS = (  # Kafka 3.x, and since 4.0
 CREDENTIAL_KEYS = (("sasl.oauthbearer.client.credentials.client.id", "clientId", True),
                    ("sasl.oauthbearer.client.credentials.client.secret", "clientSecret", True),
                    ("sasl.oauthbearer.scope", "scope", False))
-_DIGITS = re.compile(r"[0-9]{1,18}")  # ASCII digits only: str.isdigit also takes "\u00b2", which int() refuses
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,7 @@ class OAuthSettings:
     refresh_window_factor: float = 0.8  # sasl.login.refresh.window.factor
     connect_timeout_ms: int = 10_000  # sasl.login.connect.timeout.ms (Kafka: none, the JDK's own)
     read_timeout_ms: int = 10_000
+    urlencode_header: bool = False  # sasl.oauthbearer.header.urlencode (KIP-1025): client id and secret URL-encoded
     unsecured_claims: Mapping[str, object] = field(default_factory=dict, repr=False)
     unsecured_lifetime_s: int = 3600
     extensions: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -72,6 +72,7 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
     options = module.options
     handler = java_trim(props.get("sasl.login.callback.handler.class", ""))
     factor = _float(props, "sasl.login.refresh.window.factor", 0.8, source, 0.5, 1.0)
+    urlencode = _boolean(props, "sasl.oauthbearer.header.urlencode", False, source)
     timeouts = {name: _millis(props, f"sasl.login.{key}.timeout.ms", 10_000, source)
                 for name, key in (("connect_timeout_ms", "connect"), ("read_timeout_ms", "read"))}
     extensions = {k.removeprefix("unsecuredLoginExtension_"): v for k, v in options.items()
@@ -95,20 +96,24 @@ def oauth_settings(props: Mapping[str, str], module: LoginModule, source: str) -
         return OAuthSettings(endpoint, credentials["clientId"], credentials["clientSecret"], credentials["scope"],
                              java_trim(props.get("sasl.oauthbearer.scope.claim.name", "scope")) or "scope",
                              java_trim(props.get("sasl.oauthbearer.sub.claim.name", "sub")) or "sub",
-                             factor, extensions=extensions, ssl_context=context, secrets=secrets, **timeouts)
+                             refresh_window_factor=factor, urlencode_header=urlencode, extensions=extensions,
+                             ssl_context=context, secrets=secrets, **timeouts)
     return _unsecured(options, source, factor, extensions)
 
 
 def _config_or_jaas(props: Mapping[str, str], options: Mapping[str | None, str], key: str, option: str,
                     required: bool, source: str) -> str | None:
-    """`ClientCredentialsJwtRetriever.configOrJaas` (Kafka 4.1): the config key when the file sets it (trimmed,
-    as ConfigDef does), else the JAAS option; a required one set by neither is an error."""
+    """`ClientCredentialsJwtRetriever.configOrJaas` (Kafka 4.1): the config key when the file sets it, else the
+    JAAS option, trimmed either way (ConfigDef; JaasOptionsUtils.validateString, and the request formatter
+    trims again); a required one set by neither, or blank, is an error."""
     if key in props:
         value, where = java_trim(props[key]), named(props, key)
     else:
-        value, where = options.get(option), f"the {option} in sasl.jaas.config"
+        value, where = java_trim(options.get(option) or ""), f"the {option} in sasl.jaas.config"
     if required and not value:
-        raise InputError(f"{source} sets neither {key} nor {option} in sasl.jaas.config",
+        set_blank = key in props or option in options
+        raise InputError(f"{where.replace('the ', 'The ', 1)} in {source} is blank" if set_blank else
+                         f"{source} sets neither {key} nor {option} in sasl.jaas.config",
                          hint=f'Set {key} (Kafka 4.1), or write: {OAUTH_LOGIN_MODULE} required clientId="..." '
                               'clientSecret="..." scope="...";')
     if value:
@@ -145,22 +150,21 @@ def _unsecured(options: Mapping[str | None, str], source: str, factor: float,
             separator, items = (value[0], value[1:]) if value else (",", "")
             claims[key.removeprefix("unsecuredLoginListClaim_")] = [i for i in items.split(separator) if i]
         elif key.startswith("unsecuredLoginNumberClaim_"):
-            try:
-                claims[key.removeprefix("unsecuredLoginNumberClaim_")] = float(value) if "." in value else int(value)
-            except ValueError:
-                raise InputError(f"sasl.jaas.config in {source}: {key} is not a number",
-                                 hint="Give a number.") from None
+            number = java_double(java_trim(value))  # Double.valueOf, which trims; Kafka writes the claim as a double
+            if number is None or not math.isfinite(number):
+                raise InputError(f"sasl.jaas.config in {source}: {key} is not a number", hint="Give a number.")
+            claims[key.removeprefix("unsecuredLoginNumberClaim_")] = number
     principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub")
     if not isinstance(claims.get(principal_claim), str) or not claims[principal_claim]:
         raise InputError(f"sasl.jaas.config in {source} sets no unsecuredLoginStringClaim_{principal_claim}",
                          hint=f'Write: {OAUTH_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="alice"; '
                               "(or set sasl.login.callback.handler.class for an identity provider's tokens).")
-    lifetime = options.get("unsecuredLoginLifetimeSeconds", "3600")
-    if not _DIGITS.fullmatch(lifetime) or int(lifetime) < 1:
+    lifetime = java_int(options.get("unsecuredLoginLifetimeSeconds", "3600"), 64)  # Long.parseLong, no trim
+    if lifetime is None or lifetime < 1:
         raise InputError(f"sasl.jaas.config in {source}: unsecuredLoginLifetimeSeconds is not a positive number",
                          hint="Give a number of seconds.")
     return OAuthSettings(None, sub_claim=principal_claim, refresh_window_factor=factor, unsecured_claims=claims,
-                         unsecured_lifetime_s=int(lifetime), extensions=extensions)
+                         unsecured_lifetime_s=lifetime, extensions=extensions)
 
 
 def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str) -> KerberosSettings:
@@ -194,10 +198,10 @@ def kerberos_settings(props: Mapping[str, str], module: LoginModule, source: str
 def _float(props: Mapping[str, str], key: str, default: float, source: str, low: float, high: float) -> float:
     if key not in props:
         return default
-    try:
-        value = float(java_trim(props[key]))
-    except ValueError:
-        value = -1.0
+    value = java_double(java_trim(props[key]))
+    if value is None:
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type DOUBLE",
+                         hint=f"Fix {key} in {source}: a number from {low} to {high}.")
     if not low <= value <= high:
         raise InputError(f"Invalid value for configuration {named(props, key)}: Value must be between {low} and "
                          f"{high}", hint=f"Fix {key} in {source}.")
@@ -205,10 +209,22 @@ def _float(props: Mapping[str, str], key: str, default: float, source: str, low:
 
 
 def _millis(props: Mapping[str, str], key: str, default: int, source: str) -> int:
+    """A ConfigDef INT (`java_int`); here also above 0 (0 would wait for ever, a negative one Java refuses)."""
     if key not in props:
         return default
-    text = java_trim(props[key])
-    if not _DIGITS.fullmatch(text) or not 0 < int(text) < 2**31:
+    value = java_int(java_trim(props[key]))
+    if value is None or value < 1:
         raise InputError(f"Invalid value for configuration {named(props, key)}: Not a number of type INT",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
-    return int(text)
+    return value
+
+
+def _boolean(props: Mapping[str, str], key: str, default: bool, source: str) -> bool:
+    """A ConfigDef BOOLEAN (`java_boolean`), with ConfigException's wording (never the value)."""
+    if key not in props:
+        return default
+    value = java_boolean(java_trim(props[key]))
+    if value is None:
+        raise InputError(f"Invalid value for configuration {named(props, key)}: Expected value to be either true "
+                         "or false", hint=f"Fix {key} in {source}: true or false.")
+    return value

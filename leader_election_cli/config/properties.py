@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from leader_election_cli.errors import InputError, shown
@@ -102,6 +103,52 @@ def _unescape(text: str, number: int, source: str, what: str) -> str:
 def java_trim(value: str) -> str:
     """String.trim(), which Kafka's ConfigDef applies to every value: drops characters up to U+0020."""
     return value.strip("".join(map(chr, range(33))))
+
+
+def java_int(text: str, bits: int = 32) -> int | None:
+    """Integer.parseInt (bits 32) or Long.parseLong (64), as ConfigDef parses an INT or LONG it has trimmed: a
+    sign, then decimal digits of any script (Character.digit), leading zeros allowed. Java reads UTF-16 units,
+    so a digit beyond U+FFFF (two surrogates) is not one. None where Java throws NumberFormatException,
+    overflow included."""
+    match = re.fullmatch(r"([+-]?)(\d+)", text)
+    if not match or any(ord(char) > 0xFFFF for char in match[2]):
+        return None
+    digits = "".join(str(unicodedata.decimal(char)) for char in match[2]).lstrip("0")
+    if len(digits) > 19:
+        return None
+    value = int(match[1] + (digits or "0"))
+    return value if -2**(bits - 1) <= value < 2**(bits - 1) else None
+
+
+_JAVA_DECIMAL = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
+                           r"|([+-]?(?:NaN|Infinity))")
+_JAVA_HEX = re.compile(r"([+-]?0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
+
+
+def java_double(text: str) -> float | None:
+    """Double.parseDouble, as ConfigDef parses a DOUBLE it has trimmed: ASCII digits only (float() also takes
+    other scripts' digits, '_' and Unicode spaces), a d/f suffix and hexadecimal ("0x1.8p-1") allowed."""
+    if match := _JAVA_DECIMAL.fullmatch(text):
+        return float(match[1] or match[2])
+    if match := _JAVA_HEX.fullmatch(text):
+        return float.fromhex(match[1])
+    return None
+
+
+def java_boolean(text: str) -> bool | None:
+    """ConfigDef's BOOLEAN of a trimmed value: "true" or "false" by String.equalsIgnoreCase, which compares
+    each UTF-16 unit by its upper and lower case (so U+017F, the long s, is an "s"); None for anything else."""
+    for word in ("true", "false"):
+        if len(text) == len(word) and all(a == b or _java_upper(a) == b.upper() or
+                                          _java_upper(a).lower() == b for a, b in zip(text, word, strict=True)):
+            return word == "true"
+    return None
+
+
+def _java_upper(char: str) -> str:
+    """Character.toUpperCase of one character: the character itself where the upper case is not one."""
+    upper = char.upper()
+    return upper if len(upper) == 1 else char
 
 
 class Properties(dict[str, str]):

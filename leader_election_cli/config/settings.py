@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from leader_election_cli.config.properties import (
     Properties,
     check_unicode,
+    java_int,
     java_io_message,
     java_trim,
     read_properties,
@@ -202,15 +203,14 @@ def _int_setting(props: Mapping[str, str], key: str, default: int, source: str, 
     """A ConfigDef INT (or LONG) at least 0, with ConfigException's wording."""
     if key not in props:
         return default
-    text = java_trim(props[key])
-    bits = 32 if kind == "INT" else 64
-    if not re.fullmatch(rf"[+-]?\d{{1,{bits * 3 // 10 + 1}}}", text) or not -2**(bits - 1) <= int(text) < 2**(bits - 1):
+    value = java_int(java_trim(props[key]), 32 if kind == "INT" else 64)
+    if value is None:
         raise InputError(f"Invalid value for configuration {_named(props, key)}: Not a number of type {kind}"
                         , hint=f"Fix {key} in {source}: a number of milliseconds.")
-    if int(text) < 0:
+    if value < 0:
         raise InputError(f"Invalid value for configuration {_named(props, key)}: Value must be at least 0",
                          hint=f"Fix {key} in {source}: a number of milliseconds.")
-    return int(text)
+    return value
 
 
 def _sasl(props: Mapping[str, str], protocol: str,
