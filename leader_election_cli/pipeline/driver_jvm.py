@@ -27,7 +27,8 @@ _JOIN_SECONDS = 5.0  # for the last lines of a JVM that has exited
 # Spark 4 starts its JVM with the incubating Vector API: Java says so on every start, a line no setting silences
 # and no operator can act on (in a cron job's mail every run); shown with --verbose / --debug only
 _INCUBATOR_NOTICE = "WARNING: Using incubator modules"
-_NOISE = (_INCUBATOR_NOTICE, "Error: Could not create the Java Virtual Machine", "Error: A fatal exception has occurred")
+_NOISE = (_INCUBATOR_NOTICE, "Error: Could not create the Java Virtual Machine",
+          "Error: A fatal exception has occurred")
 _FRAME = r"\s+at \S"  # a stack frame: "\tat org.apache.spark..."
 # a line of a Java stack trace: the exception (qualified class name first), a frame, its cause, or "... N more"
 _STACK_TRACE = re.compile(r'(Exception in thread "[^"]*" )?([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error|Throwable)\b'
