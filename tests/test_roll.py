@@ -390,8 +390,9 @@ def test_the_default_state_file_name_sanitises_the_cluster_id_as_every_file_a_ru
 def test_in_combined_mode_only_a_voter_leads_the_quorum_and_none_without_a_majority(
         sandbox_factory: Callable[..., Sandbox]) -> None:
     """Raft (KIP-595): the leader is a voter elected by a majority of the voters; with 2 of the 3 down there
-    is none (DescribeQuorum: -1), and a broker that is not a voter never leads."""
-    sb = sandbox_factory(5, topics={"t": ASSIGNMENT}, combined=True)
+    is none, and a broker that is not a voter never leads. Without a leader the broker has no controller to
+    forward DescribeQuorum to: REQUEST_TIMED_OUT after its forwarding timeout, read as no leader known."""
+    sb = sandbox_factory(5, topics={"t": ASSIGNMENT}, combined=True, forwarding_timeout_s=0.3)
     connection = Connection(sb.bootstrap_servers)
     leaders = []
     for broker in (1, 2, 3):

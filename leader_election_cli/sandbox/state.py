@@ -76,7 +76,11 @@ report a random live broker as the controller, as a real KRaft broker does at ea
 keeps its pick until then), and clients must not read it as the active controller (`kafka-leaders
 status` does not show it). `controller_id` stays one broker there, for tests to aim faults at. In KRaft
 combined mode (`voters`: brokers that are the quorum too) it is the quorum's leader: always a voter,
-and none (-1) while a majority of the voters is down.
+and none (-1) while a majority of the voters is down. In dedicated mode the quorum is three controller
+nodes that are not brokers (`DEDICATED_CONTROLLERS`), stopped and started by `stop_controller` and
+`start_controller`; its leader is the lowest live one while a majority of them is live, else none.
+Without a quorum leader there is no active controller: nothing runs the automatic leader rebalance,
+and the requests a broker forwards to the controller wait for one (sandbox/server.py).
 """
 
 from __future__ import annotations
@@ -112,6 +116,7 @@ def default_log_size(topic: str, partition: int) -> int:
 
 
 MAX_ELECTIONS_PER_IMBALANCE = 1000  # QuorumController: one pass of maybeBalancePartitionLeaders
+DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the KRaft controller quorum's nodes when they are not brokers
 
 
 class Mode(str, Enum):
@@ -311,6 +316,14 @@ class Cluster:
         self._unpublished: list[tuple[float, dict[tuple[str, int], tuple[int, int, list[int]]]]] = []
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.voters: list[int] | None = None  # KRaft combined mode: the brokers that are the controller quorum
+        self.controllers_down: set[int] = set()  # dedicated mode: the controller nodes stopped
+        self._dedicated_leader = DEDICATED_CONTROLLERS[0]  # dedicated mode: the quorum's leader (-1: none)
+        self.quorum_epoch = 1  # the controller quorum's leader epoch: one more for each leader elected
+        # voters stopped: (log end offset, last fetch time in ms) as the quorum's leader last saw them; (-1, -1)
+        # for a leader elected while they were down (it never saw them fetch)
+        self.last_fetches: dict[int, tuple[int, int]] = {}
+        self.directory_ids = {b: uuid.uuid4() for b in self.broker_ids}  # each broker's log directory.id
+        self.controller_addresses: dict[int, tuple[str, int]] = {}  # voter -> controller listener, by the server
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
         self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
@@ -419,8 +432,12 @@ class Cluster:
         with self.lock:
             if broker not in self.live:
                 return
+            leader = self.quorum()[0]
             self.live.discard(broker)
+            if self.voters is not None and broker in self.voters:
+                self._voter_stopped(broker)
             self._follow_controller()
+            self._leader_elected(leader)
             if self.mode is Mode.KRAFT:
                 self._kraft_fence(broker)
             else:
@@ -435,8 +452,11 @@ class Cluster:
                 raise KeyError(f"no such broker: {broker}")
             if broker in self.live:
                 return []
+            leader = self.quorum()[0]
             self.live.add(broker)
+            self.last_fetches.pop(broker, None)
             self._follow_controller()
+            self._leader_elected(leader)
             led_again: list[tuple[str, int]] = []
             for topic in self.topics.values():
                 for pid, p in enumerate(topic.partitions):
@@ -484,6 +504,54 @@ class Cluster:
                 self.version += 1
             return waiting
 
+    def quorum(self) -> tuple[int, list[int]]:
+        """(leader, voters) of the KRaft controller quorum; the leader is -1 while a majority of the voters
+        is down (combined mode: brokers 1 to 3, the leader `controller_id`; dedicated: DEDICATED_CONTROLLERS)."""
+        with self.lock:
+            if self.voters is not None:
+                return self.controller_id, list(self.voters)
+            return self._dedicated_leader, list(DEDICATED_CONTROLLERS)
+
+    def has_active_controller(self) -> bool:
+        """Whether a controller can act: in KRaft mode the quorum has a leader; in zk mode a broker controls."""
+        if self.mode is Mode.KRAFT:
+            return self.quorum()[0] != NO_LEADER
+        return self.controller_id != NO_LEADER
+
+    def stop_controller(self, node: int) -> None:
+        """Stop a dedicated controller node; the quorum's leader moves to the lowest live one, and there is
+        none while a majority of them is down (Raft elects no leader without a majority)."""
+        self._set_controller_down(node, True)
+
+    def start_controller(self, node: int) -> None:
+        """Start a dedicated controller node again (with a majority back, the lowest live one leads)."""
+        self._set_controller_down(node, False)
+
+    def _set_controller_down(self, node: int, down: bool) -> None:
+        with self.lock:
+            if self.mode is not Mode.KRAFT or self.voters is not None:
+                raise ValueError("only a KRaft sandbox in dedicated mode has controller nodes apart from its brokers; "
+                                 "in combined mode stop and start brokers 1 to 3")
+            if node not in DEDICATED_CONTROLLERS:
+                raise KeyError(f"no such controller node: {node} (the controllers: "
+                               f"{', '.join(map(str, DEDICATED_CONTROLLERS))})")
+            if down == (node in self.controllers_down):
+                return
+            leader = self._dedicated_leader
+            if down:
+                self.controllers_down.add(node)
+                self._voter_stopped(node)
+            else:
+                self.controllers_down.discard(node)
+                self.last_fetches.pop(node, None)
+            live = [c for c in DEDICATED_CONTROLLERS if c not in self.controllers_down]
+            if 2 * len(live) <= len(DEDICATED_CONTROLLERS):
+                self._dedicated_leader = NO_LEADER
+            elif self._dedicated_leader not in live:
+                self._dedicated_leader = live[0]
+            self._leader_elected(leader)
+            self.version += 1
+
     def move_controller(self, broker: int) -> None:
         with self.lock:
             if broker not in self.live:
@@ -491,8 +559,22 @@ class Cluster:
             if self.voters is not None and (broker not in self.voters or self._live_voters() is None):
                 raise ValueError(f"broker {broker} cannot lead the controller quorum (voters: {self.voters}, "
                                  "a majority of them live)")
+            leader = self.quorum()[0]
             self.controller_id = broker
+            self._leader_elected(leader)
             self.version += 1
+
+    def _voter_stopped(self, node: int) -> None:
+        """The quorum's leader stops hearing from a voter: its last fetch is now, at the log's end."""
+        self.last_fetches[node] = (self.version, int(time.time() * 1000))
+
+    def _leader_elected(self, before: int) -> None:
+        """After the quorum may have changed: a new leader (another node, or one after none) is a new epoch,
+        and knows nothing of the voters that are down (LeaderState starts without their fetches)."""
+        leader = self.quorum()[0]
+        if leader != NO_LEADER and leader != before and self.mode is Mode.KRAFT:
+            self.quorum_epoch += 1
+            self.last_fetches = dict.fromkeys(self.last_fetches, (-1, -1))
 
     def _live_voters(self) -> list[int] | None:
         """Combined mode: the live voters, in id order, when they are a majority (else None: no quorum)."""
@@ -725,14 +807,14 @@ class Cluster:
         a pass, passes repeated at once while a pass is full.
         """
         with self.lock:
+            if not self.has_active_controller():
+                return 0
             moved = self._kraft_rebalance() if self.mode is Mode.KRAFT else self._zk_rebalance()
             if moved:
                 self.version += 1
             return moved
 
     def _zk_rebalance(self) -> int:
-        if self.controller_id == NO_LEADER:
-            return 0
         threshold = float(self.broker_configs["leader.imbalance.per.broker.percentage"]) / 100
         reassigning = any(p.adding or p.removing for _, p in self._all_partitions())
         by_preferred: dict[int, list[Partition]] = {}

@@ -1,0 +1,260 @@
+"""The KRaft controller quorum: DescribeQuorum's answer, and a cluster whose quorum has no leader.
+
+A KRaft broker forwards what only the controller does (KafkaApis `forwardToController`: CreateTopics,
+ElectLeaders, Alter/ListPartitionReassignments, DescribeQuorum) through its forwarding channel; with no active
+controller the request waits in the channel's queue (NodeToControllerRequestThread looks for one every
+100 ms) and, after the channel's retryTimeoutMs (60 s, BrokerServer), ForwardingManagerImpl.onTimeout answers
+`getErrorResponse(new TimeoutException())`: REQUEST_TIMED_OUT. Metadata is answered from the broker's cache.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    ElectLeadersRequest,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+)
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+from test_sandbox import PREFERRED, call, codes, elect_raw
+
+from leader_election_cli.sandbox import Sandbox
+
+REQUEST_TIMED_OUT = 7
+ELECT_LEADERS = 43
+FORWARDING_S = 0.5  # the brokers' forwarding timeout in these tests (Kafka: 60 s)
+
+
+@pytest.fixture
+def no_quorum(sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+    """Dedicated controllers 1000-1002, two of them down: no quorum leader. t-0 is led by broker 2, not by
+    its preferred replica 1 (the automatic rebalance is off so that only the tests move leaders)."""
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3], 1: [2, 3, 1]}}, forwarding_timeout_s=FORWARDING_S,
+                         broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.set_leader("t", 0, 2)
+    sb.stop_controller(1001)
+    sb.stop_controller(1002)
+    assert sb.quorum_leader == -1
+    return sb
+
+
+def describe_quorum(address: tuple[str, int], version: int = 2) -> object:
+    partition = DescribeQuorumRequest.TopicData.PartitionData(partition_index=0)
+    request = DescribeQuorumRequest(version=version, topics=[DescribeQuorumRequest.TopicData(
+        topic_name="__cluster_metadata", partitions=[partition])])
+    return call(address, request, DescribeQuorumResponse, version)
+
+
+def metadata(address: tuple[str, int]) -> object:
+    request = MetadataRequest(version=12, topics=[MetadataRequest.MetadataRequestTopic(name="t", topic_id=None)],
+                              allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    return call(address, request, MetadataResponse, 12)
+
+
+def test_without_a_quorum_leader_an_election_times_out_at_the_broker_and_nothing_is_elected(no_quorum: Sandbox) -> None:
+    sb = no_quorum
+    started = time.monotonic()
+    response = elect_raw(sb.brokers[1], PREFERRED, {"t": [0]})
+    assert time.monotonic() - started >= FORWARDING_S  # held in the forwarding queue first
+    assert response.error_code == REQUEST_TIMED_OUT
+    assert codes(response) == {("t", 0): (REQUEST_TIMED_OUT, None)}  # ElectLeadersRequest.getErrorResponse
+    assert sb.partition_state("t", 0).leader == 2
+    # the broker's own answers still come, from its metadata cache
+    started = time.monotonic()
+    leaders = [p.leader_id for p in metadata(sb.brokers[3]).topics[0].partitions]
+    assert leaders == [2, 2] and time.monotonic() - started < FORWARDING_S
+
+
+def test_in_combined_mode_two_voters_down_leave_no_controller_to_elect(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(5, topics={"t": {0: [4, 5]}}, combined=True, forwarding_timeout_s=FORWARDING_S,
+                         broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.set_leader("t", 0, 5)
+    sb.stop_broker(1)
+    sb.stop_broker(2)  # voters 1 and 2 of 1, 2, 3
+    assert codes(elect_raw(sb.brokers[4], PREFERRED, {"t": [0]})) == {("t", 0): (REQUEST_TIMED_OUT, None)}
+    assert sb.partition_state("t", 0).leader == 5
+
+
+REQUESTS = {
+    "CreateTopics": (CreateTopicsRequest(version=5, topics=[CreateTopicsRequest.CreatableTopic(
+        name="new", num_partitions=1, replication_factor=1, assignments=[], configs=[])], timeout_ms=5000,
+        validate_only=False), CreateTopicsResponse, 5,
+        lambda r: [(t.name, t.error_code) for t in r.topics] == [("new", REQUEST_TIMED_OUT)]),
+    "AlterPartitionReassignments": (AlterPartitionReassignmentsRequest(version=0, timeout_ms=5000, topics=[
+        AlterPartitionReassignmentsRequest.ReassignableTopic(name="t", partitions=[
+            AlterPartitionReassignmentsRequest.ReassignableTopic.ReassignablePartition(partition_index=0,
+                                                                                    replicas=[2, 1, 3])])]),
+        AlterPartitionReassignmentsResponse, 0,
+        lambda r: (r.error_code, [p.error_code for t in r.responses for p in t.partitions])
+        == (REQUEST_TIMED_OUT, [REQUEST_TIMED_OUT])),
+    "ListPartitionReassignments": (ListPartitionReassignmentsRequest(version=0, timeout_ms=5000, topics=None),
+                                   ListPartitionReassignmentsResponse, 0,
+                                   lambda r: (r.error_code, r.topics) == (REQUEST_TIMED_OUT, [])),
+    "DescribeQuorum": (None, DescribeQuorumResponse, 2,  # DescribeQuorumRequest.getTopLevelErrorResponse
+                       lambda r: (r.error_code, r.topics, r.nodes) == (REQUEST_TIMED_OUT, [], [])),
+}
+
+
+@pytest.mark.parametrize("api", sorted(REQUESTS))
+def test_every_request_for_the_controller_times_out_without_one(no_quorum: Sandbox, api: str) -> None:
+    request, response_class, version, expected = REQUESTS[api]
+    if request is None:
+        response = describe_quorum(no_quorum.brokers[2])
+    else:
+        response = call(no_quorum.brokers[2], request, response_class, version)
+    assert expected(response), response
+    assert "new" not in no_quorum.cluster.topics
+    assert no_quorum.partition_state("t", 0).replicas == (1, 2, 3)
+
+
+def test_a_held_request_is_forwarded_once_a_quorum_leader_is_elected(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}}, forwarding_timeout_s=30,
+                         broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.set_leader("t", 0, 2)
+    sb.stop_controller(1000)
+    sb.stop_controller(1001)
+    answers: list[object] = []
+    asker = threading.Thread(target=lambda: answers.append(elect_raw(sb.brokers[1], PREFERRED, {"t": [0]})))
+    asker.start()
+    wait_for(lambda: sb.request_count(ELECT_LEADERS) == 1)
+    assert sb.partition_state("t", 0).leader == 2  # held: no controller to take it
+    sb.start_controller(1001)  # a majority again: 1001 leads
+    asker.join(timeout=30)
+    assert [codes(a) for a in answers] == [{("t", 0): (0, None)}]
+    assert sb.partition_state("t", 0).leader == 1 and sb.quorum_leader == 1001
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def test_a_request_the_client_gave_up_on_is_still_carried_out_when_a_leader_comes(no_quorum: Sandbox) -> None:
+    """The broker's forwarding queue does not know the client left: the election happens after all."""
+    sb = no_quorum
+    sb.settings.forwarding_timeout_s = 30
+    with pytest.raises(TimeoutError), socket.create_connection(sb.brokers[1], timeout=5) as sock:
+        request = elect_request_frame()
+        sock.sendall(request)
+        sock.settimeout(0.2)
+        sock.recv(4)
+    sb.start_controller(1002)
+    wait_for(lambda: sb.partition_state("t", 0).leader == 1)
+
+
+def elect_request_frame() -> bytes:
+    request = ElectLeadersRequest(version=2, election_type=PREFERRED, timeout_ms=5000, topic_partitions=[
+        ElectLeadersRequest.TopicPartitions(topic="t", partitions=[0])])
+    request.with_header(correlation_id=1, client_id="gives-up")
+    return request.encode(version=2, header=True, framed=True)
+
+
+def test_a_broker_that_stops_drops_the_requests_it_held(no_quorum: Sandbox) -> None:
+    sb = no_quorum
+    sb.settings.forwarding_timeout_s = 30
+    errors: list[BaseException] = []
+
+    def elect() -> None:
+        try:
+            elect_raw(sb.brokers[3], PREFERRED, {"t": [0]})
+        except (ConnectionError, OSError) as exc:
+            errors.append(exc)
+
+    asker = threading.Thread(target=elect)
+    asker.start()
+    wait_for(lambda: sb.request_count(ELECT_LEADERS) == 1)
+    sb.stop_broker(3)
+    asker.join(timeout=10)
+    assert errors and not asker.is_alive()
+    wait_for(lambda: sb.open_connections() == 0)  # its held request ended with it
+    sb.start_controller(1001)
+    assert sb.partition_state("t", 0).leader == 2
+
+
+def test_no_automatic_rebalance_without_an_active_controller(no_quorum: Sandbox) -> None:
+    assert no_quorum.rebalance_leaders() == 0 and no_quorum.partition_state("t", 0).leader == 2
+    no_quorum.start_controller(1001)
+    assert no_quorum.rebalance_leaders() == 1 and no_quorum.partition_state("t", 0).leader == 1
+
+
+def test_controller_nodes_are_only_the_dedicated_ones(sandbox_factory: Callable[..., Sandbox]) -> None:
+    dedicated = sandbox_factory(3)
+    with pytest.raises(KeyError, match="no such controller node: 1"):
+        dedicated.stop_controller(1)
+    combined = sandbox_factory(3, combined=True)
+    with pytest.raises(ValueError, match="in combined mode stop and start brokers 1 to 3"):
+        combined.stop_controller(1000)
+    with pytest.raises(ValueError, match="forwarding_timeout_s"):
+        Sandbox(3, forwarding_timeout_s=0)
+
+
+# -- DescribeQuorum ----------------------------------------------------------------------------------
+
+def refuses(address: tuple[str, int]) -> bool:
+    try:
+        socket.create_connection(address, timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("combined", [False, True])
+def test_describe_quorum_v2_names_the_voters_controller_listeners_and_directory_ids(
+        sandbox_factory: Callable[..., Sandbox], combined: bool) -> None:
+    """RaftUtil.singletonDescribeQuorumResponse: v2 has a Node per voter with its controller listener, and each
+    replica's directory id: none (Uuid.ZERO) for the voters of a static quorum (kraft.version 0), a broker's
+    log directory id for an observer. The leader's timestamps are now."""
+    sb = sandbox_factory(4, combined=combined)
+    voters = [1, 2, 3] if combined else [1000, 1001, 1002]
+    before = int(time.time() * 1000)
+    answer = describe_quorum(sb.brokers[4])
+    partition = answer.topics[0].partitions[0]
+    assert (answer.error_code, partition.leader_id) == (0, voters[0])
+    assert [v.replica_id for v in partition.current_voters] == voters
+    assert {v.replica_directory_id for v in partition.current_voters} == {None}  # kafka-python reads ZERO so
+    observers = [4] if combined else [1, 2, 3, 4]
+    assert [o.replica_id for o in partition.observers] == observers
+    directories = [o.replica_directory_id for o in partition.observers]
+    assert len(set(directories)) == len(observers) and all(isinstance(d, uuid.UUID) for d in directories)
+    leader = partition.current_voters[0]
+    assert leader.log_end_offset == partition.high_watermark and leader.last_fetch_timestamp >= before
+    assert [n.node_id for n in answer.nodes] == voters
+    listeners = [(n.listeners[0].name, n.listeners[0].host, n.listeners[0].port) for n in answer.nodes]
+    assert all(name == "CONTROLLER" and host == "127.0.0.1" for name, host, _ in listeners)
+    ports = {port for _, _, port in listeners}
+    assert len(ports) == 3 and not ports & {port for _, port in sb.brokers.values()}
+    assert all(refuses(("127.0.0.1", port)) for port in ports)  # the sandbox serves no controller listener
+    assert describe_quorum(sb.brokers[4], version=1).nodes in (None, [])  # Nodes is v2+
+
+
+def test_a_stopped_voter_keeps_its_last_fetch_until_a_new_leader_forgets_it(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """LeaderState keeps a voter's last fetch (its log end and time) once it stops; a leader elected later never
+    saw it fetch: -1 for both. Each leader elected is a new epoch."""
+    sb = sandbox_factory(5, topics={"t": {0: [4, 5]}}, combined=True)
+    epoch = describe_quorum(sb.brokers[4]).topics[0].partitions[0].leader_epoch
+    sb.stop_broker(3)
+    sb.create_topic("later", assignment={0: [4]})  # the log grows after voter 3 stopped
+    partition = describe_quorum(sb.brokers[4]).topics[0].partitions[0]
+    stopped = {v.replica_id: v for v in partition.current_voters}[3]
+    assert 0 < stopped.log_end_offset < partition.high_watermark and stopped.last_fetch_timestamp > 0
+    assert partition.leader_epoch == epoch
+    sb.move_controller(2)
+    partition = describe_quorum(sb.brokers[4]).topics[0].partitions[0]
+    stopped = {v.replica_id: v for v in partition.current_voters}[3]
+    assert (stopped.log_end_offset, stopped.last_fetch_timestamp, stopped.last_caught_up_timestamp) == (-1, -1, -1)
+    assert (partition.leader_id, partition.leader_epoch) == (2, epoch + 1)
