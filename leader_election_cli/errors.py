@@ -58,6 +58,13 @@ EXIT_CODE_HELP = exit_code_help()
 TIMEOUT_LINE = "Timeout waiting for election results"
 NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
+# Why a request for the controller is answered REQUEST_TIMED_OUT as a whole: a KRaft broker forwards it and
+# answers this after 60 s without an active controller (ForwardingManagerImpl.onTimeout); a controller whose
+# queue did not reach it before its deadline answers the same.
+NO_CONTROLLER_IN_TIME = ("no controller answered in time (REQUEST_TIMED_OUT: no active controller to forward it "
+                         "to, as when the KRaft controller quorum has no leader, or the controller did not reach it "
+                         "in time)")
+
 
 def _escaped(text: str) -> list[str]:
     return [c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text]

@@ -10,12 +10,14 @@ controller the request waits in the channel's queue (NodeToControllerRequestThre
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Callable
 
 import pytest
+from commands import DROP_IN, TOOLKIT
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
@@ -258,3 +260,25 @@ def test_a_stopped_voter_keeps_its_last_fetch_until_a_new_leader_forgets_it(
     stopped = {v.replica_id: v for v in partition.current_voters}[3]
     assert (stopped.log_end_offset, stopped.last_fetch_timestamp, stopped.last_caught_up_timestamp) == (-1, -1, -1)
     assert (partition.leader_id, partition.leader_epoch) == (2, epoch + 1)
+
+
+# -- the commands against a cluster without an active controller ---------------------------------------
+
+def test_both_commands_say_no_controller_answered_and_claim_no_election(no_quorum: Sandbox) -> None:
+    """Exit 3 (timed out, README's exit codes), the reason named, no partition said to be elected."""
+    sb = no_quorum
+    runs = [subprocess.run([*command, "--bootstrap-server", sb.bootstrap_servers], capture_output=True, text=True,
+                           timeout=60)
+            for command in ([*DROP_IN, "--election-type", "preferred", "--topic", "t", "--partition", "0"],
+                            [*TOOLKIT, "elect", "--topic", "t", "--output", "text", "--timeout", "10"])]
+    for run in runs:
+        assert run.returncode == 3, run.stderr
+        assert "Successfully completed" not in run.stdout and "Traceback" not in run.stderr
+        assert "Error completing leader election (PREFERRED) for partition: t-0: " in run.stdout
+        assert "Stopped: Timed out while waiting for election results: no controller answered in time " \
+               "(REQUEST_TIMED_OUT: no active controller to forward it to, as when the KRaft controller quorum " \
+               "has no leader" in run.stderr
+    drop_in, toolkit = runs
+    assert drop_in.stdout.startswith("Timeout waiting for election results\n")  # Kafka's tool's line
+    assert toolkit.stdout.startswith("Valid replica already elected for partitions t-1\n")  # not sent
+    assert sb.partition_state("t", 0).leader == 2

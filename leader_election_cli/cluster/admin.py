@@ -33,6 +33,7 @@ from leader_election_cli.cluster.wire_codec import (
 )
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import (
+    NO_CONTROLLER_IN_TIME,
     AuthError,
     InputError,
     LeaderElectionError,
@@ -516,8 +517,8 @@ class ClusterConnection:
         if code in (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, kafka_errors.TOPIC_AUTHORIZATION_FAILED):
             raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
                             hint="The principal needs ALTER on the CLUSTER resource (and on the topics).")
-        if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
-            raise TimedOutError(f"Timed out while {what}: {kafka_errors.describe(code)}")
+        if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker found no controller in time
+            raise TimedOutError(f"Timed out while {what}: {NO_CONTROLLER_IN_TIME}")
         if code != kafka_errors.NONE:
             raise LeaderElectionError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
                            exit_code=UnreachableError.exit_code)
