@@ -33,6 +33,7 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from test_sandbox import PREFERRED, call, codes, elect_raw
 
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer
 
 REQUEST_TIMED_OUT = 7
 ELECT_LEADERS = 43
@@ -50,6 +51,14 @@ def no_quorum(sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
     sb.stop_controller(1002)
     assert sb.quorum_leader == -1
     return sb
+
+
+def refuses(address: tuple[str, int]) -> bool:
+    try:
+        socket.create_connection(address, timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    return False
 
 
 def describe_quorum(address: tuple[str, int], version: int = 2) -> object:
@@ -193,6 +202,47 @@ def test_no_automatic_rebalance_without_an_active_controller(no_quorum: Sandbox)
     assert no_quorum.rebalance_leaders() == 1 and no_quorum.partition_state("t", 0).leader == 1
 
 
+def test_without_a_controller_a_stopped_broker_stays_in_the_metadata_until_one_is_elected(no_quorum: Sandbox) -> None:
+    """Nobody fences it: the brokers' metadata still names it (as a broker, a leader, in the ISRs) while its
+    listener refuses connections; the next active controller fences it (its heartbeats do not come)."""
+    sb = no_quorum
+    sb.stop_broker(2)  # t-0's leader
+    answer = metadata(sb.brokers[1])
+    assert [b.node_id for b in answer.brokers] == [1, 2, 3] and answer.topics[0].partitions[0].leader_id == 2
+    assert sb.partition_state("t", 0).isr == (1, 2, 3) and refuses(sb.brokers[2])
+    assert ControlServer(sb, 0).brokers() == {"1": "up", "2": "down", "3": "up"}  # sandbox-ctl status
+    sb.start_controller(1001)
+    assert (sb.partition_state("t", 0).leader, sb.partition_state("t", 0).isr) == (1, (1, 3))
+    assert [b.node_id for b in metadata(sb.brokers[1]).brokers] == [1, 3]
+
+
+def test_without_a_controller_a_started_broker_stays_fenced_until_one_is_elected(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}}, broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.stop_broker(3)
+    sb.stop_controller(1000)
+    sb.stop_controller(1001)
+    sb.start_broker(3)
+    assert not refuses(sb.brokers[3]) and 3 not in sb.live_brokers  # listening, fenced
+    assert [b.node_id for b in metadata(sb.brokers[1]).brokers] == [1, 2]
+    assert ControlServer(sb, 0).brokers()["3"] == "fenced"
+    sb.start_broker(3)  # already running: nothing more
+    sb.start_controller(1000)
+    assert 3 in sb.live_brokers and sb.partition_state("t", 0).isr == (1, 2, 3)
+
+
+def test_in_combined_mode_a_voter_stopped_without_a_quorum_does_not_count_towards_one(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(5, topics={"t": {0: [4, 5]}}, combined=True)
+    for broker in (1, 2, 3):
+        sb.stop_broker(broker)  # 3 stops without a quorum: still in the metadata, but not voting
+    assert 3 in sb.live_brokers and not sb.cluster.is_running(3)
+    sb.start_broker(1)
+    assert sb.quorum_leader == -1 and 1 not in sb.live_brokers  # one voter of three: no leader, fenced
+    sb.start_broker(2)
+    assert sb.quorum_leader == 1 and sb.live_brokers == {1, 2, 4, 5}  # 1 and 2 unfenced, 3 fenced at last
+
+
 def test_controller_nodes_are_only_the_dedicated_ones(sandbox_factory: Callable[..., Sandbox]) -> None:
     dedicated = sandbox_factory(3)
     with pytest.raises(KeyError, match="no such controller node: 1"):
@@ -205,14 +255,6 @@ def test_controller_nodes_are_only_the_dedicated_ones(sandbox_factory: Callable[
 
 
 # -- DescribeQuorum ----------------------------------------------------------------------------------
-
-def refuses(address: tuple[str, int]) -> bool:
-    try:
-        socket.create_connection(address, timeout=2).close()
-    except ConnectionRefusedError:
-        return True
-    return False
-
 
 @pytest.mark.parametrize("combined", [False, True])
 def test_describe_quorum_v2_names_the_voters_controller_listeners_and_directory_ids(

@@ -96,7 +96,8 @@ class Sandbox:
         ListPartitionReassignments, DescribeQuorum) until one is elected, then forwards them, or answers
         REQUEST_TIMED_OUT after `forwarding_timeout_s` (Kafka: 60 s, the forwarding channel's retry timeout in
         BrokerServer), as NodeToControllerRequestThread and ForwardingManagerImpl do; Metadata and the other
-        requests a broker answers itself still come from its (now stale) metadata.
+        requests a broker answers itself still come from its metadata, which stands still: a broker stopped
+        meanwhile is still named in it, one started stays fenced, until a controller is elected (state.py).
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
@@ -362,7 +363,7 @@ class Sandbox:
         if self._cancel_notice(broker):
             self._server.open_listener(broker, self._ports[broker])
             return
-        if broker in self.cluster.live:
+        if self.cluster.is_running(broker):
             return
         self._server.open_listener(broker, self._ports[broker])  # listening before the metadata names it
         self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
@@ -374,7 +375,7 @@ class Sandbox:
         replicas rejoin the ISRs in `steps` even steps until `catch_up_seconds` have passed (the replica
         fetchers catching up). Returns at once; `stop_broker` or `stop()` cancels what is left."""
         self._check_broker(broker)
-        if catch_up_seconds <= 0 or broker in self.cluster.live:
+        if catch_up_seconds <= 0 or broker in self.cluster.live or not self.cluster.has_active_controller():
             self.start_broker(broker)
             return
         self._cancel_notice(broker)  # (a stop the controller had not noticed left it live: started above)

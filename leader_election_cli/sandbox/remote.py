@@ -134,14 +134,17 @@ class ControlServer:
         return {"ok": True, "brokers": self.brokers()}
 
     def brokers(self) -> dict[str, str]:
-        """Each broker's state: up, fenced (listening, catching up with the metadata), catching-up
-        (unfenced, not yet back in every ISR) or down."""
+        """Each broker's state: up, fenced (listening, catching up with the metadata, or waiting for an
+        active controller to unfence it), catching-up (unfenced, not yet back in every ISR) or down (stopped,
+        even while the metadata still names it for want of a controller to fence it)."""
         sb = self.sandbox
         catching_up = sb.catching_up()
         states = {}
         for b in sb.cluster.broker_ids:
             if b not in sb.live_brokers:
-                states[str(b)] = "fenced" if b in catching_up else "down"
+                states[str(b)] = "fenced" if b in catching_up or sb.cluster.is_running(b) else "down"
+            elif not sb.cluster.is_running(b):
+                states[str(b)] = "down"
             else:
                 states[str(b)] = "catching-up" if b in catching_up else "up"
         return states

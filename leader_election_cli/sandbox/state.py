@@ -79,8 +79,12 @@ combined mode (`voters`: brokers that are the quorum too) it is the quorum's lea
 and none (-1) while a majority of the voters is down. In dedicated mode the quorum is three controller
 nodes that are not brokers (`DEDICATED_CONTROLLERS`), stopped and started by `stop_controller` and
 `start_controller`; its leader is the lowest live one while a majority of them is live, else none.
-Without a quorum leader there is no active controller: nothing runs the automatic leader rebalance,
-and the requests a broker forwards to the controller wait for one (sandbox/server.py).
+Without a quorum leader there is no active controller, and the brokers' metadata stands still: nothing
+runs the automatic leader rebalance, no ISR grows (AlterPartition), no reassignment completes, a broker that
+stops stays in the metadata as it was (`unnoticed`: named as a live broker, a leader, an ISR member, while
+its listener refuses connections) and one that starts stays fenced (`unregistered`); the next leader fences
+and unfences them. The requests a broker forwards to the controller wait for one (sandbox/server.py). In
+combined mode a stopped voter counts as down for the quorum at once, whatever the metadata says.
 """
 
 from __future__ import annotations
@@ -317,6 +321,10 @@ class Cluster:
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.voters: list[int] | None = None  # KRaft combined mode: the brokers that are the controller quorum
         self.controllers_down: set[int] = set()  # dedicated mode: the controller nodes stopped
+        # KRaft without an active controller nobody can fence or unfence a broker: stopped ones stay in the
+        # metadata as they were (`unnoticed`), started ones stay fenced (`unregistered`) until a leader is elected
+        self.unnoticed: set[int] = set()
+        self.unregistered: set[int] = set()
         self._dedicated_leader = DEDICATED_CONTROLLERS[0]  # dedicated mode: the quorum's leader (-1: none)
         self.quorum_epoch = 1  # the controller quorum's leader epoch: one more for each leader elected
         # voters stopped: (log end offset, last fetch time in ms) as the quorum's leader last saw them; (-1, -1)
@@ -430,9 +438,17 @@ class Cluster:
 
     def stop_broker(self, broker: int) -> None:
         with self.lock:
-            if broker not in self.live:
-                return
             leader = self.quorum()[0]
+            if broker in self.unregistered:  # started without a controller, stopped before one came
+                self.unregistered.discard(broker)
+                self._quorum_member_stopped(broker, leader)
+                return
+            if broker not in self.live or broker in self.unnoticed:
+                return
+            if self.mode is Mode.KRAFT and leader == NO_LEADER:  # nobody to fence it: the metadata keeps it
+                self.unnoticed.add(broker)
+                self._quorum_member_stopped(broker, leader)
+                return
             self.live.discard(broker)
             if self.voters is not None and broker in self.voters:
                 self._voter_stopped(broker)
@@ -450,9 +466,38 @@ class Cluster:
         with self.lock:
             if broker not in self.broker_ids:
                 raise KeyError(f"no such broker: {broker}")
-            if broker in self.live:
-                return []
             leader = self.quorum()[0]
+            if broker in self.unnoticed:  # back before a controller noticed it had gone
+                self.unnoticed.discard(broker)
+                self._quorum_member_started(broker, leader)
+                return []
+            if broker in self.live or broker in self.unregistered:
+                return []
+            if self.mode is Mode.KRAFT and leader == NO_LEADER:  # fenced until a controller unfences it
+                self.unregistered.add(broker)
+                self._quorum_member_started(broker, leader)  # (its vote may elect one: it is unfenced then)
+                return []
+            return self._unfence(broker, leader, rejoin_isr)
+
+    def is_running(self, broker: int) -> bool:
+        """Whether the broker's process runs, whatever the metadata says yet (`unnoticed`, `unregistered`)."""
+        with self.lock:
+            return (broker in self.live and broker not in self.unnoticed) or broker in self.unregistered
+
+    def _quorum_member_stopped(self, broker: int, leader: int) -> None:
+        if self.voters is not None and broker in self.voters:
+            self._voter_stopped(broker)
+        self._follow_controller()
+        self._leader_elected(leader)
+
+    def _quorum_member_started(self, broker: int, leader: int) -> None:
+        self.last_fetches.pop(broker, None)
+        self._follow_controller()
+        self._leader_elected(leader)
+
+    def _unfence(self, broker: int, leader: int, rejoin_isr: bool) -> list[tuple[str, int]]:
+        """The controller unfences a started broker (`leader`: the quorum's leader before it started)."""
+        with self.lock:
             self.live.add(broker)
             self.last_fetches.pop(broker, None)
             self._follow_controller()
@@ -475,6 +520,8 @@ class Cluster:
         leader, catch up and rejoin, but for the brokers `behind` (still catching up themselves)."""
         behind = set(behind)
         with self.lock:
+            if not self.has_active_controller():  # the leaders' AlterPartition needs the controller
+                return
             for name, pid in partitions:
                 topic = self.topics.get(name)
                 if topic is None or pid >= len(topic.partitions):
@@ -492,6 +539,8 @@ class Cluster:
         partition order, at most `limit` of them (None: all); returns how many are still out of an ISR
         they could join (a partition without a live leader cannot take them back yet)."""
         with self.lock:
+            if not self.has_active_controller():  # the leaders' AlterPartition needs the controller
+                return sum(1 for _, p in self._all_partitions() if broker in p.replicas and broker not in p.isr)
             joined = waiting = 0
             for topic, p in self._all_partitions():
                 if broker in p.replicas and broker not in p.isr and p.leader in self.live and broker in self.live:
@@ -575,11 +624,25 @@ class Cluster:
         if leader != NO_LEADER and leader != before and self.mode is Mode.KRAFT:
             self.quorum_epoch += 1
             self.last_fetches = dict.fromkeys(self.last_fetches, (-1, -1))
+            self._catch_up_with_brokers(leader)
+
+    def _catch_up_with_brokers(self, leader: int) -> None:
+        """A new active controller fences the brokers that stopped without one (their heartbeats do not come)
+        and unfences those that started meanwhile."""
+        for broker in sorted(self.unnoticed):
+            self.unnoticed.discard(broker)
+            self.live.discard(broker)
+            self._follow_controller()
+            self._kraft_fence(broker)
+        for broker in sorted(self.unregistered):
+            self.unregistered.discard(broker)
+            self._unfence(broker, leader, rejoin_isr=True)
+        self.version += 1
 
     def _live_voters(self) -> list[int] | None:
         """Combined mode: the live voters, in id order, when they are a majority (else None: no quorum)."""
         voters = self.voters or []
-        live = [v for v in voters if v in self.live]
+        live = [v for v in voters if self.is_running(v)]
         return live if 2 * len(live) > len(voters) else None
 
     def _follow_controller(self) -> None:
@@ -954,6 +1017,8 @@ class Cluster:
             p = self.partition(name, pid)
             if not (p.adding or p.removing):
                 raise ValueError(f"no reassignment in progress for {name}-{pid}")
+            if not self.has_active_controller():
+                raise ValueError(f"no active controller to complete the reassignment of {name}-{pid}")
             down = [r for r in p.adding if r not in self.live]
             if down:
                 raise ValueError(f"added replicas {down} of {name}-{pid} are not live and cannot catch up")
