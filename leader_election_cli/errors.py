@@ -64,6 +64,11 @@ NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 NO_CONTROLLER_IN_TIME = ("no controller answered in time (REQUEST_TIMED_OUT: no active controller to forward it "
                          "to, as when the KRaft controller quorum has no leader, or the controller did not reach it "
                          "in time)")
+# Why a request for the controller may get no answer at all in KRaft mode (the tool gives up first: its
+# timeout is shorter than the broker's 60 s), and that it may still take effect.
+FORWARDED_NO_ANSWER = ("a KRaft broker passes this request to the active controller; without one, as when the "
+                       "controller quorum has no leader, it holds the request up to 60 s, and a controller elected "
+                       "meanwhile still carries it out")
 
 
 def _escaped(text: str) -> list[str]:

@@ -324,3 +324,22 @@ def test_both_commands_say_no_controller_answered_and_claim_no_election(no_quoru
     assert drop_in.stdout.startswith("Timeout waiting for election results\n")  # Kafka's tool's line
     assert toolkit.stdout.startswith("Valid replica already elected for partitions t-1\n")  # not sent
     assert sb.partition_state("t", 0).leader == 2
+
+
+def test_a_command_that_gives_up_first_says_the_request_may_still_be_carried_out(no_quorum: Sandbox) -> None:
+    """Kafka's broker holds a forwarded request for 60 s, longer than the tools wait by default: the answer
+    never comes, and the election may still happen once a controller is elected."""
+    sb = no_quorum
+    sb.settings.forwarding_timeout_s = 30
+    held = "a KRaft broker passes this request to the active controller; without one, as when the controller " \
+           "quorum has no leader, it holds the request up to 60 s, and a controller elected meanwhile still " \
+           "carries it out"
+    for command, what in (([*TOOLKIT, "elect", "--topic", "t", "--output", "text"], "waiting for election results"),
+                          ([*TOOLKIT, "status"], "listing partition reassignments")):
+        run = subprocess.run([*command, "--timeout", "1", "--bootstrap-server", sb.bootstrap_servers],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 3 and f"Timed out while {what} ({held})" in run.stderr, run.stderr
+        assert "Successfully completed" not in run.stdout
+    assert sb.partition_state("t", 0).leader == 2
+    sb.start_controller(1001)  # the held election goes through after all
+    wait_for(lambda: sb.partition_state("t", 0).leader == 1)

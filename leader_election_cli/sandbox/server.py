@@ -390,7 +390,8 @@ class Server:
     async def _controller_takes(self, broker: int) -> bool:
         """KafkaApis.forwardToController: the request waits in the broker's forwarding queue until the controller
         quorum has a leader (looked for every 100 ms), at most the forwarding timeout; False when that passed
-        first, or the broker stopped."""
+        first, or the broker stopped while it waited. With a controller it is forwarded at once (a broker that
+        stops after that has passed it on: the controller carries it out)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.forwarding_timeout_s
         while not self.cluster.has_active_controller():
@@ -398,7 +399,9 @@ class Server:
             if left <= 0 or broker not in self._servers:
                 return False
             await asyncio.sleep(min(CONTROLLER_POLL_S, left))
-        return broker in self._servers
+            if broker not in self._servers:
+                return False
+        return True
 
     def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:
         """A request before authentication: (answer or None, keep the connection open)."""
