@@ -746,7 +746,7 @@ def describe_quorum(ctx: Context, req: Any) -> Any:
     now = int(time.time() * 1000)
     with c.lock:
         leader, voters = c.quorum()
-        offset = c.version
+        epoch, offset = c.quorum_epoch, c.version
         observers = [b for b in sorted(c.live) if b not in voters]
         last_fetches = dict(c.last_fetches)
         directories = dict(c.directory_ids)
@@ -757,7 +757,7 @@ def describe_quorum(ctx: Context, req: Any) -> Any:
         return P.ReplicaState(replica_id=replica, replica_directory_id=directory, log_end_offset=end,
                               last_fetch_timestamp=fetched, last_caught_up_timestamp=fetched)
 
-    partition = P(partition_index=0, error_code=0, error_message=None, leader_id=leader, leader_epoch=c.quorum_epoch,
+    partition = P(partition_index=0, error_code=0, error_message=None, leader_id=leader, leader_epoch=epoch,
                   high_watermark=offset, current_voters=[state(v, NO_DIRECTORY_ID) for v in voters],
                   observers=[state(o, directories[o]) for o in observers])
     nodes = [R.Node(node_id=v, listeners=[R.Node.Listener(name=CONTROLLER_LISTENER, host=listeners[v][0],
