@@ -58,6 +58,18 @@ EXIT_CODE_HELP = exit_code_help()
 TIMEOUT_LINE = "Timeout waiting for election results"
 NOT_AUTHORIZED_LINE = "Not authorized to perform leader election"
 
+# Why a request for the controller is answered REQUEST_TIMED_OUT as a whole: a KRaft broker forwards it and
+# answers this after 60 s without an active controller (ForwardingManagerImpl.onTimeout); a controller whose
+# queue did not reach it before its deadline answers the same.
+NO_CONTROLLER_IN_TIME = ("no controller answered in time (REQUEST_TIMED_OUT: no active controller to forward it "
+                         "to, as when the KRaft controller quorum has no leader, or the controller did not reach it "
+                         "in time)")
+# Why a request for the controller may get no answer at all in KRaft mode (the tool gives up first: its
+# timeout is shorter than the broker's 60 s), and that it may still take effect.
+FORWARDED_NO_ANSWER = ("a KRaft broker passes this request to the active controller; without one, as when the "
+                       "controller quorum has no leader, it holds the request up to 60 s, and a controller elected "
+                       "meanwhile still carries it out")
+
 
 def _escaped(text: str) -> list[str]:
     return [c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text]

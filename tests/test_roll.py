@@ -174,6 +174,24 @@ def test_a_roll_that_would_be_unsafe_stops_before_the_stop(sandbox_factory: Call
     assert code == 5 and "unfinished" in err  # the refused roll is not forgotten either
 
 
+def test_a_roll_without_an_active_controller_says_it_could_not_tell_and_does_nothing(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """No KRaft quorum leader: the reassignments the can-stop rule reads never come (the broker holds the
+    request for a controller). The roll stops, unreachable (exit 3), saying so, not "not safe to stop"."""
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT}, forwarding_timeout_s=30)
+    sb.stop_controller(1000)
+    sb.stop_controller(1001)
+    log = tmp_path / "restarted.txt"
+    code, out, _ = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "1",
+                               "--timeout", "0.5", "--safe-timeout", "0.5", "--state-file", str(tmp_path / "roll.json"),
+                               "--output", "json", "--exec", f"echo {{broker}} >> {shlex.quote(str(log))}")
+    report = json.loads(out)
+    check(report, "roll.schema.json")
+    assert code == 3 and report["error"].startswith("broker 1, wait_safe: could not tell within 0.5 s whether it is "
+                                                    "safe to stop (Timed out while listing partition reassignments")
+    assert "controller quorum has no leader" in report["error"] and not log.exists()
+
+
 def test_a_failed_command_leaves_the_broker_drained_and_recorded(sandbox: tuple[Sandbox, ControlServer],
                                                                  tmp_path: Path) -> None:
     sb, _ = sandbox
@@ -390,8 +408,9 @@ def test_the_default_state_file_name_sanitises_the_cluster_id_as_every_file_a_ru
 def test_in_combined_mode_only_a_voter_leads_the_quorum_and_none_without_a_majority(
         sandbox_factory: Callable[..., Sandbox]) -> None:
     """Raft (KIP-595): the leader is a voter elected by a majority of the voters; with 2 of the 3 down there
-    is none (DescribeQuorum: -1), and a broker that is not a voter never leads."""
-    sb = sandbox_factory(5, topics={"t": ASSIGNMENT}, combined=True)
+    is none, and a broker that is not a voter never leads. Without a leader the broker has no controller to
+    forward DescribeQuorum to: REQUEST_TIMED_OUT after its forwarding timeout, read as no leader known."""
+    sb = sandbox_factory(5, topics={"t": ASSIGNMENT}, combined=True, forwarding_timeout_s=0.3)
     connection = Connection(sb.bootstrap_servers)
     leaders = []
     for broker in (1, 2, 3):

@@ -69,6 +69,7 @@ def test_the_command_serves_until_sigterm(tmp_path: Path) -> None:
     (["--racks", "a,,b"], "--racks 'a,,b' has an empty rack name"),
     (["--oauth-unsecured", "--oauth-expected-issuer", "idp"], "--oauth-expected-issuer need --oauth-jwks-url"),
     (["--brokers", "2", "--racks", "a,b,c"], "--racks names 3 racks for 2 broker(s): 'c' would hold no broker"),
+    (["--mode", "zk", "--scenario", "no-controller"], "--scenario no-controller needs --mode kraft"),
 ])
 def test_bad_options_are_one_line_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(sandbox, args)
@@ -140,6 +141,15 @@ def test_broker_down_and_leaderless(mode: str) -> None:
         assert elect(live, PREFERRED, {"topic-1": [0, 3]}) == {80}
         assert elect(live, UNCLEAN, {"topic-1": [0, 3]}) == {0}
         assert not summarize(sb).leaderless
+
+
+def test_no_controller_leaves_partitions_to_elect_and_the_quorum_without_a_leader() -> None:
+    with Sandbox(brokers=3, forwarding_timeout_s=0.3) as sb:
+        build(sb, "no-controller", topics=1, partitions=6, replication_factor=3)
+        assert summarize(sb).off_preferred and sb.quorum_leader == -1
+        assert elect(sb.bootstrap_servers.split(",")[0], PREFERRED, {"topic-1": [0]}) == {7}  # REQUEST_TIMED_OUT
+    with Sandbox(brokers=3, mode="zk") as sb, pytest.raises(ValueError, match="KRaft's"):
+        build(sb, "no-controller", topics=1, partitions=6, replication_factor=3)
 
 
 def test_run_elects_against_the_sandbox_and_passes_the_exit_code_on() -> None:

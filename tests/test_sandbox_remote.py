@@ -225,3 +225,28 @@ def test_a_broker_back_through_a_catch_up_takes_the_other_live_replicas_back_int
     wait_for(lambda: not sb.catching_up())
     state = sb.partition_state("t", 0)
     assert state.leader == 1 and sorted(state.isr) == [1, 2, 3]  # was (1,) for good
+
+
+def test_controllers_stop_and_start_from_another_process(sandbox_factory: Callable[..., Sandbox]) -> None:
+    """stop-controller twice leaves the KRaft quorum without a leader; start-controller gives it one again."""
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    try:
+        ctl = ("sandbox-ctl", "--control", control.path)
+        assert run_command(cli, *ctl, "stop-controller", "1000").out == "1000:down 1001:leader 1002:up\n"
+        assert run_command(cli, *ctl, "stop-controller", "1001").out == "1000:down 1001:down 1002:up\n"
+        assert sb.quorum_leader == -1
+        assert run_command(cli, *ctl, "start-controller", "1000").out == "1000:leader 1001:down 1002:up\n"
+        code, _, err = run_command(cli, *ctl, "stop-controller", "3")
+        assert code == 2 and err.startswith("no controller 3 in this sandbox (its controllers: 1000, 1001, 1002)")
+        code, _, err = run_command(cli, *ctl, "start-controller")
+        assert code == 2 and err.startswith("start-controller needs a controller id")
+    finally:
+        control.stop()
+    zk = sandbox_factory(3, mode="zk")
+    control = ControlServer(zk, catch_up_seconds=0).start()
+    try:
+        answer = request(control.path, {"op": "stop-controller", "controller": 1000})
+        assert answer["ok"] is False and "no controller nodes apart from its brokers" in answer["error"]
+    finally:
+        control.stop()

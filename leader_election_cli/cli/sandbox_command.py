@@ -48,6 +48,9 @@ SCENARIO_HELP = ("balanced: every leader on its preferred replica; imbalanced: t
                  "replica (a preferred election fixes them); broker-down: the "
                  "last broker stopped; leaderless: broker 1 stopped while the only ISR member of the "
                  "partitions it prefers (only an unclean election, or broker 1's return, brings them back); "
+                 "no-controller (kraft): as imbalanced, with two of the three controllers stopped: no quorum "
+                 "leader, so elections and reassignments time out (REQUEST_TIMED_OUT after 60 s) while Metadata "
+                 "still answers; "
                  "skewed: every preferred replica on the first third of the brokers, as after adding brokers "
                  "(leaders are preferred, yet badly spread: only new replica orders help).")
 
@@ -83,7 +86,8 @@ class BuildInterrupted(Exception):
               help=f"Partitions per topic (at most {MAX_PARTITIONS:,} in all, and what the memory available holds).")
 @click.option("--replication-factor", type=IntRange(1, 100), metavar="N",
               help="Replicas per partition (default: 3, or the broker count if lower).")
-@click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "skewed"]),
+@click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "no-controller",
+                                               "skewed"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
 @click.option("--racks", metavar="RACK[,RACK...]",
               help="Give the brokers a broker.rack, in turn: --racks a,b with 4 brokers puts 1 and 3 in a, "
@@ -205,6 +209,9 @@ def _checked(o: dict[str, Any]) -> _Checked:
                          "Lower --replication-factor or raise --brokers.")
     if o["port_base"] and o["port_base"] + o["brokers"] - 1 > 65535:
         raise InputError(f"--port-base {o['port_base']} leaves no room for {o['brokers']} brokers below 65536")
+    if o["scenario"] == "no-controller" and o["mode"] != "kraft":
+        raise InputError("--scenario no-controller needs --mode kraft",
+                         "A ZooKeeper-mode cluster has no controller quorum to lose: stop its brokers instead.")
     if o["zookeeper"] and o["mode"] != "zk":
         raise InputError("--zookeeper needs --mode zk", "Only ZooKeeper-mode clusters keep their state in ZooKeeper.")
     if (o["tls_cert"] or o["tls_key"] or o["tls_client_ca"]) and not o["tls"]:

@@ -1,4 +1,5 @@
-"""`kafka-leaders sandbox-ctl`: stop, start or restart a broker of a running sandbox from another process."""
+"""`kafka-leaders sandbox-ctl`: stop, start or restart a broker (or a KRaft controller) of a running sandbox from
+another process."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from leader_election_cli.errors import InputError, UnreachableError, exit_code_h
 from leader_election_cli.local_files import read_regular_file
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
-OPS = ("stop-broker", "start-broker", "restart-broker", "status")
+OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "status")
+CONTROLLER_OPS = ("stop-controller", "start-controller")
 
 EXAMPLES = """\
 Examples:
@@ -24,6 +26,7 @@ Examples:
   kafka-leaders sandbox-ctl --ready-file sandbox.json start-broker 2
   kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker 2 --catch-up-seconds 1
   kafka-leaders sandbox-ctl --ready-file sandbox.json status
+  kafka-leaders sandbox-ctl --ready-file sandbox.json stop-controller 1001     (KRaft: 1000-1002)
   kafka-leaders roll --brokers all \
       --exec 'kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker {broker}'"""
 
@@ -31,13 +34,16 @@ NOTE = """\
 stop-broker is a controlled shutdown: the controller moves leadership off the broker and takes it out of the
 ISRs. start-broker returns once the broker listens again; it stays fenced (not in Metadata) for the first
 fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spread over the rest, as a
-restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down."""
+restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down.
+stop-controller and start-controller stop and start one of a KRaft sandbox's three controller nodes (1000 to
+1002) and print theirs: leader, up or down; with two down the quorum has no leader, and the brokers hold what
+they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later."""
 
 _STOPPED = "before the sandbox answered (a request it got is carried out)"
 EXIT_CODES = exit_code_help({0: "done (or the status printed)",
                              1: "an internal error",
                              2: "usage or input error (no ready file, both --ready-file and --control, no such "
-                                "broker), nothing was changed",
+                                "broker or controller), nothing was changed",
                              3: "the sandbox's control socket did not answer, or not as a sandbox does (is the "
                                 "sandbox running?)",
                              4: None, 5: None,
@@ -48,8 +54,9 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
-@click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|status")
-@click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[BROKER]")
+@click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|"
+                                                      "stop-controller|start-controller|status")
+@click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[ID]")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="The sandbox's --ready-file: its control socket is read from it.")
 @click.option("--control", metavar="SOCKET", envvar=CONTROL_ENV, show_envvar=True,
@@ -58,7 +65,7 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
               help="start-broker, restart-broker: this catch-up time instead of the sandbox's --catch-up-seconds.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def sandbox_ctl(**o: Any) -> None:
-    """Stop, start or restart a broker of a running sandbox, as systemctl would a real one.
+    """Stop, start or restart a broker (or a KRaft controller) of a running sandbox, as systemctl would.
 
     The sandbox (kafka-leaders sandbox) listens on a Unix socket only its user can reach; the ready file
     names it. One of --ready-file and --control says where (not both); KAFKA_SANDBOX_CONTROL stands for
@@ -96,14 +103,16 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
     from leader_election_cli.sandbox.remote import request
 
     op, broker = o["op"], o["broker"]
+    controller = op in CONTROLLER_OPS
     if op != "status" and broker is None:
-        raise InputError(f"{op} needs a BROKER id", hint=f"e.g. kafka-leaders sandbox-ctl --ready-file F {op} 2")
+        raise InputError(f"{op} needs a {'controller' if controller else 'broker'} id",
+                         hint=f"e.g. kafka-leaders sandbox-ctl --ready-file F {op} {1001 if controller else 2}")
     if op == "status" and broker is not None:
-        raise InputError("status takes no BROKER", hint="kafka-leaders sandbox-ctl --ready-file F status")
+        raise InputError("status takes no ID", hint="kafka-leaders sandbox-ctl --ready-file F status")
     path = control_socket(o["ready_file"], o["control"], control_from_env)
     message: dict[str, Any] = {"op": op}
     if broker is not None:
-        message["broker"] = broker
+        message["controller" if controller else "broker"] = broker
     if o["catch_up_seconds"] is not None:
         message["catch_up_seconds"] = o["catch_up_seconds"]
     try:
@@ -112,13 +121,13 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
                                hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
-    brokers = answer.get("brokers") if isinstance(answer, dict) else None
-    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(brokers, dict)):
+    states = answer.get("controllers" if controller else "brokers") if isinstance(answer, dict) else None
+    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(states, dict)):
         raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does",
                                hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
     if not answer.get("ok"):
         raise InputError(shown(str(answer.get("error"))), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
-    echo(" ".join(f"{shown(str(b))}:{shown(str(state))}" for b, state in brokers.items()))
+    echo(" ".join(f"{shown(str(node))}:{shown(str(state))}" for node, state in states.items()))
     return 0
 
 

@@ -33,6 +33,8 @@ from leader_election_cli.cluster.wire_codec import (
 )
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import (
+    FORWARDED_NO_ANSWER,
+    NO_CONTROLLER_IN_TIME,
     AuthError,
     InputError,
     LeaderElectionError,
@@ -415,7 +417,7 @@ class ClusterConnection:
         request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
             topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.TopicData.PartitionData(
                 partition_index=0)])])
-        response = self._send(request, what="reading the controller quorum")
+        response = self._send_to_controller(request, None, "reading the controller quorum")
         partitions = [p for t in response.topics or () for p in t.partitions or ()]
         if response.error_code or len(partitions) != 1 or partitions[0].error_code or partitions[0].leader_id < 0:
             return None
@@ -445,8 +447,8 @@ class ClusterConnection:
         results: dict[TopicPartition, tuple[int, str | None]] = {}
         retries_left = _NOT_CONTROLLER_RETRIES
         while True:
-            response = self._send(self._elect_request(election_type, pending), node_id=self._controller(),
-                                  what="waiting for election results")
+            response = self._send_to_controller(self._elect_request(election_type, pending), self._controller(),
+                                                "waiting for election results")
             top_error, answered = response.error_code, response.results
             if top_error == kafka_errors.NOT_CONTROLLER:  # the whole request again (None: all partitions)
                 retry, again = pending, True
@@ -485,13 +487,24 @@ class ClusterConnection:
         """Send a request only the controller serves; a ZooKeeper-mode broker that is no longer the
         controller answers NOT_CONTROLLER (the whole request, nothing done): find it again and resend."""
         for retries_left in range(_NOT_CONTROLLER_RETRIES, -1, -1):
-            response = self._send(request(), node_id=self._controller(), what=what)
+            response = self._send_to_controller(request(), self._controller(), what)
             if response.error_code != kafka_errors.NOT_CONTROLLER or not retries_left:
                 break
             log.info("Not the controller; refreshing it and resending (%s)", what)
             self._controller_id = None
         self._raise_top_level(response.error_code, what)
         return response
+
+    def _send_to_controller(self, call: Any, node_id: int | None, what: str) -> Any:
+        """`_send` a request only the controller serves; in KRaft mode the broker forwards it, so no answer in
+        time may be a controller quorum's without a leader (the timeout says so: `FORWARDED_NO_ANSWER`)."""
+        try:
+            return self._send(call, node_id=node_id, what=what)
+        except TimedOutError as exc:
+            if self.mode() is not ControllerMode.KRAFT:
+                raise
+            raise TimedOutError(f"{exc.message} ({FORWARDED_NO_ANSWER})", hint=exc.hint, detail=exc.detail,
+                                kafka_line=exc.kafka_line) from exc
 
     def _elect_request(self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None
                        ) -> ElectLeadersCall:
@@ -516,8 +529,8 @@ class ClusterConnection:
         if code in (kafka_errors.CLUSTER_AUTHORIZATION_FAILED, kafka_errors.TOPIC_AUTHORIZATION_FAILED):
             raise AuthError(f"Not authorized while {what}: {kafka_errors.describe(code)}",
                             hint="The principal needs ALTER on the CLUSTER resource (and on the topics).")
-        if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker gave up: the controller may still act
-            raise TimedOutError(f"Timed out while {what}: {kafka_errors.describe(code)}")
+        if code == kafka_errors.REQUEST_TIMED_OUT:  # e.g. a forwarding broker found no controller in time
+            raise TimedOutError(f"Timed out while {what}: {NO_CONTROLLER_IN_TIME}")
         if code != kafka_errors.NONE:
             raise LeaderElectionError(f"The cluster refused {what}: {kafka_errors.describe(code)}",
                            exit_code=UnreachableError.exit_code)

@@ -19,7 +19,14 @@ from dataclasses import replace
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection, ElectionAnswer
-from leader_election_cli.errors import NOT_AUTHORIZED_LINE, AuthError, ExitCode, LeaderElectionError, UnreachableError
+from leader_election_cli.errors import (
+    NO_CONTROLLER_IN_TIME,
+    NOT_AUTHORIZED_LINE,
+    AuthError,
+    ExitCode,
+    LeaderElectionError,
+    UnreachableError,
+)
 from leader_election_cli.log import Logger
 from leader_election_cli.model import (
     NO_LEADER,
@@ -181,7 +188,8 @@ class _RequestFailed(LeaderElectionError):
         self.code = code
         timed_out = code == kafka_errors.REQUEST_TIMED_OUT  # Kafka's tool: "Timeout waiting for election results"
         error = kafka_errors.lookup(code)
-        super().__init__(f"The controller failed the whole election request with {error.name}: {error.message}",
+        super().__init__(f"Timed out while waiting for election results: {NO_CONTROLLER_IN_TIME}" if timed_out else
+                         f"The controller failed the whole election request with {error.name}: {error.message}",
                          exit_code=UnreachableError.exit_code if timed_out else ExitCode.PARTITION_FAILED)
 
 

@@ -264,21 +264,23 @@ class _Runner:
         with self.connection.open(self.client) as cluster:
             yield cluster
 
-    def _poll(self, seconds: float, check: Callable[[], bool]) -> tuple[bool, int]:
-        """Call `check` until it is True, `seconds` pass or a stop signal comes; (True when it was, polls).
-        A cluster that cannot be reached for one poll (a broker restarting) is asked again next time."""
+    def _poll(self, seconds: float, check: Callable[[], bool]) -> tuple[bool, int, UnreachableError | None]:
+        """Call `check` until it is True, `seconds` pass or a stop signal comes; (True when it was, polls, the
+        error of the last poll when the cluster did not answer it). A cluster that cannot be reached for one
+        poll (a broker restarting) is asked again next time."""
         deadline = time.monotonic() + seconds
         delay, polls = POLL_FIRST_S, 0
         while True:
             polls += 1
+            unreachable = None
             try:
                 if check():
-                    return True, polls
-            except UnreachableError:
-                pass
+                    return True, polls, None
+            except UnreachableError as exc:
+                unreachable = exc
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self.stop.stopped:
-                return False, polls
+                return False, polls, unreachable
             self.stop.sleep(min(delay, remaining))
             delay = min(delay * 2, POLL_MAX_S)
 
@@ -292,13 +294,17 @@ class _Runner:
             last[:] = [verdict]
             return verdict.safe
 
-        ok, polls = self._poll(self.settings.safe_wait_s, safe)
+        ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
         verdict = last[0] if last else None
         if ok:
             return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict)
         if self.stop.stopped:
             return RollStep("wait_safe", 0.0, True, "stopped by a signal while waiting", polls=polls,
                             verdict=verdict, completed=False)
+        if unreachable is not None:  # the last read got no answer: whether it is safe is not known
+            return RollStep("wait_safe", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
+                            f"it is safe to stop ({unreachable.message}); nothing was done to it", polls=polls,
+                            verdict=verdict, exit_code=ExitCode.UNREACHABLE)
         blocking = len(verdict.blocking) if verdict else "?"
         return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
                         f"{blocking} partition(s) would go offline or under min ISR (kafka-leaders can-stop "
@@ -386,7 +392,7 @@ class _Runner:
                 seen.update(in_sync=in_sync, total=len(mine))
                 return b.broker in state.brokers and in_sync == len(mine)
 
-            ok, polls = self._poll(self.settings.rejoin_wait_s, back)
+            ok, polls, _ = self._poll(self.settings.rejoin_wait_s, back)
         detail = f"registered, unfenced and in the ISR of {seen['in_sync']} of {seen['total']} partition(s)"
         if ok:
             return RollStep("wait_back", 0.0, True, detail, polls=polls)

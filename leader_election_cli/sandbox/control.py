@@ -8,6 +8,7 @@ and read what the brokers received.
 from __future__ import annotations
 
 import functools
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.model import PartitionState
-from leader_election_cli.sandbox.handlers import Settings
+from leader_election_cli.sandbox.handlers import FORWARDING_TIMEOUT_S, Settings
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -52,7 +53,8 @@ class Sandbox:
                  zookeeper: str | None = None, broker_configs: dict[str, str] | None = None,
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
-                 racks: Mapping[int, str] | None = None, combined: bool = False):
+                 racks: Mapping[int, str] | None = None, combined: bool = False,
+                 forwarding_timeout_s: float = FORWARDING_TIMEOUT_S):
         """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
         the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -85,7 +87,17 @@ class Sandbox:
 
         `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
         quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
-        dedicated nodes (1000-1002) that are not brokers.
+        dedicated nodes (1000-1002) that are not brokers, which `stop_controller` and `start_controller` stop and
+        start. The sandbox serves no controller listener: each controller's port (DescribeQuorum's Nodes) is held
+        by a socket that refuses connections.
+
+        Without a quorum leader (a majority of the controllers down) there is no active controller: a broker
+        holds the requests it forwards to the controller (CreateTopics, ElectLeaders, AlterPartitionReassignments,
+        ListPartitionReassignments, DescribeQuorum) until one is elected, then forwards them, or answers
+        REQUEST_TIMED_OUT after `forwarding_timeout_s` (Kafka: 60 s, the forwarding channel's retry timeout in
+        BrokerServer), as NodeToControllerRequestThread and ForwardingManagerImpl do; Metadata and the other
+        requests a broker answers itself still come from its metadata, which stands still: a broker stopped
+        meanwhile is still named in it, one started stays fenced, until a controller is elected (state.py).
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
@@ -123,10 +135,13 @@ class Sandbox:
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
         self._catch_ups_lock = threading.Lock()  # _catch_ups is read and changed by the catch-up threads too
+        if not 0 < forwarding_timeout_s <= FORWARDING_TIMEOUT_S * 10:
+            raise ValueError(f"forwarding_timeout_s must be above 0 and at most {FORWARDING_TIMEOUT_S * 10:.0f} s")
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
-                                 kafka_version=self.kafka_version, combined=combined and mode is Mode.KRAFT)
-        if self.settings.combined:
+                                 kafka_version=self.kafka_version, forwarding_timeout_s=forwarding_timeout_s)
+        if combined and mode is Mode.KRAFT:
             self.cluster.voters = self.cluster.broker_ids[:3]
+        self._controller_ports: list[socket.socket] = []  # the controllers' listener ports, held while running
         self._host = host
         self._ports = {b: (port_base + b - 1 if port_base else 0) for b in self.cluster.broker_ids}
         self._certificates: tempfile.TemporaryDirectory[str] | None = None
@@ -168,9 +183,12 @@ class Sandbox:
                 for broker, port in self._ports.items():
                     self._ports[broker] = self._server.open_listener(broker, port)
                     self.cluster.addresses[broker] = (self._host, self._ports[broker])
+                if self.cluster.mode is Mode.KRAFT:
+                    self._hold_controller_ports()
                 if self._zookeeper is not None:
                     self._zookeeper.start()
             except BaseException:
+                self._release_controller_ports()
                 self._server.stop()
                 raise
             self._running = True
@@ -202,6 +220,7 @@ class Sandbox:
             if self._zookeeper is not None:
                 self._zookeeper.stop()
             self._server.stop()
+            self._release_controller_ports()
             self._running = False
         if self._certificates is not None:
             self._certificates.cleanup()
@@ -210,6 +229,19 @@ class Sandbox:
         self._server.faults.failed_actions.clear()
         if failed:
             raise RuntimeError(f"{len(failed)} fault action(s) failed, the first: {failed[0]!r}") from failed[0]
+
+    def _hold_controller_ports(self) -> None:
+        """A port for each controller's listener, bound but not listening (a connection is refused)."""
+        for node in self.cluster.quorum()[1]:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._controller_ports.append(sock)
+            sock.bind((self._host, 0))
+            self.cluster.controller_addresses[node] = (self._host, sock.getsockname()[1])
+
+    def _release_controller_ports(self) -> None:
+        for sock in self._controller_ports:
+            sock.close()
+        self._controller_ports.clear()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -331,7 +363,7 @@ class Sandbox:
         if self._cancel_notice(broker):
             self._server.open_listener(broker, self._ports[broker])
             return
-        if broker in self.cluster.live:
+        if self.cluster.is_running(broker):
             return
         self._server.open_listener(broker, self._ports[broker])  # listening before the metadata names it
         self.cluster.start_broker(broker, rejoin_isr=rejoin_isr)
@@ -343,7 +375,7 @@ class Sandbox:
         replicas rejoin the ISRs in `steps` even steps until `catch_up_seconds` have passed (the replica
         fetchers catching up). Returns at once; `stop_broker` or `stop()` cancels what is left."""
         self._check_broker(broker)
-        if catch_up_seconds <= 0 or broker in self.cluster.live:
+        if catch_up_seconds <= 0 or broker in self.cluster.live or not self.cluster.has_active_controller():
             self.start_broker(broker)
             return
         self._cancel_notice(broker)  # (a stop the controller had not noticed left it live: started above)
@@ -396,6 +428,19 @@ class Sandbox:
 
     def move_controller(self, broker: int) -> None:
         self.cluster.move_controller(broker)
+
+    def stop_controller(self, node: int) -> None:
+        """Stop a dedicated controller node (1000-1002; KRaft, not combined): with two of the three down the
+        quorum has no leader and the cluster no active controller."""
+        self.cluster.stop_controller(node)
+
+    def start_controller(self, node: int) -> None:
+        self.cluster.start_controller(node)
+
+    @property
+    def quorum_leader(self) -> int:
+        """The KRaft controller quorum's leader (-1: none, no active controller)."""
+        return self.cluster.quorum()[0]
 
     def rebalance_leaders(self) -> int:
         """Run the controller's automatic leader-rebalance check now; returns how many leaders moved."""

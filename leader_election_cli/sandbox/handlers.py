@@ -8,6 +8,7 @@ injection and for requests the broker refuses as a whole.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,12 @@ CONFIG_TYPES = {"min.insync.replicas": 3, "unclean.leader.election.enable": 1,  
                 "auto.leader.rebalance.enable": 1, "leader.imbalance.check.interval.seconds": 5,  # LONG
                 "leader.imbalance.per.broker.percentage": 3}
 ILLEGAL_SASL_STATE = 34
+# BrokerServer: the forwarding channel's retryTimeoutMs (60000), after which NodeToControllerRequestThread
+# gives up a request no controller took and ForwardingManagerImpl answers it REQUEST_TIMED_OUT
+FORWARDING_TIMEOUT_S = 60.0
+# KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
+FORWARDED_APIS = frozenset({19, 43, 45, 46, 55})  # CreateTopics ElectLeaders Alter/ListPartitionReassignments
+#                                                   DescribeQuorum
 UNSET_OPERATIONS = -2147483648  # authorized operations not asked for
 CLUSTER_OPERATIONS = {5, 7, 8, 9, 10, 11, 12}  # CREATE ALTER DESCRIBE CLUSTER_ACTION ... IDEMPOTENT_WRITE
 TOPIC_OPERATIONS = {3, 4, 5, 6, 7, 8, 10, 11}
@@ -93,7 +100,7 @@ class Settings:
     max_versions: dict[int, int] = field(default_factory=dict)  # set_max_version overrides
     kafka_version: KafkaVersion = VERSIONS[DEFAULT_VERSION]  # the release the brokers are
     encoded: dict[tuple[Any, ...], bytes] = field(default_factory=dict)  # the last all-topics Metadata
-    combined: bool = False  # KRaft combined mode: the controller quorum's voters are brokers (describe_quorum)
+    forwarding_timeout_s: float = FORWARDING_TIMEOUT_S  # how long a broker holds a request for a controller
 
     def advertised(self, mode: Mode) -> dict[int, tuple[int, int]]:
         versions = {}
@@ -716,45 +723,48 @@ def sasl_authenticate_error(ctx: Context, req: Any, code: int, message: str | No
 # -- DescribeQuorum ----------------------------------------------------------------------------------
 
 METADATA_TOPIC = "__cluster_metadata"
-DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the sandbox's controller nodes when they are not brokers
-
-
-def quorum(ctx: Context) -> tuple[int, list[int]]:
-    """(leader, voters) of the KRaft controller quorum. Combined mode: the first three brokers are the
-    voters (`Cluster.voters`) and the leader is the cluster's controller, a live voter (it moves when that
-    broker stops; -1 while a majority of the voters is down); dedicated mode (the default): three
-    controller nodes that are not brokers, the first leading."""
-    c = ctx.cluster
-    if not ctx.settings.combined or c.voters is None:
-        return DEDICATED_CONTROLLERS[0], list(DEDICATED_CONTROLLERS)
-    return c.controller_id, list(c.voters)
+CONTROLLER_LISTENER = "CONTROLLER"  # controller.listener.names of Kafka's example configs
+NO_DIRECTORY_ID = uuid.UUID(int=0)  # ReplicaKey.NO_DIRECTORY_ID: a static quorum's voters have none
 
 
 def describe_quorum(ctx: Context, req: Any) -> Any:
-    """A broker forwards DescribeQuorum to the active controller (KafkaApis, KIP-595), whose raft leader
-    answers for __cluster_metadata-0 alone: leader, voters, and the brokers that are not voters as
-    observers; an unknown partition is UNKNOWN_TOPIC_OR_PARTITION (Kafka's `singletonDescribeQuorumRequest`
-    check). Offsets are the sandbox's metadata version, the same on every replica."""
+    """A broker forwards DescribeQuorum to the active controller (KafkaApis, KIP-595; with none the request
+    waits, sandbox/server.py), whose raft leader answers for __cluster_metadata-0 alone, as
+    `RaftUtil.singletonDescribeQuorumResponse` builds it: leader, epoch, high watermark, the voters and, as
+    observers, the brokers that are not voters; v2 adds each replica's directory id (none for the voters of a
+    static quorum, kraft.version 0 as on the recorded 4.0.0 and 4.1.0 clusters; a broker's log directory id for
+    an observer) and Nodes, each voter's controller listener. The leader's own timestamps are now; a live
+    replica fetches all the time (now too, its log end the high watermark); a stopped voter keeps the log end
+    and time of its last fetch. An unknown partition is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
+    `singletonDescribeQuorumRequest` check). Offsets are the sandbox's metadata version."""
     R = DescribeQuorumResponse
     P = R.TopicData.PartitionData
     asked = [(t.topic_name, p.partition_index) for t in req.topics for p in t.partitions]
     if asked != [(METADATA_TOPIC, 0)]:
         return describe_quorum_error(ctx, req, ke.UNKNOWN_TOPIC_OR_PARTITION, None)
     c = ctx.cluster
+    now = int(time.time() * 1000)
     with c.lock:
-        leader, voters = quorum(ctx)
-        offset = c.version
+        leader, voters = c.quorum()
+        epoch, offset = c.quorum_epoch, c.version
         observers = [b for b in sorted(c.live) if b not in voters]
+        last_fetches = dict(c.last_fetches)
+        directories = dict(c.directory_ids)
+        listeners = dict(c.controller_addresses)
 
-    def state(replica: int) -> Any:
-        return P.ReplicaState(replica_id=replica, replica_directory_id=uuid.UUID(int=replica), log_end_offset=offset,
-                              last_fetch_timestamp=-1, last_caught_up_timestamp=-1)
+    def state(replica: int, directory: uuid.UUID) -> Any:
+        end, fetched = last_fetches.get(replica, (offset, now))
+        return P.ReplicaState(replica_id=replica, replica_directory_id=directory, log_end_offset=end,
+                              last_fetch_timestamp=fetched, last_caught_up_timestamp=fetched)
 
-    partition = P(partition_index=0, error_code=0, error_message=None, leader_id=leader, leader_epoch=1,
-                  high_watermark=offset, current_voters=[state(v) for v in voters],
-                  observers=[state(o) for o in observers])
+    partition = P(partition_index=0, error_code=0, error_message=None, leader_id=leader, leader_epoch=epoch,
+                  high_watermark=offset, current_voters=[state(v, NO_DIRECTORY_ID) for v in voters],
+                  observers=[state(o, directories[o]) for o in observers])
+    nodes = [R.Node(node_id=v, listeners=[R.Node.Listener(name=CONTROLLER_LISTENER, host=listeners[v][0],
+                                                          port=listeners[v][1])])
+             for v in voters if v in listeners]
     return R(version=ctx.version, error_code=0, error_message=None,
-             topics=[R.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])], nodes=[])
+             topics=[R.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])], nodes=nodes)
 
 
 def describe_quorum_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:

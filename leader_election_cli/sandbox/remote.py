@@ -2,8 +2,10 @@
 writes one JSON line to the Unix socket the ready file names (`control`) and reads one line back.
 
 Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
-(`catch_up_seconds` optional: the sandbox's --catch-up-seconds) and {"op": "status"}. Answers:
-{"ok": true, "brokers": {...}} or {"ok": false, "error": "..."} (a line that is not a JSON object too). The
+(`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller",
+"controller": ID} (KRaft's dedicated controller nodes 1000-1002: two down leave the quorum without a leader)
+and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
+{"ok": false, "error": "..."} (a line that is not a JSON object too). The
 socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
 brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
 own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.sandbox.control import Sandbox
+from leader_election_cli.sandbox.state import DEDICATED_CONTROLLERS, Mode
 
 MAX_REQUEST = 4096
 REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on
@@ -117,8 +120,11 @@ class ControlServer:
         op = request.get("op")
         if op == "status":
             return {"ok": True, "brokers": self.brokers()}
+        if op in ("stop-controller", "start-controller"):
+            return self._controller(op, request.get("controller"))
         if op not in ("stop-broker", "start-broker", "restart-broker"):
-            return {"ok": False, "error": f"unknown op {op!r}: use stop-broker, start-broker, restart-broker, status"}
+            return {"ok": False, "error": f"unknown op {op!r}: use stop-broker, start-broker, restart-broker, "
+                                          "stop-controller, start-controller, status"}
         broker = request.get("broker")
         if type(broker) is not int or broker not in self.sandbox.cluster.broker_ids:
             ids = ", ".join(map(str, self.sandbox.cluster.broker_ids))
@@ -133,15 +139,40 @@ class ControlServer:
                 self.sandbox.start_broker_catching_up(broker, float(catch_up))
         return {"ok": True, "brokers": self.brokers()}
 
+    def _controller(self, op: str, node: Any) -> dict[str, Any]:
+        """Stop or start a dedicated KRaft controller node (`Sandbox.stop_controller`)."""
+        cluster = self.sandbox.cluster
+        if cluster.mode is not Mode.KRAFT or cluster.voters is not None:
+            return {"ok": False, "error": "this sandbox has no controller nodes apart from its brokers (zk mode, or "
+                                          "KRaft combined mode): stop or start brokers"}
+        if type(node) is not int or node not in DEDICATED_CONTROLLERS:
+            ids = ", ".join(map(str, DEDICATED_CONTROLLERS))
+            return {"ok": False, "error": f"no controller {node!r} in this sandbox (its controllers: {ids})"}
+        with self.lock:
+            if op == "stop-controller":
+                self.sandbox.stop_controller(node)
+            else:
+                self.sandbox.start_controller(node)
+        return {"ok": True, "brokers": self.brokers(), "controllers": self.controllers()}
+
+    def controllers(self) -> dict[str, str]:
+        """Each dedicated controller's state: leader (of the quorum), up or down."""
+        leader = self.sandbox.quorum_leader
+        down = self.sandbox.cluster.controllers_down
+        return {str(c): "leader" if c == leader else "down" if c in down else "up" for c in DEDICATED_CONTROLLERS}
+
     def brokers(self) -> dict[str, str]:
-        """Each broker's state: up, fenced (listening, catching up with the metadata), catching-up
-        (unfenced, not yet back in every ISR) or down."""
+        """Each broker's state: up, fenced (listening, catching up with the metadata, or waiting for an
+        active controller to unfence it), catching-up (unfenced, not yet back in every ISR) or down (stopped,
+        even while the metadata still names it for want of a controller to fence it)."""
         sb = self.sandbox
         catching_up = sb.catching_up()
         states = {}
         for b in sb.cluster.broker_ids:
             if b not in sb.live_brokers:
-                states[str(b)] = "fenced" if b in catching_up else "down"
+                states[str(b)] = "fenced" if b in catching_up or sb.cluster.is_running(b) else "down"
+            elif not sb.cluster.is_running(b):
+                states[str(b)] = "down"
             else:
                 states[str(b)] = "catching-up" if b in catching_up else "up"
         return states

@@ -9,6 +9,9 @@
 - leaderless: the partitions preferring broker 1 had only it in their ISR when it stopped, so they
   have no leader; only an unclean election (data loss possible), or broker 1's return, brings them back
   (with ELR, Kafka 4.1's default, broker 1 is their eligible leader replica; without it, their ISR).
+- no-controller (KRaft): as imbalanced, then two of the three controllers stopped: the controller quorum
+  has no leader, so the brokers answer from their metadata but hold what they forward to the controller
+  (an election, a reassignment) until they answer REQUEST_TIMED_OUT, 60 s later, as Kafka's do.
 - skewed: as after adding brokers: every preferred replica (and so every leader) is on one of the
   first third of the brokers (at least one), the followers spread over all of them. Leadership is
   badly spread although every partition is led by its preferred replica, so no preferred election
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.control import Sandbox
 
-SCENARIOS = ("balanced", "imbalanced", "broker-down", "leaderless", "skewed")
+SCENARIOS = ("balanced", "imbalanced", "broker-down", "leaderless", "no-controller", "skewed")
 
 
 def topic_names(count: int) -> list[str]:
@@ -42,13 +45,18 @@ def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_
                                                                replication_factor, offset * partitions))
         else:
             sb.create_topic(name, partitions=partitions, replication_factor=replication_factor)
-    if scenario == "imbalanced":
+    if scenario == "no-controller" and sb.mode != "kraft":
+        raise ValueError("the no-controller scenario is KRaft's (a controller quorum); use --mode kraft")
+    if scenario in ("imbalanced", "no-controller"):
         pick = random.Random(42)
         for name in names:
             for pid in range(partitions):
                 state = sb.partition_state(name, pid)
                 if pick.random() < 1 / 3 and len(state.isr) > 1:
                     sb.set_leader(name, pid, next(r for r in state.isr if r != state.replicas[0]))
+        if scenario == "no-controller":
+            sb.stop_controller(1001)
+            sb.stop_controller(1002)
     elif scenario == "broker-down" and len(sb.brokers) > 1:
         sb.stop_broker(max(sb.brokers))
     elif scenario == "leaderless":

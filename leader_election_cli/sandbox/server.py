@@ -24,6 +24,7 @@ from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.handlers import (
     APIS,
+    FORWARDED_APIS,
     INTER_BROKER_APIS,
     Api,
     Context,
@@ -37,11 +38,12 @@ from leader_election_cli.sandbox.handlers import (
     unimplemented,
 )
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
-from leader_election_cli.sandbox.state import Cluster
+from leader_election_cli.sandbox.state import Cluster, Mode
 from leader_election_cli.sandbox.tls_stream import TlsStream
 
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
 TLS_HANDSHAKE_TIMEOUT_S = 60.0  # a client that does not finish its handshake by then is closed
+CONTROLLER_POLL_S = 0.1  # NodeToControllerRequestThread: with no controller known, it looks again every 100 ms
 
 log = logging.getLogger("leader_election_cli.sandbox")
 
@@ -347,8 +349,17 @@ class Server:
             await self.faults.act(fault)  # the loop serves on meanwhile (the action may close this connection)
         if fault and fault.kind == "lag":
             self._lag = (leaders_now(self.cluster), [int(fault.value)])
+        timed_out = False
+        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail"):
+            timed_out = not await self._controller_takes(broker)
+            if timed_out and broker not in self._servers:  # the broker stopped, and the requests it held with it
+                return False
         try:
-            if fault and fault.kind == "fail":
+            if timed_out:  # ForwardingManagerImpl.onTimeout: getErrorResponse(new TimeoutException())
+                log.info("broker %d: no active controller took API key %d within %.1f s: REQUEST_TIMED_OUT",
+                         broker, api_key, self.settings.forwarding_timeout_s)
+                response = api.error(ctx, request, ke.REQUEST_TIMED_OUT, None)
+            elif fault and fault.kind == "fail":
                 response = api.error(ctx, request, int(fault.value), None)
             elif fault and fault.kind == "lie":
                 response = elect_leaders_without_electing(ctx, request)
@@ -374,6 +385,22 @@ class Server:
         finally:
             if fault and fault.kind == "after":
                 await self.faults.act(fault)  # before this connection's next request is read
+        return True
+
+    async def _controller_takes(self, broker: int) -> bool:
+        """KafkaApis.forwardToController: the request waits in the broker's forwarding queue until the controller
+        quorum has a leader (looked for every 100 ms), at most the forwarding timeout; False when that passed
+        first, or the broker stopped while it waited. With a controller it is forwarded at once (a broker that
+        stops after that has passed it on: the controller carries it out)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.forwarding_timeout_s
+        while not self.cluster.has_active_controller():
+            left = deadline - loop.time()
+            if left <= 0 or broker not in self._servers:
+                return False
+            await asyncio.sleep(min(CONTROLLER_POLL_S, left))
+            if broker not in self._servers:
+                return False
         return True
 
     def _sasl_step(self, conn: Connection, ctx: Context, api: Api, request: Any) -> tuple[Any, bool]:

@@ -76,7 +76,15 @@ report a random live broker as the controller, as a real KRaft broker does at ea
 keeps its pick until then), and clients must not read it as the active controller (`kafka-leaders
 status` does not show it). `controller_id` stays one broker there, for tests to aim faults at. In KRaft
 combined mode (`voters`: brokers that are the quorum too) it is the quorum's leader: always a voter,
-and none (-1) while a majority of the voters is down.
+and none (-1) while a majority of the voters is down. In dedicated mode the quorum is three controller
+nodes that are not brokers (`DEDICATED_CONTROLLERS`), stopped and started by `stop_controller` and
+`start_controller`; its leader is the lowest live one while a majority of them is live, else none.
+Without a quorum leader there is no active controller, and the brokers' metadata stands still: nothing
+runs the automatic leader rebalance, no ISR grows (AlterPartition), no reassignment completes, a broker that
+stops stays in the metadata as it was (`unnoticed`: named as a live broker, a leader, an ISR member, while
+its listener refuses connections) and one that starts stays fenced (`unregistered`); the next leader fences
+and unfences them. The requests a broker forwards to the controller wait for one (sandbox/server.py). In
+combined mode a stopped voter counts as down for the quorum at once, whatever the metadata says.
 """
 
 from __future__ import annotations
@@ -112,6 +120,7 @@ def default_log_size(topic: str, partition: int) -> int:
 
 
 MAX_ELECTIONS_PER_IMBALANCE = 1000  # QuorumController: one pass of maybeBalancePartitionLeaders
+DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the KRaft controller quorum's nodes when they are not brokers
 
 
 class Mode(str, Enum):
@@ -311,6 +320,18 @@ class Cluster:
         self._unpublished: list[tuple[float, dict[tuple[str, int], tuple[int, int, list[int]]]]] = []
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.voters: list[int] | None = None  # KRaft combined mode: the brokers that are the controller quorum
+        self.controllers_down: set[int] = set()  # dedicated mode: the controller nodes stopped
+        # KRaft without an active controller nobody can fence or unfence a broker: stopped ones stay in the
+        # metadata as they were (`unnoticed`), started ones stay fenced (`unregistered`) until a leader is elected
+        self.unnoticed: set[int] = set()
+        self.unregistered: set[int] = set()
+        self._dedicated_leader = DEDICATED_CONTROLLERS[0]  # dedicated mode: the quorum's leader (-1: none)
+        self.quorum_epoch = 1  # the controller quorum's leader epoch: one more for each leader elected
+        # voters stopped: (log end offset, last fetch time in ms) as the quorum's leader last saw them; (-1, -1)
+        # for a leader elected while they were down (it never saw them fetch)
+        self.last_fetches: dict[int, tuple[int, int]] = {}
+        self.directory_ids = {b: uuid.uuid4() for b in self.broker_ids}  # each broker's log directory.id
+        self.controller_addresses: dict[int, tuple[str, int]] = {}  # voter -> controller listener, by the server
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
         self.addresses: dict[int, tuple[str, int]] = {}  # broker -> listener, filled by the server
         self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
@@ -417,10 +438,22 @@ class Cluster:
 
     def stop_broker(self, broker: int) -> None:
         with self.lock:
-            if broker not in self.live:
+            leader = self.quorum()[0]
+            if broker in self.unregistered:  # started without a controller, stopped before one came
+                self.unregistered.discard(broker)
+                self._quorum_member_stopped(broker, leader)
+                return
+            if broker not in self.live or broker in self.unnoticed:
+                return
+            if self.mode is Mode.KRAFT and leader == NO_LEADER:  # nobody to fence it: the metadata keeps it
+                self.unnoticed.add(broker)
+                self._quorum_member_stopped(broker, leader)
                 return
             self.live.discard(broker)
+            if self.voters is not None and broker in self.voters:
+                self._voter_stopped(broker)
             self._follow_controller()
+            self._leader_elected(leader)
             if self.mode is Mode.KRAFT:
                 self._kraft_fence(broker)
             else:
@@ -433,10 +466,42 @@ class Cluster:
         with self.lock:
             if broker not in self.broker_ids:
                 raise KeyError(f"no such broker: {broker}")
-            if broker in self.live:
+            leader = self.quorum()[0]
+            if broker in self.unnoticed:  # back before a controller noticed it had gone
+                self.unnoticed.discard(broker)
+                self._quorum_member_started(broker, leader)
                 return []
+            if broker in self.live or broker in self.unregistered:
+                return []
+            if self.mode is Mode.KRAFT and leader == NO_LEADER:  # fenced until a controller unfences it
+                self.unregistered.add(broker)
+                self._quorum_member_started(broker, leader)  # (its vote may elect one: it is unfenced then)
+                return []
+            return self._unfence(broker, leader, rejoin_isr)
+
+    def is_running(self, broker: int) -> bool:
+        """Whether the broker's process runs, whatever the metadata says yet (`unnoticed`, `unregistered`)."""
+        with self.lock:
+            return (broker in self.live and broker not in self.unnoticed) or broker in self.unregistered
+
+    def _quorum_member_stopped(self, broker: int, leader: int) -> None:
+        if self.voters is not None and broker in self.voters:
+            self._voter_stopped(broker)
+        self._follow_controller()
+        self._leader_elected(leader)
+
+    def _quorum_member_started(self, broker: int, leader: int) -> None:
+        self.last_fetches.pop(broker, None)
+        self._follow_controller()
+        self._leader_elected(leader)
+
+    def _unfence(self, broker: int, leader: int, rejoin_isr: bool) -> list[tuple[str, int]]:
+        """The controller unfences a started broker (`leader`: the quorum's leader before it started)."""
+        with self.lock:
             self.live.add(broker)
+            self.last_fetches.pop(broker, None)
             self._follow_controller()
+            self._leader_elected(leader)
             led_again: list[tuple[str, int]] = []
             for topic in self.topics.values():
                 for pid, p in enumerate(topic.partitions):
@@ -455,6 +520,8 @@ class Cluster:
         leader, catch up and rejoin, but for the brokers `behind` (still catching up themselves)."""
         behind = set(behind)
         with self.lock:
+            if not self.has_active_controller():  # the leaders' AlterPartition needs the controller
+                return
             for name, pid in partitions:
                 topic = self.topics.get(name)
                 if topic is None or pid >= len(topic.partitions):
@@ -472,6 +539,8 @@ class Cluster:
         partition order, at most `limit` of them (None: all); returns how many are still out of an ISR
         they could join (a partition without a live leader cannot take them back yet)."""
         with self.lock:
+            if not self.has_active_controller():  # the leaders' AlterPartition needs the controller
+                return sum(1 for _, p in self._all_partitions() if broker in p.replicas and broker not in p.isr)
             joined = waiting = 0
             for topic, p in self._all_partitions():
                 if broker in p.replicas and broker not in p.isr and p.leader in self.live and broker in self.live:
@@ -484,6 +553,54 @@ class Cluster:
                 self.version += 1
             return waiting
 
+    def quorum(self) -> tuple[int, list[int]]:
+        """(leader, voters) of the KRaft controller quorum; the leader is -1 while a majority of the voters
+        is down (combined mode: brokers 1 to 3, the leader `controller_id`; dedicated: DEDICATED_CONTROLLERS)."""
+        with self.lock:
+            if self.voters is not None:
+                return self.controller_id, list(self.voters)
+            return self._dedicated_leader, list(DEDICATED_CONTROLLERS)
+
+    def has_active_controller(self) -> bool:
+        """Whether a controller can act: in KRaft mode the quorum has a leader; in zk mode a broker controls."""
+        if self.mode is Mode.KRAFT:
+            return self.quorum()[0] != NO_LEADER
+        return self.controller_id != NO_LEADER
+
+    def stop_controller(self, node: int) -> None:
+        """Stop a dedicated controller node; the quorum's leader moves to the lowest live one, and there is
+        none while a majority of them is down (Raft elects no leader without a majority)."""
+        self._set_controller_down(node, True)
+
+    def start_controller(self, node: int) -> None:
+        """Start a dedicated controller node again (with a majority back, the lowest live one leads)."""
+        self._set_controller_down(node, False)
+
+    def _set_controller_down(self, node: int, down: bool) -> None:
+        with self.lock:
+            if self.mode is not Mode.KRAFT or self.voters is not None:
+                raise ValueError("only a KRaft sandbox in dedicated mode has controller nodes apart from its brokers; "
+                                 "in combined mode stop and start brokers 1 to 3")
+            if node not in DEDICATED_CONTROLLERS:
+                raise KeyError(f"no such controller node: {node} (the controllers: "
+                               f"{', '.join(map(str, DEDICATED_CONTROLLERS))})")
+            if down == (node in self.controllers_down):
+                return
+            leader = self._dedicated_leader
+            if down:
+                self.controllers_down.add(node)
+                self._voter_stopped(node)
+            else:
+                self.controllers_down.discard(node)
+                self.last_fetches.pop(node, None)
+            live = [c for c in DEDICATED_CONTROLLERS if c not in self.controllers_down]
+            if 2 * len(live) <= len(DEDICATED_CONTROLLERS):
+                self._dedicated_leader = NO_LEADER
+            elif self._dedicated_leader not in live:
+                self._dedicated_leader = live[0]
+            self._leader_elected(leader)
+            self.version += 1
+
     def move_controller(self, broker: int) -> None:
         with self.lock:
             if broker not in self.live:
@@ -491,13 +608,41 @@ class Cluster:
             if self.voters is not None and (broker not in self.voters or self._live_voters() is None):
                 raise ValueError(f"broker {broker} cannot lead the controller quorum (voters: {self.voters}, "
                                  "a majority of them live)")
+            leader = self.quorum()[0]
             self.controller_id = broker
+            self._leader_elected(leader)
             self.version += 1
+
+    def _voter_stopped(self, node: int) -> None:
+        """The quorum's leader stops hearing from a voter: its last fetch is now, at the log's end."""
+        self.last_fetches[node] = (self.version, int(time.time() * 1000))
+
+    def _leader_elected(self, before: int) -> None:
+        """After the quorum may have changed: a new leader (another node, or one after none) is a new epoch,
+        and knows nothing of the voters that are down (LeaderState starts without their fetches)."""
+        leader = self.quorum()[0]
+        if leader != NO_LEADER and leader != before and self.mode is Mode.KRAFT:
+            self.quorum_epoch += 1
+            self.last_fetches = dict.fromkeys(self.last_fetches, (-1, -1))
+            self._catch_up_with_brokers(leader)
+
+    def _catch_up_with_brokers(self, leader: int) -> None:
+        """A new active controller fences the brokers that stopped without one (their heartbeats do not come)
+        and unfences those that started meanwhile."""
+        for broker in sorted(self.unnoticed):
+            self.unnoticed.discard(broker)
+            self.live.discard(broker)
+            self._follow_controller()
+            self._kraft_fence(broker)
+        for broker in sorted(self.unregistered):
+            self.unregistered.discard(broker)
+            self._unfence(broker, leader, rejoin_isr=True)
+        self.version += 1
 
     def _live_voters(self) -> list[int] | None:
         """Combined mode: the live voters, in id order, when they are a majority (else None: no quorum)."""
         voters = self.voters or []
-        live = [v for v in voters if v in self.live]
+        live = [v for v in voters if self.is_running(v)]
         return live if 2 * len(live) > len(voters) else None
 
     def _follow_controller(self) -> None:
@@ -725,14 +870,14 @@ class Cluster:
         a pass, passes repeated at once while a pass is full.
         """
         with self.lock:
+            if not self.has_active_controller():
+                return 0
             moved = self._kraft_rebalance() if self.mode is Mode.KRAFT else self._zk_rebalance()
             if moved:
                 self.version += 1
             return moved
 
     def _zk_rebalance(self) -> int:
-        if self.controller_id == NO_LEADER:
-            return 0
         threshold = float(self.broker_configs["leader.imbalance.per.broker.percentage"]) / 100
         reassigning = any(p.adding or p.removing for _, p in self._all_partitions())
         by_preferred: dict[int, list[Partition]] = {}
@@ -872,6 +1017,8 @@ class Cluster:
             p = self.partition(name, pid)
             if not (p.adding or p.removing):
                 raise ValueError(f"no reassignment in progress for {name}-{pid}")
+            if not self.has_active_controller():
+                raise ValueError(f"no active controller to complete the reassignment of {name}-{pid}")
             down = [r for r in p.adding if r not in self.live]
             if down:
                 raise ValueError(f"added replicas {down} of {name}-{pid} are not live and cannot catch up")
