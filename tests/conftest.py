@@ -13,6 +13,9 @@ a `subprocess` timeout, or pytest-timeout's (its signal method, set in pyproject
 test, so fixtures and finally-blocks still run). Spark tests start on a fresh Py4J connection each
 (`_fresh_jvm_connection`).
 
+Ports: `refused_address()` gives a 127.0.0.1 address that refuses connections for the whole test (a port
+picked, then closed, could be taken meanwhile by a sandbox or server of another test on the machine).
+
 Order: the slowest files first (`SLOWEST_FILES`).
 
 Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -108,6 +112,19 @@ def processes() -> Iterator[Processes]:
         yield started
     finally:
         started.kill_all()
+
+
+@pytest.fixture
+def refused_address() -> Iterator[Callable[[], str]]:
+    """`refused_address()`: "127.0.0.1:PORT" where nothing listens until the test ends: a socket bound there
+    and never listening, so every connection is refused and no other socket can bind the port."""
+    with ExitStack() as stack:
+        def address() -> str:
+            held = stack.enter_context(socket.socket())
+            held.bind(("127.0.0.1", 0))
+            return f"127.0.0.1:{held.getsockname()[1]}"
+
+        yield address
 
 
 @pytest.fixture(autouse=True)

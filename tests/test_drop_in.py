@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -192,15 +191,13 @@ def test_a_partition_no_topic_can_have_is_sent_and_answered_as_kafka_does(
         [(topic, int(partition), "failed")]
 
 
-def test_a_refused_server_fails_quickly_after_kafkas_timeout_line() -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+def test_a_refused_server_fails_quickly_after_kafkas_timeout_line(refused_address: Callable[[], str]) -> None:
+    address = refused_address()
+    code, out, err = elect("--bootstrap-server", address, "--election-type", "preferred",
                            "--all-topic-partitions", "--timeout", "1.5", "--output", "text")
     assert code == 3
     assert out == "Timeout waiting for election results\n"  # Kafka's, which it prints after its timeout
-    assert err.startswith(f"127.0.0.1:{port} refused the connection")
+    assert err.startswith(f"{address} refused the connection")
 
 
 def test_python_dash_m_runs_the_drop_in() -> None:
@@ -257,22 +254,20 @@ def test_an_empty_election_file_prints_nothing_as_kafka_but_json_and_table_still
     assert sb.request_count() == before
 
 
-def test_a_dry_run_that_cannot_reach_the_cluster_does_not_print_kafkas_timeout_line() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+def test_a_dry_run_that_cannot_reach_the_cluster_does_not_print_kafkas_timeout_line(
+        refused_address: Callable[[], str]) -> None:
+    address = refused_address()
+    code, out, err = elect("--bootstrap-server", address, "--election-type", "preferred",
                            "--all-topic-partitions", "--timeout", "1", "--output", "text", "--dry-run")
     assert (code, out) == (3, "")  # no election was asked for, so none timed out
-    assert err.startswith(f"127.0.0.1:{port} refused the connection")
+    assert err.startswith(f"{address} refused the connection")
 
 
-def test_json_output_still_gets_a_document_when_the_cluster_cannot_be_reached() -> None:
+def test_json_output_still_gets_a_document_when_the_cluster_cannot_be_reached(
+        refused_address: Callable[[], str]) -> None:
     """CI reads stdout as JSON: exit 3 with an empty stdout broke the parse."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    code, out, err = elect("--bootstrap-server", f"127.0.0.1:{port}", "--election-type", "preferred",
+    address = refused_address()
+    code, out, err = elect("--bootstrap-server", address, "--election-type", "preferred",
                            "--topic", "t1", "--partition", "0", "--timeout", "1", "--output", "json")
     document = json.loads(out)
     jsonschema.validate(document, REPORT_SCHEMA)

@@ -19,7 +19,6 @@ import gc
 import io
 import logging
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -157,12 +156,11 @@ def test_a_thousand_elections(sb: Sandbox, login: Callable[[str], str]) -> None:
     assert now.rss - baseline.rss <= MAX_RSS_GROWTH
 
 
-def test_the_failure_paths(sb: Sandbox, login: Callable[[str], str], tmp_path: Path) -> None:
+def test_the_failure_paths(sb: Sandbox, login: Callable[[str], str], tmp_path: Path,
+                           refused_address: Callable[[], str]) -> None:
     """A refused login, an unreachable cluster, an unknown topic and a bad file, over and over: each
     path that gives up must close what it opened."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    closed = refused_address()
     bad_file = tmp_path / "bad.json"
     bad_file.write_text('{"partitions": [{"topic": "soak"}]}')
     good, wrong = login("admin-secret"), login("wrong-secret")
