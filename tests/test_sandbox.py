@@ -226,9 +226,8 @@ def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     assert sb.controller_id != 3 and sb.partition_state("t2", 2).leader != 3
     sb.start_broker(3)
     sb.stop_broker(3, noticed_after=0.1)
-    for _ in range(100):  # bounded: 5 s
-        if 3 not in sb.live_brokers:
-            break
+    deadline = time.monotonic() + 60  # the timer fires at 0.1 s: bounded far above
+    while 3 in sb.live_brokers and time.monotonic() < deadline:
         time.sleep(0.05)
     assert 3 not in sb.live_brokers  # the timer noticed it
     sb.start_broker(3)
@@ -438,7 +437,7 @@ def test_a_null_array_the_schema_does_not_allow_is_a_malformed_request(
     with socket.create_connection(sb.brokers[1], timeout=5) as sock:
         sock.sendall(frame)
         assert sock.recv(10) == b""  # closed, no answer
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any("serialized as null" in r.getMessage() for r in caplog.records):
         time.sleep(0.01)
     assert any("serialized as null" in r.getMessage() for r in caplog.records)
@@ -450,7 +449,7 @@ def test_truncated_frame_is_logged(sb: Sandbox, caplog: pytest.LogCaptureFixture
     with socket.create_connection(sb.brokers[1], timeout=5) as sock:
         sock.sendall(struct.pack(">i", 100) + b"abc")
     assert call(sb.brokers[1], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).error_code == 0
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any("mid-frame" in r.getMessage() for r in caplog.records):
         time.sleep(0.01)
     assert any("mid-frame" in r.getMessage() for r in caplog.records)

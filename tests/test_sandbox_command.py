@@ -173,7 +173,7 @@ def test_the_controller_rebalances_leaders_unless_told_not_to(flags: list[str], 
              "sys.exit(subprocess.run(status).returncode)\n")
     command = shlex.join([sys.executable, "-c", check])
     done = subprocess.run([*RUN, "--scenario", "imbalanced", *flags, "--run", command],
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=100)
     assert "Traceback" not in done.stderr
     assert done.returncode == (0 if fixed else 1), done.stdout + done.stderr
     assert ("auto.leader.rebalance.enable=true" in done.stdout) is fixed

@@ -158,7 +158,7 @@ def test_an_idle_client_blocks_neither_other_clients_nor_the_stop(sandbox_factor
         control.stop()
         stopped_in = time.monotonic() - started
         idle.close()
-    assert stopped_in < 5  # it hung while the idle client was connected
+    assert stopped_in < 20  # it hung (30 s) while the idle client was connected
 
 
 def test_a_request_that_is_not_a_json_object_gets_an_error_answer(sandbox_factory: Callable[..., Sandbox]) -> None:

@@ -77,20 +77,18 @@ def usage() -> Usage:
 
 def idle_usage(sb: Sandbox) -> Usage:
     """The usage once the sandbox has closed its side of every connection (it waits 0.1 s before closing
-    a connection whose login failed, as Kafka does): bounded, at most 5 s."""
-    for _ in range(50):
-        if not sb.open_connections():
-            break
+    a connection whose login failed, as Kafka does): bounded, at most 60 s."""
+    deadline = time.monotonic() + 60
+    while sb.open_connections() and time.monotonic() < deadline:
         time.sleep(0.1)
     return usage()
 
 
 def settled(sb: Sandbox, baseline: Usage) -> Usage:
-    """`idle_usage`, once the client's threads have ended too: bounded, at most 5 s more."""
+    """`idle_usage`, once the client's threads have ended too: bounded, at most 60 s more."""
     now = idle_usage(sb)
-    for _ in range(50):
-        if now.fds <= baseline.fds and now.threads <= baseline.threads:
-            break
+    deadline = time.monotonic() + 60
+    while (now.fds > baseline.fds or now.threads > baseline.threads) and time.monotonic() < deadline:
         time.sleep(0.1)
         now = usage()
     return now
