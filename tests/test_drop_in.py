@@ -46,13 +46,14 @@ def test_preferred_election_after_a_broker_restart(sb: Sandbox) -> None:
 
 
 def test_the_election_request_gets_a_whole_timeout_after_slow_reads(sb: Sandbox) -> None:
-    """The read before the election takes 0.6 s of --timeout 1, the election 0.6 s more: the election
-    still gets a whole timeout, as Kafka's AdminClient gives each call (it got what the read left)."""
+    """The read before the election takes 2.5 s of --timeout 4, the election 2.5 s more: the election
+    still gets a whole timeout, as Kafka's AdminClient gives each call (it got the 1.5 s the read left).
+    Each request has 1.5 s to spare on a loaded machine (it was 0.6 s of --timeout 1: 0.4 s)."""
     sb.set_leader("t1", 0, 2)
     sb.delay_next(METADATA, 0)  # kafka-python's bootstrap
-    sb.delay_next(METADATA, 0.6)  # the read of every partition's leader
-    sb.delay_next(ELECT_LEADERS, 0.6)
-    code, out, err = preferred(sb, "--all-topic-partitions", "--timeout", "1")
+    sb.delay_next(METADATA, 2.5)  # the read of every partition's leader
+    sb.delay_next(ELECT_LEADERS, 2.5)
+    code, out, err = preferred(sb, "--all-topic-partitions", "--timeout", "4")
     assert (code, out) == (0, "Successfully completed leader election (PREFERRED) for partitions t1-0\n"), err
 
 

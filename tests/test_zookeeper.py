@@ -91,7 +91,7 @@ def leaders(sb: Sandbox) -> dict[str, int]:
         "t2-0": sb.partition_state("t2", 0).leader}
 
 
-def wait_until(condition: object, timeout: float = 10.0) -> bool:
+def wait_until(condition: object, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():  # type: ignore[operator]
