@@ -211,6 +211,25 @@ def test_stopped_broker_refuses_connections_and_rejoins(sb: Sandbox) -> None:
     socket.create_connection(sb.brokers[3], timeout=2).close()
 
 
+def test_a_stopped_brokers_port_is_held_until_it_listens_again(sb: Sandbox) -> None:
+    """A stopped broker's port stays bound, not listening: connections are refused, and no other program can
+    take it meanwhile (a port is free once closed: any bind(0) on the machine could take it, and the restart
+    then failed, or a client expecting a refusal met another cluster). The sandbox's stop lets it go."""
+    host, port = sb.brokers[3]
+    sb.stop_broker(3)
+    with socket.socket() as other, pytest.raises(OSError, match="in use"):
+        other.bind((host, port))
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host, port), timeout=5).close()
+    sb.start_broker(3)
+    socket.create_connection((host, port), timeout=5).close()
+    with Sandbox(brokers=1, mode=sb.mode) as alone:
+        host, port = alone.brokers[1]
+        alone.stop_broker(1)
+    with socket.socket() as other:
+        other.bind((host, port))  # (no connection was made to it: no TIME_WAIT holds it)
+
+
 def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     """`noticed_after`: the listener closes at once, but until the controller notices, the metadata still
     names the broker as leader and controller; a restart before then changes no state."""
