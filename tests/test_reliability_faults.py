@@ -434,15 +434,23 @@ def test_a_first_batch_without_an_answer_is_still_reported(sb: Sandbox, tool: st
     where each partition says what the cluster did: elected if the controller applied it (a truncated
     answer), failed if not."""
     before = state(sb)
-    if fault == "late twice":
-        sb.delay_next(ELECT_LEADERS, 5.0, count=2)  # the tool gives up at 1 s, twice; the sandbox acts at 5 s
+    checked = threading.Event()
+    if fault == "late twice":  # the tool gives up at 1 s, twice; the sandbox acts once the report is checked
+        # (it acted at 5 s: a run slower than that was checked against elections it had not seen)
+        def late() -> None:
+            checked.wait(60)
+
+        sb.hold_next(ELECT_LEADERS, lambda: (sb.hold_next(ELECT_LEADERS, late), late()))
     elif fault == "reset twice":
         sb.drop_next(ELECT_LEADERS, count=2)
     else:
         sb.corrupt_next(ELECT_LEADERS, count=2)
-    result = run(tool, sb, batch_size=None, timeout=1)
-    assert result.code == 3
-    got = check_report(result, sb, before)
+    try:
+        result = run(tool, sb, batch_size=None, timeout=1)
+        assert result.code == 3
+        got = check_report(result, sb, before)
+    finally:
+        checked.set()
     assert "not_attempted" not in got.values()  # the request was sent
 
 
