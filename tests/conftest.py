@@ -17,12 +17,16 @@ Order: the slowest files first (`SLOWEST_FILES`).
 
 Services: a test that needs a JDK, ZooKeeper, a Kerberos KDC or gssapi skips through `services.missing_service`
 where it cannot be had (a failure under CI=true); the summary gives each reason once, with its count.
+
+Ports: `refused_address()` gives a 127.0.0.1 address that refuses connections for the whole test (a port
+picked, then closed, could be taken meanwhile by a sandbox or server of another test on the machine).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -224,3 +228,16 @@ def kafka_order() -> Callable[[str, list[str]], list[str]]:
         return answer
 
     return run
+
+
+@pytest.fixture
+def refused_address() -> Iterator[Callable[[], str]]:
+    """`refused_address()`: "127.0.0.1:PORT" where nothing listens until the test ends: a socket bound there
+    and never listening, so every connection is refused and no other socket can bind the port."""
+    with ExitStack() as stack:
+        def address() -> str:
+            held = stack.enter_context(socket.socket())
+            held.bind(("127.0.0.1", 0))
+            return f"127.0.0.1:{held.getsockname()[1]}"
+
+        yield address

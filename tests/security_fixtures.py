@@ -255,26 +255,12 @@ class Kdc:
 
     def __init__(self, directory: Path) -> None:
         self.require()
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self.directory, self.port = directory, port
-        realm = self.REALM
-        (directory / "krb5.conf").write_text(
-            f"[libdefaults]\n default_realm = {realm}\n dns_lookup_kdc = false\n dns_lookup_realm = false\n"
-            " rdns = false\n dns_canonicalize_hostname = false\n udp_preference_limit = 1\n"
-            f"[realms]\n {realm} = {{\n  kdc = 127.0.0.1:{port}\n }}\n")
-        (directory / "kdc.conf").write_text(
-            f"[kdcdefaults]\n kdc_listen = 127.0.0.1:{port}\n kdc_tcp_listen = 127.0.0.1:{port}\n"
-            f"[realms]\n {realm} = {{\n  database_name = {directory}/principal\n"
-            f"  key_stash_file = {directory}/stash\n  acl_file = {directory}/kadm5.acl\n"
-            f"  kdc_listen = 127.0.0.1:{port}\n  kdc_tcp_listen = 127.0.0.1:{port}\n }}\n"
-            f"[logging]\n kdc = FILE:{directory}/kdc.log\n")
+        self.directory, realm = directory, self.REALM
         (directory / "kadm5.acl").write_text("")
         self.env = {**os.environ, "KRB5_CONFIG": str(directory / "krb5.conf"),
-                    "KRB5_KDC_PROFILE": str(directory / "kdc.conf")}
-        sbin = {"PATH": os.environ.get("PATH", "") + ":/usr/sbin:/sbin"}
-        self.env.update(sbin)
+                    "KRB5_KDC_PROFILE": str(directory / "kdc.conf"),
+                    "PATH": os.environ.get("PATH", "") + ":/usr/sbin:/sbin"}
+        self._configure(0)  # the database and keytabs need no port; the KDC's is picked when it starts
 
         def run(*args: str) -> None:
             subprocess.run(args, env=self.env, check=True, capture_output=True, timeout=60)
@@ -291,18 +277,48 @@ class Kdc:
         run("kadmin.local", "-r", realm, "-q", f"addprinc -randkey stale@{realm}")
         run("kadmin.local", "-r", realm, "-q", f"ktadd -k {self.stale_keytab} stale@{realm}")
         run("kadmin.local", "-r", realm, "-q", f"cpw -randkey stale@{realm}")
-        self._process = subprocess.Popen(["krb5kdc", "-n", "-r", realm], env=self.env,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):  # bounded: 10 s
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
+        failures = []
+        for _ in range(3):  # a free port can be taken between choosing it and krb5kdc binding it
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.port = probe.getsockname()[1]
+            self._configure(self.port)
+            self._process = subprocess.Popen(["krb5kdc", "-n", "-r", realm], env=self.env,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if self._listening():
+                os.environ["KRB5_CONFIG"] = self.env["KRB5_CONFIG"]
+                return
             self.close()
-            raise RuntimeError("krb5kdc did not start listening")
-        os.environ["KRB5_CONFIG"] = self.env["KRB5_CONFIG"]
+            failures.append(f"port {self.port}: exit {self._process.returncode}")
+        raise RuntimeError(f"krb5kdc did not start listening ({'; '.join(failures)}): {self._log()}")
+
+    def _configure(self, port: int) -> None:
+        """krb5.conf (the clients') and kdc.conf (the KDC's), with the KDC on `port`."""
+        realm, directory = self.REALM, self.directory
+        (directory / "krb5.conf").write_text(
+            f"[libdefaults]\n default_realm = {realm}\n dns_lookup_kdc = false\n dns_lookup_realm = false\n"
+            " rdns = false\n dns_canonicalize_hostname = false\n udp_preference_limit = 1\n"
+            f"[realms]\n {realm} = {{\n  kdc = 127.0.0.1:{port}\n }}\n")
+        (directory / "kdc.conf").write_text(
+            f"[kdcdefaults]\n kdc_listen = 127.0.0.1:{port}\n kdc_tcp_listen = 127.0.0.1:{port}\n"
+            f"[realms]\n {realm} = {{\n  database_name = {directory}/principal\n"
+            f"  key_stash_file = {directory}/stash\n  acl_file = {directory}/kadm5.acl\n"
+            f"  kdc_listen = 127.0.0.1:{port}\n  kdc_tcp_listen = 127.0.0.1:{port}\n }}\n"
+            f"[logging]\n kdc = FILE:{directory}/kdc.log\n")
+
+    def _log(self) -> str:
+        log = self.directory / "kdc.log"
+        return log.read_text(errors="replace") if log.exists() else ""
+
+    def _listening(self) -> bool:
+        """Wait until this krb5kdc serves (its log says so after it set up its sockets; a port taken by
+        another program answers a connection too) or exits (bounded: 60 s)."""
+        deadline = time.monotonic() + 60
+        while self._process.poll() is None and time.monotonic() < deadline:
+            if f"[{self._process.pid}](info): commencing operation" in self._log():
+                return True
+            time.sleep(0.05)
+        return False
 
     def kinit(self, cache: Path) -> None:
         """A ticket cache as `kinit -kt` leaves it (what an operator's kinit would)."""

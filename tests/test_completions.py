@@ -7,7 +7,6 @@ command is started with click's `_<PROG>_COMPLETE` variable, against a sandbox o
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -121,14 +120,9 @@ def test_names_are_cached_briefly_per_cluster(sb: Sandbox, env: dict[str, str],
     assert sb.request_count(METADATA) > asked
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_an_unreachable_cluster_offers_nothing_and_says_nothing(env: dict[str, str]) -> None:
-    offered, err = complete(f"kafka-leaders prefer --bootstrap-server 127.0.0.1:{_closed_port()} --topic o", env)
+def test_an_unreachable_cluster_offers_nothing_and_says_nothing(env: dict[str, str],
+                                                                  refused_address: Callable[[], str]) -> None:
+    offered, err = complete(f"kafka-leaders prefer --bootstrap-server {refused_address()} --topic o", env)
     assert (offered, err) == ([], "")
     assert not list(Path(env["XDG_CACHE_HOME"]).rglob("*.json"))  # a failure is not remembered
 

@@ -9,7 +9,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,13 +25,6 @@ KAFKAS_SASL_LINE = ("java.util.concurrent.ExecutionException: org.apache.kafka.c
                     "IllegalSaslStateException: Unexpected handshake request with client mechanism SCRAM-SHA-256, "
                     "enabled mechanisms are []")
 TIMEOUT_LINE = "Timeout waiting for election results"
-
-
-def refused_port() -> str:
-    """HOST:PORT where nothing listens: a port bound, then closed."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{probe.getsockname()[1]}"
 
 
 @contextlib.contextmanager
@@ -94,9 +87,10 @@ def status(servers: str, *extra: str) -> tuple[int, str, float]:
 
 
 @pytest.mark.parametrize("sasl", [False, True], ids=["ours", "kafka-python"])
-def test_a_refused_port_is_said_at_once_naming_it(tmp_path: Path, sasl: bool) -> None:
+def test_a_refused_port_is_said_at_once_naming_it(tmp_path: Path, sasl: bool,
+                                                   refused_address: Callable[[], str]) -> None:
     """It waited the whole API timeout (30 s by default) and said only 'Could not reach any broker'."""
-    address = refused_port()
+    address = refused_address()
     extra = ["--command-config", config(tmp_path, SASL)] if sasl else []
     code, out, err, took = elect(address, *extra)
     assert (code, out) == (3, TIMEOUT_LINE + "\n")  # Kafka's line, which it prints once its timeout passes
@@ -108,8 +102,8 @@ def test_a_refused_port_is_said_at_once_naming_it(tmp_path: Path, sasl: bool) ->
     assert code == 3 and err.startswith(f"{address} refused the connection")
 
 
-def test_every_refusing_server_is_named() -> None:
-    first, second = refused_port(), refused_port()
+def test_every_refusing_server_is_named(refused_address: Callable[[], str]) -> None:
+    first, second = refused_address(), refused_address()
     code, err, took = status(f"{first},{second}")
     assert code == 3 and took < 15
     said = err.splitlines()[0].split("; ")
@@ -136,9 +130,10 @@ def test_a_server_that_is_not_kafka_is_said_to_be_so(tmp_path: Path, sasl: bool,
     assert took < 15
 
 
-def test_tls_to_a_plaintext_listener_names_it_and_the_setting(plaintext: Sandbox, tmp_path: Path) -> None:
+def test_tls_to_a_plaintext_listener_names_it_and_the_setting(plaintext: Sandbox, tmp_path: Path,
+                                                               refused_address: Callable[[], str]) -> None:
     """It said `[SSL: UNEXPECTED_EOF_WHILE_READING]` with a trust store hint, naming the whole bootstrap list."""
-    closed = refused_port()
+    closed = refused_address()
     for servers in (plaintext.bootstrap_servers, f"{plaintext.bootstrap_servers},{closed}"):
         code, out, err, _ = elect(servers, "--command-config", config(tmp_path, "security.protocol=SSL\n"))
         assert (code, out) == (3, TIMEOUT_LINE + "\n")
@@ -149,10 +144,10 @@ def test_tls_to_a_plaintext_listener_names_it_and_the_setting(plaintext: Sandbox
         assert "truststore" not in err and closed not in err
 
 
-def test_sasl_to_a_plaintext_listener_is_a_connection_mismatch_not_credentials(plaintext: Sandbox,
-                                                                              tmp_path: Path) -> None:
+def test_sasl_to_a_plaintext_listener_is_a_connection_mismatch_not_credentials(
+        plaintext: Sandbox, tmp_path: Path, refused_address: Callable[[], str]) -> None:
     """It said 'Authentication failed ... check the credentials', exit 4, naming the whole bootstrap list."""
-    closed = refused_port()
+    closed = refused_address()
     servers = f"{plaintext.bootstrap_servers},{closed}"
     code, out, err, _ = elect(servers, "--command-config", config(tmp_path, SASL))
     assert (code, out) == (3, "")
@@ -166,9 +161,9 @@ def test_sasl_to_a_plaintext_listener_is_a_connection_mismatch_not_credentials(p
     assert code == 3 and err.splitlines()[0] == lines[1]  # the toolkit: our line alone
 
 
-def test_a_tls_failure_names_the_one_server_that_failed(tmp_path: Path) -> None:
+def test_a_tls_failure_names_the_one_server_that_failed(tmp_path: Path, refused_address: Callable[[], str]) -> None:
     """An untrusted certificate: the line named the whole bootstrap list."""
-    closed = refused_port()
+    closed = refused_address()
     with Sandbox(brokers=1, tls=True) as sb:
         code, err, _ = status(f"{sb.bootstrap_servers},{closed}", "--command-config",
                               config(tmp_path, "security.protocol=SSL\n"))

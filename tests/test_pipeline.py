@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -769,11 +768,10 @@ def test_the_plot_of_many_clusters_draws_the_ten_worst() -> None:
     assert imbalance_png(points, 10).startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def test_a_file_system_that_cannot_be_reached_is_named_with_its_java_cause(spark, tmp_path: Path) -> None:
+def test_a_file_system_that_cannot_be_reached_is_named_with_its_java_cause(
+        spark, tmp_path: Path, refused_address: Callable[[], str]) -> None:
     """Not `An error occurred while calling o41.exists`: the Java exception, and whether input or --out."""
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
+    port = int(refused_address().rsplit(":", 1)[1])
     snapshot.write(snapshot.rows(two_partitions_one_fixable(), "c", T0), tmp_path / "s.jsonl")
     with pytest.raises(InputError, match=r"^Spark could not write --out: java\.net\.ConnectException: "):
         job.analyze(spark, [str(tmp_path / "s.jsonl")], f"hdfs://127.0.0.1:{port}/leadership")

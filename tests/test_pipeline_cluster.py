@@ -13,13 +13,14 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -40,10 +41,12 @@ T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 KAFKA_LEADERS = str(Path(sys.executable).parent / "kafka-leaders")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def started_ports(log: Path) -> dict[str, int]:
+    """The ports a Spark daemon's services bound, as its log says ("Successfully started service 'sparkMaster'
+    on port 41234."): each is started on port 0, so the system picks a free one as it binds (a port picked
+    before, then closed, could be taken by another test's server meanwhile: Spark then took the next one)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return {name: int(port) for name, port in re.findall(r"Successfully started service '(\w+)' on port (\d+)", text)}
 
 
 def plain_environment(work: Path) -> dict[str, str]:
@@ -85,8 +88,6 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     work = tmp_path_factory.mktemp("standalone")
     environment = plain_environment(work)
     spark_class = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
-    port, ui_port = free_port(), free_port()
-    master = f"spark://127.0.0.1:{port}"
     processes = []
 
     def start(*args: str, log: str) -> None:
@@ -95,12 +96,16 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                               stderr=subprocess.STDOUT, start_new_session=True))
 
     try:
-        start("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-              "--webui-port", str(ui_port), log="master.log")
+        start("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", "0", "--webui-port", "0",
+              log="master.log")
+        wait_for(lambda: {"sparkMaster", "MasterUI"} <= set(started_ports(work / "master.log")),
+                 "the master did not start")
+        ports = started_ports(work / "master.log")
+        master, ui_port = f"spark://127.0.0.1:{ports['sparkMaster']}", ports["MasterUI"]
         wait_for(lambda: alive_workers(ui_port) >= 0, "the master did not answer")
         for number in (1, 2):
-            start("org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1", "--port", str(free_port()),
-                  "--webui-port", str(free_port()), "--cores", "1", "--memory", "768m",
+            start("org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1", "--port", "0",
+                  "--webui-port", "0", "--cores", "1", "--memory", "768m",
                   "--work-dir", str(work / f"worker-{number}"), log=f"worker-{number}.log")
         wait_for(lambda: alive_workers(ui_port) == 2, "two workers did not register")
         yield master
@@ -336,11 +341,12 @@ def test_yarn_and_kubernetes_sessions_start_without_waiting_for_executors_unless
                                                                      "is not reachable"),
 ])
 def test_a_cluster_master_missing_what_spark_needs_is_refused_before_anything_starts(
-        tmp_path: Path, master: str, environment: dict[str, str], expected: str, processes) -> None:
+        tmp_path: Path, master: str, environment: dict[str, str], expected: str, processes,
+        refused_address: Callable[[], str]) -> None:
     (tmp_path / "spark-defaults.conf").write_text("spark.kubernetes.container.image apache/spark:4-python3\n")
     source = tmp_path / "fleet.jsonl"
     snapshot.write(fleet(), source)
-    port = free_port()  # nothing listens on it
+    port = int(refused_address().rsplit(":", 1)[1])  # nothing listens on it
     values = {"port": port, "conf": tmp_path}
     java, started = tmp_path / "jdk" / "bin" / "java", tmp_path / "a JVM started"
     java.parent.mkdir(parents=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -266,18 +267,22 @@ def test_a_reorder_refused_as_a_whole_shows_the_order_unchanged(sb: Sandbox, tmp
 
 
 def test_a_reorder_whose_answer_is_lost_says_it_may_still_be_applied(sb: Sandbox, tmp_path: Path) -> None:
-    """The answer comes after --timeout: the order read back is unchanged, yet the controller applies it later."""
-    sb.delay_next(ALTER_REASSIGNMENTS, 2.5)
-    code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "1",
-                          "--restore-file", str(tmp_path / "r.json"))
-    row = rows(out)["t-0"]
-    assert (code, row["outcome"], row["replicas_after"]) == (3, "not_attempted", [1, 2, 3])
-    assert row["error"] == ("the answer to its reorder was lost: the controller may still apply it: the restore "
-                            "file puts the order back")
-    for _ in range(50):  # bounded: 5 s
-        if sb.partition_state("t", 0).replicas == (3, 1, 2):
-            break
-        time.sleep(0.1)
+    """The answer comes after --timeout: the order read back is unchanged, yet the controller applies it later
+    (once the report is checked; it was 2.5 s after it came, which a slow run's read-back could see)."""
+    checked = threading.Event()
+    sb.hold_next(ALTER_REASSIGNMENTS, lambda: checked.wait(60))
+    try:
+        code, out, _ = prefer(sb, "--topic", "t", "--partition", "0", "--leader", "3", "--timeout", "1",
+                              "--restore-file", str(tmp_path / "r.json"))
+        row = rows(out)["t-0"]
+        assert (code, row["outcome"], row["replicas_after"]) == (3, "not_attempted", [1, 2, 3])
+        assert row["error"] == ("the answer to its reorder was lost: the controller may still apply it: the restore "
+                                "file puts the order back")
+    finally:
+        checked.set()
+    deadline = time.monotonic() + 60
+    while sb.partition_state("t", 0).replicas != (3, 1, 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert sb.partition_state("t", 0).replicas == (3, 1, 2)  # as the report warned
 
 
@@ -338,11 +343,12 @@ def test_an_accepted_reorder_stays_reported_when_nothing_can_be_read_back(sb: Sa
     """After the reorder is answered every listener closes for good: the order asked for was applied,
     and the report says so (it showed the old order, "stopped before the outcome could be read")."""
     def listeners_closed() -> None:  # a network cut: the brokers stay alive for the controller
-        time.sleep(0.3)  # the tool has read the answer (closed at once, the answer itself could be lost)
         for broker in sorted(sb.brokers, reverse=True):  # broker 1 (the tool's connection) last: no other to reach
             sb.stop_broker(broker, noticed_after=60)
 
-    sb.after_next(ALTER_REASSIGNMENTS, listeners_closed)
+    # once the tool asks its next question (so it has read the answer; a cut before could cost the answer),
+    # that question is held until every listener is closed (it was 0.3 s after the answer)
+    sb.after_next(ALTER_REASSIGNMENTS, lambda: sb.hold_next(LIST_REASSIGNMENTS, listeners_closed))
     host, port = sb.brokers[1]
     code, out, _ = kl("prefer", "--bootstrap-server", f"{host}:{port}", "--output", "json", "--topic", "t",
                       "--partition", "0", "--leader", "3", "--timeout", "2", "--restore-file", str(tmp_path / "r.json"))

@@ -16,7 +16,7 @@ first is answered (`Sandbox.after_next`): no polling thread has to catch a reque
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -31,6 +31,7 @@ from leader_election_cli import kafka_errors
 from leader_election_cli.cli.drop_in_command import command as drop_in
 from leader_election_cli.cli.toolkit import cli as toolkit
 from leader_election_cli.model import PartitionState
+from leader_election_cli.operations.signals import StopFlag
 from leader_election_cli.sandbox import Sandbox
 
 REPORT_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/report.schema.json").read_text())
@@ -348,22 +349,35 @@ def test_authorization_revoked_halfway(tool: str) -> None:
 
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("mode", ["kraft", "zk"])
-def test_authentication_fails_halfway(tool: str, mode: str, tmp_path: Path) -> None:
+def test_authentication_fails_halfway(tool: str, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Between batch 1 and batch 2 the SASL user is deleted and every broker restarts its listener (too
     quickly for the controller to notice): the tool must log in again, and cannot. Batch 1 stays elected,
-    exit 4, the batches never sent are reported not attempted and left as they were."""
+    exit 4, the batches never sent are reported not attempted and left as they were.
+
+    The lockout strikes once the tool pauses before batch 2 (it has read batch 1's answer, which a close
+    before could cost), and the pause ends only after it: no margin to outrun (it was 0.3 s for the tool
+    to read the answer, then what was left of a 2 s pause for the lockout)."""
     sb = unbalanced(mode, sasl_users={"admin": "admin-secret"})
     try:
         config = admin_login(tmp_path, "SCRAM-SHA-256")
         before = state(sb)
+        pausing, locked = threading.Event(), threading.Event()
+        pause = StopFlag.sleep
 
-        def locked_out() -> None:  # batch 1 is answered: the tool is in its 2 s pause before batch 2
-            time.sleep(0.3)  # it has read the answer (closed at once, the answer could be lost: see below)
+        def pause_after_the_lockout(flag: StopFlag, seconds: float) -> None:
+            pausing.set()
+            assert locked.wait(60), "the lockout did not come"
+            pause(flag, seconds)
+
+        def locked_out() -> None:  # batch 1 is answered
+            assert pausing.wait(60), "the tool did not pause before batch 2"
             remove_sasl_user(sb, "admin")
             restart_listeners(sb)
+            locked.set()
 
+        monkeypatch.setattr(StopFlag, "sleep", pause_after_the_lockout)
         sb.after_next(ELECT_LEADERS, locked_out)
-        result = run(tool, sb, "--command-config", str(config), "--batch-interval", "2")
+        result = run(tool, sb, "--command-config", str(config), "--batch-interval", "0.1")
         assert result.code == 4
         got = check_report(result, sb, before)
         assert [got[(TOPIC, p)] for p in range(PARTITIONS)] == ["elected"] * 2 + ["not_attempted"] * 4
@@ -420,15 +434,23 @@ def test_a_first_batch_without_an_answer_is_still_reported(sb: Sandbox, tool: st
     where each partition says what the cluster did: elected if the controller applied it (a truncated
     answer), failed if not."""
     before = state(sb)
-    if fault == "late twice":
-        sb.delay_next(ELECT_LEADERS, 5.0, count=2)  # the tool gives up at 1 s, twice; the sandbox acts at 5 s
+    checked = threading.Event()
+    if fault == "late twice":  # the tool gives up at 1 s, twice; the sandbox acts once the report is checked
+        # (it acted at 5 s: a run slower than that was checked against elections it had not seen)
+        def late() -> None:
+            checked.wait(60)
+
+        sb.hold_next(ELECT_LEADERS, lambda: (sb.hold_next(ELECT_LEADERS, late), late()))
     elif fault == "reset twice":
         sb.drop_next(ELECT_LEADERS, count=2)
     else:
         sb.corrupt_next(ELECT_LEADERS, count=2)
-    result = run(tool, sb, batch_size=None, timeout=1)
-    assert result.code == 3
-    got = check_report(result, sb, before)
+    try:
+        result = run(tool, sb, batch_size=None, timeout=1)
+        assert result.code == 3
+        got = check_report(result, sb, before)
+    finally:
+        checked.set()
     assert "not_attempted" not in got.values()  # the request was sent
 
 

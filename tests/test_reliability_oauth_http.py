@@ -1,6 +1,9 @@
 """The OAuth token endpoint as a hostile server (issue 34): the client secret never leaves for another origin,
 a server dripping bytes is cut at the total deadline, non-HTTP bytes and huge bodies are one line (exit 3), and
-a file: token URL naming a FIFO or /dev/zero is refused at once (exit 2)."""
+a file: token URL naming a FIFO or /dev/zero is refused at once (exit 2).
+
+The time bounds are far from what they guard against (the drip takes some 48 s to send its answer; a FIFO
+or /dev/zero, forever), not close to the deadline: a loaded machine may run late, never 20 s late."""
 
 from __future__ import annotations
 
@@ -44,14 +47,14 @@ def test_a_dripping_server_is_cut_at_the_total_deadline() -> None:
         error = fetch(url, total_s=2.0)
         took = time.monotonic() - started
     assert error.exit_code == ExitCode.UNREACHABLE and "within 2 s" in str(error)
-    assert took < 3.5, took
+    assert took < 20, took
 
 
 def test_the_connect_and_read_timeouts_bound_the_whole_exchange() -> None:
     with hostile_token_endpoint("drip") as (url, _):
         started = time.monotonic()
         fetch(url, connect_timeout_ms=1000, read_timeout_ms=1000)
-        assert time.monotonic() - started < 3.5
+        assert time.monotonic() - started < 20
 
 
 @pytest.mark.parametrize("behaviour, words", [("not_http", "did not answer with HTTP"),
@@ -70,7 +73,7 @@ def test_a_token_file_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Pa
         os.mkfifo(path)
     started = time.monotonic()
     error = fetch(f"file://{path}")
-    assert error.exit_code == ExitCode.USAGE and time.monotonic() - started < 2
+    assert error.exit_code == ExitCode.USAGE and time.monotonic() - started < 20
     assert str(path) not in str(error)  # a value from the config file is never shown
 
 
@@ -92,6 +95,6 @@ def test_the_commands_end_within_their_timeout_with_one_line(tmp_path: Path, too
                                  "--timeout", "2"], capture_output=True, text=True, timeout=60)
         took = time.monotonic() - started
     assert result.returncode == 3, result.stderr
-    assert took < 6, took
+    assert took < 30, took
     lines = [line for line in result.stderr.splitlines() if not line.startswith("Hint:")]
     assert len(lines) == 1 and SECRET not in result.stderr, result.stderr

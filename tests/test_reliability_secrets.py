@@ -14,10 +14,9 @@ import base64
 import datetime
 import os
 import re
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,12 +106,6 @@ def config(tmp_path: Path, sb: Sandbox, client: Client, *, user: str = "admin", 
     return str(path)
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass(frozen=True)
 class Done:
     code: int
@@ -164,14 +157,15 @@ def test_success(sb: Sandbox, client: Client, tmp_path: Path, tool: str, output:
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("case", ["wrong password", "not authorized", "unreachable", "untrusted certificate",
                                   "wrong key passphrase", "key store file"])
-def test_failures(sb: Sandbox, client: Client, tmp_path: Path, tool: str, output: str, case: str) -> None:
+def test_failures(sb: Sandbox, client: Client, tmp_path: Path, tool: str, output: str, case: str,
+                  refused_address: Callable[[], str]) -> None:
     bootstrap, selection = sb.bootstrap_servers, ("--all-topic-partitions",)
     if case == "wrong password":
         path, expected = config(tmp_path, sb, client, password=WRONG_SECRET), 4
     elif case == "not authorized":
         path, expected = config(tmp_path, sb, client, user="bob", password=BOB_SECRET), 4
     elif case == "unreachable":
-        path, expected, bootstrap = config(tmp_path, sb, client), 3, f"127.0.0.1:{closed_port()}"
+        path, expected, bootstrap = config(tmp_path, sb, client), 3, refused_address()
         selection = ("--all-topic-partitions", "--timeout", "1")
     elif case == "untrusted certificate":
         other_ca = make_certificates(tmp_path)[0]

@@ -37,10 +37,12 @@ def sandbox(sandbox_factory: Callable[..., Sandbox], mode: str) -> Iterator[tupl
     control.stop()
 
 
-def restart_command(control: ControlServer, log: Path, sleep: float = 0) -> str:
-    """--exec: note the broker in `log`, then restart it through the sandbox's control socket."""
-    pause = f"sleep {sleep}; " if sleep else ""
-    return (f"echo {{broker}} >> {shlex.quote(str(log))}; {pause}"
+def restart_command(control: ControlServer, log: Path, gates: Path | None = None) -> str:
+    """--exec: note the broker in `log`, then restart it through the sandbox's control socket; with `gates`,
+    only once the file named by the broker's id is there (bounded: 60 s)."""
+    gate = (f"i=0; while [ ! -e {shlex.quote(str(gates))}/{{broker}} ] && [ $i -lt 1200 ]; do sleep 0.05; "
+            "i=$((i + 1)); done; " if gates else "")
+    return (f"echo {{broker}} >> {shlex.quote(str(log))}; {gate}"
             f"{shlex.quote(KL)} sandbox-ctl --control {shlex.quote(control.path)} restart-broker {{broker}}")
 
 
@@ -127,13 +129,17 @@ def test_an_interrupted_roll_resumes_where_it_stopped(sandbox: tuple[Sandbox, Co
     before = orders(sb)
     log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
     first, second, third = (2, 3, 1) if mode == "zk" else (1, 2, 3)  # the ZooKeeper-mode controller (1) last
+    gates = tmp_path / "gates"  # the second broker's restart waits for the signal (it was 0.5 s ahead of it)
+    gates.mkdir()
+    (gates / str(first)).touch()
     process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
-                   "--exec", restart_command(control, log, sleep=0.5))
+                   "--exec", restart_command(control, log, gates))
     deadline = time.monotonic() + 120
     while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()
         time.sleep(0.02)
     process.send_signal(signal.SIGTERM)
+    (gates / str(second)).touch()
     out, err = process.communicate(timeout=120)
     assert process.returncode == 143, err
     report = json.loads(out)
@@ -141,6 +147,7 @@ def test_an_interrupted_roll_resumes_where_it_stopped(sandbox: tuple[Sandbox, Co
     saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
     assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
     assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
+    (gates / str(third)).touch()
     resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
                               str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
@@ -160,12 +167,12 @@ def test_a_roll_that_would_be_unsafe_stops_before_the_stop(sandbox_factory: Call
     sb.create_topic("pairs", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
     log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
     code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "1",
-                                 "--safe-timeout", "0.5", "--state-file", str(state_file), "--output", "json",
+                                 "--safe-timeout", "2", "--state-file", str(state_file), "--output", "json",
                                  "--exec", f"echo {{broker}} >> {shlex.quote(str(log))}")
     report = json.loads(out)
     assert code == 5 and "not safe to stop" in report["error"]
     (step,) = report["brokers"][0]["steps"]
-    assert step["step"] == "wait_safe" and not step["ok"] and step["polls"] >= 2
+    assert step["step"] == "wait_safe" and not step["ok"] and step["polls"] >= 2  # (2 s: room for a slow first poll)
     assert step["verdict"]["blocking"][0]["problem"] == "under_min_isr"
     assert not log.exists() and sb.partition_state("pairs", 0).leader == 1  # not drained, not restarted
     assert json.loads(state_file.read_text())["brokers"][0]["step"] == "pending"

@@ -211,6 +211,25 @@ def test_stopped_broker_refuses_connections_and_rejoins(sb: Sandbox) -> None:
     socket.create_connection(sb.brokers[3], timeout=2).close()
 
 
+def test_a_stopped_brokers_port_is_held_until_it_listens_again(sb: Sandbox) -> None:
+    """A stopped broker's port stays bound, not listening: connections are refused, and no other program can
+    take it meanwhile (a port is free once closed: any bind(0) on the machine could take it, and the restart
+    then failed, or a client expecting a refusal met another cluster). The sandbox's stop lets it go."""
+    host, port = sb.brokers[3]
+    sb.stop_broker(3)
+    with socket.socket() as other, pytest.raises(OSError, match="in use"):
+        other.bind((host, port))
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host, port), timeout=5).close()
+    sb.start_broker(3)
+    socket.create_connection((host, port), timeout=5).close()
+    with Sandbox(brokers=1, mode=sb.mode) as alone:
+        host, port = alone.brokers[1]
+        alone.stop_broker(1)
+    with socket.socket() as other:
+        other.bind((host, port))  # (no connection was made to it: no TIME_WAIT holds it)
+
+
 def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     """`noticed_after`: the listener closes at once, but until the controller notices, the metadata still
     names the broker as leader and controller; a restart before then changes no state."""
@@ -226,9 +245,8 @@ def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     assert sb.controller_id != 3 and sb.partition_state("t2", 2).leader != 3
     sb.start_broker(3)
     sb.stop_broker(3, noticed_after=0.1)
-    for _ in range(100):  # bounded: 5 s
-        if 3 not in sb.live_brokers:
-            break
+    deadline = time.monotonic() + 60  # the timer fires at 0.1 s: bounded far above
+    while 3 in sb.live_brokers and time.monotonic() < deadline:
         time.sleep(0.05)
     assert 3 not in sb.live_brokers  # the timer noticed it
     sb.start_broker(3)
@@ -438,7 +456,7 @@ def test_a_null_array_the_schema_does_not_allow_is_a_malformed_request(
     with socket.create_connection(sb.brokers[1], timeout=5) as sock:
         sock.sendall(frame)
         assert sock.recv(10) == b""  # closed, no answer
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any("serialized as null" in r.getMessage() for r in caplog.records):
         time.sleep(0.01)
     assert any("serialized as null" in r.getMessage() for r in caplog.records)
@@ -450,7 +468,7 @@ def test_truncated_frame_is_logged(sb: Sandbox, caplog: pytest.LogCaptureFixture
     with socket.create_connection(sb.brokers[1], timeout=5) as sock:
         sock.sendall(struct.pack(">i", 100) + b"abc")
     assert call(sb.brokers[1], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).error_code == 0
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any("mid-frame" in r.getMessage() for r in caplog.records):
         time.sleep(0.01)
     assert any("mid-frame" in r.getMessage() for r in caplog.records)

@@ -154,10 +154,9 @@ def test_the_controller_moves_leaders_back_on_its_own_as_kafka_does(mode: str) -
         sb.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1]})
         sb.set_leader("t", 0, 3)
         sb.set_leader("t", 1, 3)
-        for _ in range(100):  # bounded: 10 s
-            if [sb.partition_state("t", p).leader for p in (0, 1)] == [1, 2]:
-                break
-            time.sleep(0.1)
+        deadline = time.monotonic() + 60  # a check every 0.2 s: bounded far above
+        while [sb.partition_state("t", p).leader for p in (0, 1)] != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert [sb.partition_state("t", p).leader for p in (0, 1)] == [1, 2]
         broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
         shown = {k: (v["value"], v["config_source"]) for k, v in broker["broker"]["1"].items()}

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ from leader_election_cli.sandbox.remote import ControlServer, request
 ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(12)}
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 20) -> None:
+def wait_for(condition: Callable[[], bool], seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "the state was not reached in time"
@@ -35,8 +36,31 @@ def wait_for(condition: Callable[[], bool], seconds: float = 20) -> None:
 
 
 def test_a_restart_is_a_controlled_shutdown_then_fenced_then_catching_up(
-        sandbox_factory: Callable[..., Sandbox], mode: str, tmp_path: Path) -> None:
+        sandbox_factory: Callable[..., Sandbox], mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each phase is seen where it happens, not sampled: the unfencing waits until the fenced phase has been
+    checked, and the state is noted around each step of the catch-up (a loaded machine outran 0.3 s of
+    fencing, or a 0.12 s step, between two samples)."""
     sb = sandbox_factory(3, mode=mode, topics={"t": ASSIGNMENT})
+    fenced_checked = threading.Event()
+    seen: list[tuple[bool, int]] = []
+
+    def noted() -> None:
+        seen.append((2 in sb.live_brokers, sum(2 in sb.partition_state("t", p).isr for p in ASSIGNMENT)))
+
+    def unfence(broker: int, **kwargs: object) -> object:
+        assert fenced_checked.wait(60), "the fenced phase was not checked"
+        return unfence_now(broker, **kwargs)
+
+    def rejoin(broker: int, **kwargs: object) -> object:
+        noted()
+        try:
+            return rejoin_now(broker, **kwargs)
+        finally:
+            noted()
+
+    unfence_now, rejoin_now = sb.cluster.start_broker, sb.cluster.rejoin_isr
+    monkeypatch.setattr(sb.cluster, "start_broker", unfence)
+    monkeypatch.setattr(sb.cluster, "rejoin_isr", rejoin)
     control = ControlServer(sb, catch_up_seconds=1.5).start()
     try:
         ready = tmp_path / "sandbox.json"
@@ -49,15 +73,9 @@ def test_a_restart_is_a_controlled_shutdown_then_fenced_then_catching_up(
         states = [sb.partition_state("t", p) for p in ASSIGNMENT]
         assert all(s.leader != 2 and 2 not in s.isr for s in states)  # leadership moved, out of every ISR
         assert 2 not in sb.live_brokers  # registered but fenced: not in Metadata
-        seen = set()
-
-        def back() -> bool:
-            isr_members = sum(2 in sb.partition_state("t", p).isr for p in ASSIGNMENT)
-            seen.add((2 in sb.live_brokers, isr_members))
-            return isr_members == len(ASSIGNMENT)
-
-        wait_for(back)
-        assert (True, 0) in seen  # unfenced before any replica was back in sync
+        fenced_checked.set()
+        wait_for(lambda: bool(seen) and seen[-1] == (True, len(ASSIGNMENT)))
+        assert seen[0] == (True, 0)  # unfenced before any replica was back in sync
         assert any(0 < n < len(ASSIGNMENT) for live, n in seen)  # the replicas came back a few at a time
         wait_for(lambda: request(control.path, {"op": "status"})["brokers"] == {"1": "up", "2": "up", "3": "up"})
     finally:
@@ -140,7 +158,7 @@ def test_an_idle_client_blocks_neither_other_clients_nor_the_stop(sandbox_factor
         control.stop()
         stopped_in = time.monotonic() - started
         idle.close()
-    assert stopped_in < 5  # it hung while the idle client was connected
+    assert stopped_in < 20  # it hung (30 s) while the idle client was connected
 
 
 def test_a_request_that_is_not_a_json_object_gets_an_error_answer(sandbox_factory: Callable[..., Sandbox]) -> None:

@@ -55,7 +55,7 @@ def state(zk: KazooClient, topic: str, partition: int) -> dict[str, Any]:
     return read(zk, f"/brokers/topics/{topic}/partitions/{partition}/state")
 
 
-def wait_until(condition: Any, timeout: float = 10.0) -> bool:
+def wait_until(condition: Any, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -336,7 +336,8 @@ class Sandbox:
     # -- brokers and controller ------------------------------------------------------------------
 
     def stop_broker(self, broker: int, noticed_after: float = 0) -> None:
-        """Stop a broker: its listener refuses connections, and the controller reacts as Kafka's does.
+        """Stop a broker: its listener refuses connections (its port stays bound, so nothing else on the
+        machine takes it before a restart), and the controller reacts as Kafka's does.
 
         `noticed_after` seconds pass before the controller reacts, as a crashed broker is noticed only
         when its ZooKeeper session or KRaft heartbeats time out: until then the metadata still names it

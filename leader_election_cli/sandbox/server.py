@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import ssl
 import struct
 import threading
@@ -147,6 +148,19 @@ def null_field(fields: dict[str, Any], value: Any, version: int) -> str | None:
     return None
 
 
+def _hold(family: int, address: Any) -> socket.socket | None:
+    """A socket bound to `address` and never listening (SO_REUSEADDR, as the listener that binds it again);
+    None if another program took the port first (a restart on it then fails, as it did without a hold)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
 class Server:
     """Every broker's listener on one event loop running on a daemon thread."""
 
@@ -166,6 +180,7 @@ class Server:
         self.request_log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
         self._servers: dict[int, asyncio.AbstractServer] = {}
+        self._held: dict[int, list[socket.socket]] = {}  # a stopped broker's port, held for its restart
         self._connections: dict[int, set[asyncio.StreamWriter | TlsStream]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kafka-sandbox", daemon=True)
@@ -182,6 +197,10 @@ class Server:
             return
         for broker in list(self._servers):
             self.close_listener(broker)
+        for held in self._held.values():
+            for sock in held:
+                sock.close()
+        self._held.clear()
         self._run(self._end_tasks())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -192,7 +211,9 @@ class Server:
         return self._run(self._open(broker, port))
 
     def close_listener(self, broker: int) -> None:
-        """Stop listening for `broker` and close its open connections."""
+        """Stop listening for `broker` and close its open connections. Its port stays bound, not listening,
+        until it listens again: connections are refused, as to a stopped broker, and no other program on
+        the machine can take the port meanwhile (a restart on it failed, or a client met another cluster)."""
         self._run(self._close(broker))
 
     def _run(self, coro: Any) -> Any:
@@ -201,6 +222,8 @@ class Server:
     async def _open(self, broker: int, port: int) -> int:
         server = await asyncio.start_server(lambda r, w: self._serve(broker, r, w), self.host, port,
                                             reuse_address=True)  # TLS is ours: `TlsStream`
+        for held in self._held.pop(broker, []):  # (SO_REUSEADDR on both: the listener binds beside it)
+            held.close()
         self._servers[broker] = server
         self._connections.setdefault(broker, set())
         return server.sockets[0].getsockname()[1]
@@ -209,7 +232,9 @@ class Server:
         server = self._servers.pop(broker, None)
         if server is None:
             return
-        server.close()
+        addresses = [(sock.family, sock.getsockname()) for sock in server.sockets]
+        server.close()  # the listening sockets are closed now: their ports are held at once
+        self._held[broker] = [held for family, address in addresses if (held := _hold(family, address))]
         for writer in list(self._connections.get(broker, ())):
             writer.close()
         await server.wait_closed()
