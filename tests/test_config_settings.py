@@ -435,14 +435,18 @@ def test_numbers_and_booleans_kafka_refuses(tmp_path: Path, line: str, message: 
     assert error.exit_code == ExitCode.USAGE and (not value or value not in error.message + (error.hint or ""))
 
 
+def unsecured_login(option: str) -> str:
+    """A command config for OAUTHBEARER's unsecured login with one more JAAS `option`."""
+    return ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" {option};\n')
+
+
 @pytest.mark.parametrize(("lifetime", "seconds"), [("+60", 60), ("\\u0666\\u0660", 60), ("0" * 30 + "60", 60),
                                                  (" 60", None), ("0", None), ("9223372036854775808", None)])
 def test_the_unsecured_token_lifetime_is_long_parse_long(tmp_path: Path, lifetime: str, seconds: int | None) -> None:
     """unsecuredLoginLifetimeSeconds, a JAAS option: Long.parseLong with no trim (a sign, Unicode digits and
     leading zeros were refused before); here also at least 1."""
-    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
-            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
-            f'unsecuredLoginLifetimeSeconds="{lifetime}";\n')
+    text = unsecured_login(f'unsecuredLoginLifetimeSeconds="{lifetime}"')
     if seconds is None:
         assert "unsecuredLoginLifetimeSeconds is not a positive number" in error_of(tmp_path, text).message
     else:
@@ -455,9 +459,7 @@ def test_the_unsecured_token_lifetime_is_long_parse_long(tmp_path: Path, lifetim
 def test_unsecured_number_claims_are_double_value_of(tmp_path: Path, number: str, claim: float | None) -> None:
     """unsecuredLoginNumberClaim_<name>: Double.valueOf (trimmed; ASCII digits, a d/f suffix, hexadecimal), and
     Kafka writes it as a double; Python's int()/float() took '\\u0665' and '1_0' and refused '+2.5d' and hex."""
-    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
-            f'sasl.jaas.config={OAUTH} required unsecuredLoginStringClaim_sub="a" '
-            f'unsecuredLoginNumberClaim_n="{number}";\n')
+    text = unsecured_login(f'unsecuredLoginNumberClaim_n="{number}"')
     if claim is None:
         assert "unsecuredLoginNumberClaim_n is not a number" in error_of(tmp_path, text).message
     else:
