@@ -86,7 +86,9 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
     """One row per broker and step: how long it took and what it found or did."""
     console = make_console(out, color)
     title = f"{'Planned roll' if report.dry_run else 'Roll'} (state file {report.state_file})"
-    columns = [("Broker", "right"), ("Step", "left"), ("Result", "left"), ("Seconds", "right"), ("Detail", "left")]
+    controllers = {b.broker for b in report.brokers if b.role == "controller"}
+    columns = [("Node" if controllers else "Broker", "right"), ("Step", "left"), ("Result", "left"),
+               ("Seconds", "right"), ("Detail", "left")]
     if report.dry_run:
         del columns[3]
     table = make_table(title, *columns)
@@ -98,9 +100,11 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
             result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
             table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail))
     print_table(console, table)
-    done = sum(1 for b in report.brokers if b.status == "done")
+    done = sum(1 for b in report.brokers if b.status == "done" and b.broker not in controllers)
     if not report.dry_run:
-        print_line(console, f"{done} broker(s) restarted and given their leadership back.", markup=False)
+        caught_up = sum(1 for b in report.brokers if b.status == "done" and b.broker in controllers)
+        also = f"; {caught_up} controller(s) restarted and caught up with the quorum" if controllers else ""
+        print_line(console, f"{done} broker(s) restarted and given their leadership back{also}.", markup=False)
     if report.interrupted:
         err.write(f"Interrupted: the roll stops here; kafka-leaders roll --resume --state-file {report.state_file} "
                   "carries on.\n")
