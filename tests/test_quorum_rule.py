@@ -24,9 +24,9 @@ def quorums(draw: st.DrawFn) -> QuorumState:
             voters.append(QuorumReplica(node, end, NOW, NOW))
             continue
         known = draw(st.booleans())
-        age = draw(st.integers(0, 5000))
+        age, behind = draw(st.integers(0, 5000)), draw(st.integers(0, 3000))
         voters.append(QuorumReplica(node, end - draw(st.integers(0, 50)) if known else -1,
-                                    NOW - age if known else -1, NOW - age - draw(st.integers(0, 3000)) if known else -1))
+                                    NOW - age if known else -1, NOW - age - behind if known else -1))
     return QuorumState(leader, draw(st.integers(1, 9)), end, tuple(voters))
 
 

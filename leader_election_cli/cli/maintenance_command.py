@@ -81,6 +81,9 @@ CAN_STOP_EXIT_CODES = exit_code_help({
                context_settings=COMMAND_SETTINGS)
 @connection_options
 @click.argument("brokers", type=BrokerList(), metavar="NODE[,NODE...]")
+@click.option("--bootstrap-controller", metavar="HOST:PORT",
+              help="KRaft controller(s) to ask instead of brokers, comma-separated (KIP-919; where only they are "
+                   "reachable): controllers only, by the quorum rule.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
 @output_option
 def can_stop(**o: Any) -> None:
@@ -100,7 +103,7 @@ def _can_stop(o: dict[str, Any]) -> int:
 
     configure_logging(o["debug"])
     output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
-    connection_ = connection(o)
+    connection_ = _controllers_connection(o) if o["bootstrap_controller"] is not None else connection(o)
 
     def stopped(exc: Any) -> CanStopReport:
         report = CanStopReport(None, tuple(sorted(o["brokers"])))
@@ -111,6 +114,24 @@ def _can_stop(o: dict[str, Any]) -> int:
         report = judge(connection_, o["brokers"], allow_rf1=o["allow_rf1"], hooks=hooks(output))
     show(report, output, o["color"])
     return int(report.exit_code)
+
+
+def _controllers_connection(o: dict[str, Any]) -> Any:
+    """--bootstrap-controller: the controllers to ask (one of it and --bootstrap-server, as Kafka's tools)."""
+    from dataclasses import replace
+
+    from click.core import ParameterSource
+
+    from leader_election_cli.errors import InputError
+    from leader_election_cli.operations.connection import Connection
+
+    if click.get_current_context().get_parameter_source("bootstrap_server") is ParameterSource.COMMANDLINE:
+        raise InputError("Give only one of --bootstrap-server and --bootstrap-controller",
+                         hint="--bootstrap-controller asks the KRaft controllers themselves, about controllers only.")
+    servers = o["bootstrap_controller"].strip()
+    if not servers:
+        raise InputError("--bootstrap-controller is empty", hint="Give the controllers as HOST:PORT, comma-separated.")
+    return replace(Connection.of(servers, o["command_config"], o["timeout"]), controllers=True)
 
 
 # -- roll -----------------------------------------------------------------------------------------------

@@ -356,14 +356,16 @@ class ClusterConnection:
         return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys(),
                        min_isr_capped=capped)
 
-    def broker_configs(self, broker: int, names: Sequence[str]) -> dict[str, str]:
+    def broker_configs(self, broker: int, names: Sequence[str], *, bootstrap: bool = False) -> dict[str, str]:
         """Some configs of one broker: its BROKER resource, asked of that broker (Kafka answers only
-        for itself). Empty when the broker does not say (no DESCRIBE_CONFIGS on CLUSTER, say)."""
+        for itself; `bootstrap`: the node connected to is that one, a KRaft controller say, which answers
+        DescribeConfigs for its own node id too). Empty when the broker does not say (no DESCRIBE_CONFIGS on
+        CLUSTER, say)."""
         from kafka.protocol.admin import DescribeConfigsRequest
 
         request = DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
             resource_type=_RESOURCE_TYPE_BROKER, resource_name=str(broker), configuration_keys=list(names))])
-        response = self._send(request, node_id=broker, what="reading broker configs")
+        response = self._send(request, node_id=None if bootstrap else broker, what="reading broker configs")
         return {entry.name: entry.value for result in response.results if not result.error_code
                 for entry in result.configs or () if entry.value is not None}
 

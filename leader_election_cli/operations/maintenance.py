@@ -10,8 +10,8 @@ from leader_election_cli.errors import InputError
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.operations.quorum import QuorumRead, read_quorum
-from leader_election_cli.planning.maintenance import needs_elr, stop_verdict
+from leader_election_cli.operations.quorum import QuorumRead, read_quorum, read_quorum_from_controllers
+from leader_election_cli.planning.maintenance import StopVerdict, needs_elr, stop_verdict
 from leader_election_cli.reports.maintenance import CanStopReport
 
 
@@ -66,6 +66,8 @@ def can_stop(connection: Connection, nodes: Collection[int], *, allow_rf1: bool 
     them), or the KRaft controller quorum without a caught-up majority (the voters among them; in combined
     mode a node can be both and both rules hold): exit 0 or 5."""
     settings = connection.settings(hooks.warn)
+    if connection.controllers:
+        return _can_stop_controllers(read_quorum_from_controllers(connection, settings), nodes)
     with connection.open(settings) as cluster:
         state = read_for_stop(cluster, nodes)
         quorum = read_quorum(cluster, state, required=not set(nodes) <= known_brokers(state))
@@ -73,3 +75,14 @@ def can_stop(connection: Connection, nodes: Collection[int], *, allow_rf1: bool 
     voters = sorted(set(nodes) & set(quorum.quorum.voter_ids)) if quorum is not None else []
     return CanStopReport(stop_verdict(state, brokers, allow_rf1=allow_rf1), tuple(sorted(set(brokers))),
                          state.cluster_id, quorum=quorum.verdict(voters) if voters and quorum is not None else None)
+
+
+def _can_stop_controllers(quorum: QuorumRead, nodes: Collection[int]) -> CanStopReport:
+    """can-stop through the controllers alone: only voters can be judged (partitions need the brokers)."""
+    voters = quorum.quorum.voter_ids
+    others = sorted(set(nodes) - set(voters))
+    if others:
+        raise InputError(f"With --bootstrap-controller only controllers can be judged: {','.join(map(str, others))} "
+                         f"is no voter of the quorum (voters: {','.join(map(str, sorted(voters)))})",
+                         hint="Judge brokers through --bootstrap-server: their partitions are read from the brokers.")
+    return CanStopReport(StopVerdict((), (), (), False), (), None, quorum=quorum.verdict(nodes))
