@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.model import PartitionState
-from leader_election_cli.sandbox.handlers import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -27,7 +29,6 @@ from leader_election_cli.sandbox.security import (
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.sizing import size_problem
-from leader_election_cli.sandbox.state import REBALANCE_DEFAULTS, Cluster, Mode
 from leader_election_cli.sandbox.versions import (
     ELR_VERSION,
     ControllerLimits,
@@ -97,7 +98,7 @@ class Sandbox:
         REQUEST_TIMED_OUT after `forwarding_timeout_s` (Kafka: 60 s, the forwarding channel's retry timeout in
         BrokerServer), as NodeToControllerRequestThread and ForwardingManagerImpl do; Metadata and the other
         requests a broker answers itself still come from its metadata, which stands still: a broker stopped
-        meanwhile is still named in it, one started stays fenced, until a controller is elected (state.py).
+        meanwhile is still named in it, one started stays fenced, until a controller is elected (controller/quorum.py).
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
