@@ -140,7 +140,8 @@ class BuildInterrupted(Exception):
               show_default=True, metavar="SECONDS", help="Kafka's leader.imbalance.check.interval.seconds.")
 @click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), default=3, show_default=True, metavar="SECONDS",
               help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
-                   "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest.")
+                   "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest. A KRaft "
+                   "controller restarted lags behind the quorum's leader as long (fetching for the second half).")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")

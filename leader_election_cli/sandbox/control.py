@@ -439,6 +439,12 @@ class Sandbox:
     def start_controller(self, node: int) -> None:
         self.cluster.start_controller(node)
 
+    def start_controller_catching_up(self, node: int, catch_up_seconds: float) -> None:
+        """Start a dedicated controller as a restarted process: a voter again at once, but behind the quorum's
+        leader (DescribeQuorum: its log end and last caught-up time those before its stop) until
+        `catch_up_seconds` have passed, fetching for the second half of them (`Cluster.voter_progress`)."""
+        self.cluster.start_controller(node, catch_up_s=catch_up_seconds)
+
     @property
     def quorum_leader(self) -> int:
         """The KRaft controller quorum's leader (-1: none, no active controller)."""

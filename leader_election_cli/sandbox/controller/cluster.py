@@ -106,6 +106,9 @@ class Cluster(Quorum, Elections, Reassignments):
         # voters stopped: (log end offset, last fetch time in ms) as the quorum's leader last saw them; (-1, -1)
         # for a leader elected while they were down (it never saw them fetch)
         self.last_fetches: dict[int, tuple[int, int]] = {}
+        # dedicated controllers restarted and still catching up with the leader's log: (when it started, when it
+        # is caught up, the log end offset and last caught-up time as the leader last knew them), in seconds
+        self.voter_catch_ups: dict[int, tuple[float, float, int, int]] = {}
         self.directory_ids = {b: uuid.uuid4() for b in self.broker_ids}  # each broker's log directory.id
         self.controller_addresses: dict[int, tuple[str, int]] = {}  # voter -> controller listener, by the server
         self.cluster_id = "sandbox-" + uuid.uuid4().hex[:14]
