@@ -175,7 +175,8 @@ def test_an_elr_kept_from_before_elr_was_turned_off_leads_when_the_isr_empties(s
 
 def test_bad_broker_lists_are_one_line_usage_errors(sandbox_factory) -> None:
     sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}})
-    for words, says in ((["1,x"], "not a comma-separated list"), (["1,1"], "twice"), (["9"], "Node 9 is neither a live broker, a replica of any partition nor a controller")):
+    for words, says in ((["1,x"], "not a comma-separated list"), (["1,1"], "twice"),
+                        (["9"], "Node 9 is neither a live broker, a replica of any partition nor a controller")):
         code, out, err = kl("can-stop", "--bootstrap-server", sb.bootstrap_servers, *words)
         assert code == 2 and says in err and out == "" and "Traceback" not in err
     code, _, err = run_command(cli, "can-stop", "1")
