@@ -207,3 +207,32 @@ def test_a_controller_id_that_is_no_voter_is_a_usage_error(sandbox_factory: Call
                               "1", "--exec", "true"], capture_output=True, text=True, timeout=60)
     assert process.returncode == 2 and "--nodes all rolls every" in process.stderr
     assert time.monotonic() - started < 30
+
+
+def test_can_stop_through_the_controllers_alone_agrees_with_the_brokers(sandbox_factory: Callable[..., Sandbox]
+                                                                        ) -> None:
+    """--bootstrap-controller (KIP-919): DescribeQuorum straight from the controllers, the followers first
+    (they answer NOT_LEADER_OR_FOLLOWER: the next is asked), the same verdicts as through the brokers."""
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    listeners = {n.node_id: f"127.0.0.1:{n.listeners[0].port}" for n in describe_quorum(sb.brokers[1]).nodes}
+    controllers = ",".join(listeners[n] for n in (1002, 1001, 1000))
+    sb.stop_controller(1001)
+    wait_for(lambda: behind(describe_quorum(sb.brokers[1]), 1001))
+
+    def can_stop(*args: str) -> tuple[int, dict | None, str]:
+        process = subprocess.run([KL, "can-stop", *args, "--output", "json"], capture_output=True, text=True,
+                                 timeout=60)
+        return process.returncode, json.loads(process.stdout) if process.stdout else None, process.stderr
+
+    for node in ("1000", "1001", "1002"):
+        code, direct, _ = can_stop("--bootstrap-controller", controllers, node)
+        check(direct, "can-stop.schema.json")
+        through, brokers, _ = can_stop("--bootstrap-server", sb.bootstrap_servers, node)
+        assert code == through and direct["safe"] == brokers["safe"] and code == (0 if node == "1001" else 5)
+        assert direct["quorum"]["leader"] == 1000 and direct["quorum"]["fetch_timeout_from"] == "default"
+    code, _, err = can_stop("--bootstrap-controller", controllers, "2")
+    assert code == 2 and err.startswith("With --bootstrap-controller only controllers can be judged: 2 is no voter")
+    code, _, err = can_stop("--bootstrap-controller", controllers, "--bootstrap-server", sb.bootstrap_servers, "1000")
+    assert code == 2 and err.startswith("Give only one of --bootstrap-server and --bootstrap-controller")
+    code, report, _ = can_stop("--bootstrap-controller", listeners[1002], "1000")  # a follower alone
+    assert code == 3 and "answered as the quorum's leader" in report["error"]

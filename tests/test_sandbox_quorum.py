@@ -281,7 +281,8 @@ def test_describe_quorum_v2_names_the_voters_controller_listeners_and_directory_
     assert all(name == "CONTROLLER" and host == "127.0.0.1" for name, host, _ in listeners)
     ports = {port for _, _, port in listeners}
     assert len(ports) == 3 and not ports & {port for _, port in sb.brokers.values()}
-    assert all(refuses(("127.0.0.1", port)) for port in ports)  # the sandbox serves no controller listener
+    if combined:  # the brokers' listeners serve; the controller ports refuse
+        assert all(refuses(("127.0.0.1", port)) for port in ports)
     assert describe_quorum(sb.brokers[4], version=1).nodes in (None, [])  # Nodes is v2+
 
 
@@ -410,3 +411,27 @@ def test_sandbox_ctl_restarts_a_controller_that_catches_up_over_the_catch_up_tim
         assert code == 2 and err.startswith("no controller 7 in this sandbox")
     finally:
         control.stop()
+
+
+def test_a_dedicated_controllers_own_listener_answers_describe_quorum_only_as_the_leader(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """KIP-919 (`--bootstrap-controller`): a controller answers DescribeQuorum itself while it leads the quorum;
+    another says NOT_LEADER_OR_FOLLOWER for the partition (KafkaRaftClient.handleDescribeQuorumRequest); a
+    stopped one refuses connections; its ApiVersions names the controller's APIs, not the broker's."""
+    from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}})
+    listeners = {n.node_id: ("127.0.0.1", n.listeners[0].port) for n in describe_quorum(sb.brokers[1]).nodes}
+    leader = describe_quorum(listeners[1000])
+    partition = leader.topics[0].partitions[0]
+    assert (leader.error_code, partition.error_code, partition.leader_id) == (0, 0, 1000)
+    assert [v.replica_id for v in partition.current_voters] == [1000, 1001, 1002]
+    follower = describe_quorum(listeners[1001]).topics[0].partitions[0]
+    assert (follower.error_code, follower.leader_id) == (6, -1)  # NOT_LEADER_OR_FOLLOWER
+    keys = {k.api_key for k in call(listeners[1001], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).api_keys}
+    assert keys == {18, 32, 55}
+    sb.stop_controller(1000)
+    assert refuses(listeners[1000])
+    assert describe_quorum(listeners[1001]).topics[0].partitions[0].leader_id == 1001  # it leads now
+    sb.start_controller(1000)
+    assert describe_quorum(listeners[1000]).topics[0].partitions[0].error_code == 6  # back, a follower

@@ -89,8 +89,9 @@ class Sandbox:
         `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
         quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
         dedicated nodes (1000-1002) that are not brokers, which `stop_controller` and `start_controller` stop and
-        start. The sandbox serves no controller listener: each controller's port (DescribeQuorum's Nodes) is held
-        by a socket that refuses connections.
+        start. A dedicated controller's listener (DescribeQuorum's Nodes) serves ApiVersions, DescribeConfigs
+        and DescribeQuorum (KIP-919 clients; only the quorum's leader answers the last); in combined mode each
+        voter's controller port is held by a socket that refuses connections.
 
         Without a quorum leader (a majority of the controllers down) there is no active controller: a broker
         holds the requests it forwards to the controller (CreateTopics, ElectLeaders, AlterPartitionReassignments,
@@ -185,7 +186,7 @@ class Sandbox:
                     self._ports[broker] = self._server.open_listener(broker, port)
                     self.cluster.addresses[broker] = (self._host, self._ports[broker])
                 if self.cluster.mode is Mode.KRAFT:
-                    self._hold_controller_ports()
+                    self._open_controller_listeners()
                 if self._zookeeper is not None:
                     self._zookeeper.start()
             except BaseException:
@@ -231,8 +232,14 @@ class Sandbox:
         if failed:
             raise RuntimeError(f"{len(failed)} fault action(s) failed, the first: {failed[0]!r}") from failed[0]
 
-    def _hold_controller_ports(self) -> None:
-        """A port for each controller's listener, bound but not listening (a connection is refused)."""
+    def _open_controller_listeners(self) -> None:
+        """Each dedicated controller's listener (DescribeQuorum's Nodes; it serves `CONTROLLER_APIS`, closed
+        while the controller is stopped). In combined mode the voters' controller listeners are ports bound
+        but not listening (a connection is refused): their brokers' listeners serve."""
+        if self.cluster.voters is None:
+            for node in self.cluster.quorum()[1]:
+                self.cluster.controller_addresses[node] = (self._host, self._server.open_listener(node, 0))
+            return
         for node in self.cluster.quorum()[1]:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self._controller_ports.append(sock)
@@ -435,15 +442,19 @@ class Sandbox:
         """Stop a dedicated controller node (1000-1002; KRaft, not combined): with two of the three down the
         quorum has no leader and the cluster no active controller."""
         self.cluster.stop_controller(node)
+        self._server.close_listener(node)
 
     def start_controller(self, node: int) -> None:
-        self.cluster.start_controller(node)
+        self.start_controller_catching_up(node, 0)
 
     def start_controller_catching_up(self, node: int, catch_up_seconds: float) -> None:
         """Start a dedicated controller as a restarted process: a voter again at once, but behind the quorum's
         leader (DescribeQuorum: its log end and last caught-up time those before its stop) until
         `catch_up_seconds` have passed, fetching for the second half of them (`Cluster.voter_progress`)."""
+        was_down = node in self.cluster.controllers_down
         self.cluster.start_controller(node, catch_up_s=catch_up_seconds)
+        if was_down:
+            self._server.open_listener(node, self.cluster.controller_addresses[node][1])
 
     @property
     def quorum_leader(self) -> int:

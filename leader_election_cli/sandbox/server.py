@@ -316,7 +316,7 @@ class Server:
             log.warning("broker %d: closing %s: request header truncated", broker, conn.id)
             return False
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
-        versions = advertised(self.settings, self.cluster.mode)
+        versions = advertised(self.settings, self.cluster.mode, controller=broker not in self.cluster.broker_ids)
         if api_key not in versions or api_key in INTER_BROKER_APIS:
             log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
             return False
@@ -372,7 +372,8 @@ class Server:
         if fault and fault.kind == "lag":
             self._lag = (leaders_now(self.cluster), [int(fault.value)])
         timed_out = False
-        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail"):
+        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail") \
+                and broker in self.cluster.broker_ids:  # (a controller answers itself)
             timed_out = not await self._controller_takes(broker)
             if timed_out and broker not in self._servers:  # the broker stopped, and the requests it held with it
                 return False

@@ -30,7 +30,11 @@ def describe_quorum(ctx: Context, req: Any) -> Any:
     replica fetches all the time (now too, its log end the high watermark); a stopped voter keeps the log end
     and time of its last fetch (its Lag, the high watermark minus that, grows); a restarted controller lags
     while it catches up (`Cluster.voter_progress`). An unknown partition is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
-    `singletonDescribeQuorumRequest` check). Offsets are the sandbox's metadata version."""
+    `singletonDescribeQuorumRequest` check). Offsets are the sandbox's metadata version.
+
+    Asked of a dedicated controller itself (KIP-919: `--bootstrap-controller`), only the quorum's leader
+    answers; another controller says NOT_LEADER_OR_FOLLOWER for the partition (KafkaRaftClient.
+    handleDescribeQuorumRequest: `DescribeQuorumResponse.singletonErrorResponse`)."""
     R = DescribeQuorumResponse
     P = R.TopicData.PartitionData
     asked = [(t.topic_name, p.partition_index) for t in req.topics for p in t.partitions]
@@ -38,6 +42,12 @@ def describe_quorum(ctx: Context, req: Any) -> Any:
         return describe_quorum_error(ctx, req, ke.UNKNOWN_TOPIC_OR_PARTITION, None)
     c = ctx.cluster
     now = int(time.time() * 1000)
+    if ctx.on_controller and c.quorum()[0] != ctx.broker_id:
+        partition = R.TopicData.PartitionData(partition_index=0, error_code=ke.NOT_LEADER_OR_FOLLOWER,
+                                              error_message=None, leader_id=-1, leader_epoch=-1, high_watermark=-1,
+                                              current_voters=[], observers=[])
+        return R(version=ctx.version, error_code=0, error_message=None,
+                 topics=[R.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])], nodes=[])
     with c.lock:
         leader, voters = c.quorum()
         epoch, offset = c.quorum_epoch, c.version

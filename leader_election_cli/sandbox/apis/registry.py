@@ -75,6 +75,9 @@ from leader_election_cli.sandbox.controller.model import (
 # UNSUPPORTED_VERSION error response (see `unimplemented`).
 INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
+# A dedicated controller's listener (KIP-919 clients, --bootstrap-controller): of what ControllerApis handles, the
+# APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum
+CONTROLLER_APIS = frozenset({18, 32, 55})
 FORWARDED_APIS = frozenset({19, 43, 45, 46, 55})  # CreateTopics ElectLeaders Alter/ListPartitionReassignments
 #                                                   DescribeQuorum
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -87,11 +90,13 @@ class Api(NamedTuple):
     error: Callable[[Context, Any, int, str | None], Any]
 
 
-def advertised(settings: Settings, mode: Mode) -> dict[int, tuple[int, int]]:
-    """The API versions the brokers advertise: the release's, capped by what the sandbox can encode and by
-    `Settings.max_versions`."""
+def advertised(settings: Settings, mode: Mode, controller: bool = False) -> dict[int, tuple[int, int]]:
+    """The API versions the brokers advertise (`controller`: a dedicated controller, `CONTROLLER_APIS` of them):
+    the release's, capped by what the sandbox can encode and by `Settings.max_versions`."""
     versions = {}
     for key, (low, high) in settings.kafka_version.api_versions[Mode(mode).value].items():
+        if controller and key not in CONTROLLER_APIS:
+            continue
         if key in APIS:
             high = min(high, APIS[key].request.max_version)
         high = min(high, settings.max_versions.get(key, high))
@@ -122,7 +127,7 @@ def api_versions(ctx: Context, req: Any) -> Any:
                                  and CLIENT_SOFTWARE.fullmatch(req.client_software_version or "")):
         return api_versions_error(ctx, req, ke.INVALID_REQUEST, None)
     keys = [R.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-            for k, (lo, hi) in sorted(advertised(ctx.settings, ctx.cluster.mode).items())]
+            for k, (lo, hi) in sorted(advertised(ctx.settings, ctx.cluster.mode, ctx.on_controller).items())]
     features: dict[str, Any] = {}
     if ctx.version >= 3 and ctx.cluster.mode is Mode.KRAFT:
         # Kafka leaves out finalized levels of 0 (createFinalizedFeatureKeys) and, for ApiVersions v3
