@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,15 +52,12 @@ def behind(answer: object, node: int) -> bool:
     return times[node] < 0 or times[partition.leader_id] - times[node] >= FETCH_TIMEOUT_MS
 
 
-class QuorumSampler(threading.Thread):
+class QuorumSampler(Sampler):
     """DescribeQuorum through a broker every 100 ms: the fewest running voters caught up with a leader seen."""
 
     def __init__(self, sb: Sandbox):
-        super().__init__(daemon=True)
-        self.sb = sb
-        self.stopping = threading.Event()
+        super().__init__(sb, {})
         self.fewest = 99
-        self.samples = 0
 
     def run(self) -> None:
         while not self.stopping.wait(0.1):
@@ -75,14 +71,6 @@ class QuorumSampler(threading.Thread):
                 self.samples += 1
                 self.fewest = min(self.fewest, len(caught_up_voters(answer, self.sb)[1]))
                 break
-
-    def __enter__(self) -> QuorumSampler:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stopping.set()
-        self.join(timeout=30)
 
 
 @pytest.fixture(params=["dedicated", "combined"])
