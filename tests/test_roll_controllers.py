@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -224,3 +225,49 @@ def test_can_stop_through_the_controllers_alone_agrees_with_the_brokers(sandbox_
     assert code == 2 and err.startswith("Give only one of --bootstrap-server and --bootstrap-controller")
     code, report, _ = can_stop("--bootstrap-controller", listeners[1002], "1000")  # a follower alone
     assert code == 3 and "answered as the quorum's leader" in report["error"]
+
+
+def test_a_controller_roll_plans_dry_and_resumes_after_a_signal(sandbox_factory: Callable[..., Sandbox],
+                                                              tmp_path: Path) -> None:
+    sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0.5).start()
+    try:
+        code, plan, _ = roll(sb, "--nodes", "all", "--dry-run", "--exec", "restart {node} on {host}")
+        check(plan, "roll.schema.json")
+        assert code == 0 and [(b["broker"], b["role"]) for b in plan["brokers"]] == [
+            (1001, "controller"), (1002, "controller"), (1000, "controller"), (1, "broker"), (2, "broker"),
+            (3, "broker")]  # the quorum's leader (1000) last among the controllers, then the brokers
+        first = plan["brokers"][0]["steps"]
+        assert [s["step"] for s in first] == ["wait_safe", "restart", "wait_back"] and first[0]["quorum"]["safe"]
+        assert first[1]["detail"] == "would run: restart 1001 on 127.0.0.1"  # {host}: its controller listener's
+        log, state_file, gates = tmp_path / "restarted.txt", tmp_path / "roll.json", tmp_path / "gates"
+        gates.mkdir()
+        (gates / "1001").touch()
+        started = tmp_path / "started"  # a command begun: its node's file, before it waits at its gate
+        started.mkdir()
+        gate = (f"touch {shlex.quote(str(started))}/{{node}}; i=0; while [ ! -e {shlex.quote(str(gates))}/{{node}} ] "
+                "&& [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ")
+        command = gate + restart_command(control, log)
+        process = subprocess.Popen([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--controllers", "all",
+                                    "--state-file", str(state_file), "--output", "json", "--exec", command],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not (started / "1002").exists():  # the second controller's command waits at its gate
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        (gates / "1002").touch()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 143, err
+        saved = json.loads(state_file.read_text())
+        check(saved, "roll-state.schema.json")
+        assert [(b["broker"], b["role"], b["step"]) for b in saved["brokers"]] == [
+            (1001, "controller", "done"), (1002, "controller", "restarted"), (1000, "controller", "pending")]
+        (gates / "1000").touch()
+        code, report, err = roll(sb, "--resume", "--state-file", str(state_file))
+        assert code == 0, err
+        assert {b["broker"]: [s["step"] for s in b["steps"]] for b in report["brokers"]} == {
+            1002: ["wait_back"], 1000: ["wait_safe", "restart", "wait_back"]}
+        assert [int(n) for n in log.read_text().split()] == [1001, 1002, 1000]  # each once
+    finally:
+        control.stop()
