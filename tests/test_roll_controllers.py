@@ -271,3 +271,15 @@ def test_a_controller_roll_plans_dry_and_resumes_after_a_signal(sandbox_factory:
         assert [int(n) for n in log.read_text().split()] == [1001, 1002, 1000]  # each once
     finally:
         control.stop()
+
+
+def test_every_node_of_a_zookeeper_mode_cluster_is_every_broker(sandbox_factory: Callable[..., Sandbox],
+                                                                 tmp_path: Path) -> None:
+    sb = sandbox_factory(3, mode="zk", topics={"t": ASSIGNMENT})
+    code, plan, _ = roll(sb, "--nodes", "all", "--dry-run", "--exec", "true")
+    assert code == 0 and [(b["broker"], b["role"]) for b in plan["brokers"]] == [(2, "broker"), (3, "broker"),
+                                                                               (1, "broker")]  # controller 1 last
+    process = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--controllers", "all",
+                              "--exec", "true", "--state-file", str(tmp_path / "roll.json")],
+                             capture_output=True, text=True, timeout=60)
+    assert process.returncode == 2 and process.stderr.startswith("The controller quorum could not be read")

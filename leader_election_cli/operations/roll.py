@@ -156,9 +156,11 @@ def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leade
 
 def plan_nodes(state: ClusterState, quorum: QuorumRead | None, settings: RollSettings) -> list[BrokerState]:
     """The nodes in roll order: the controllers asked for (`roll_controllers.controller_order`; a dedicated
-    one has role controller, its host from DescribeQuorum v2's Nodes), then the brokers (`roll_order`) not
-    rolled among them."""
-    controllers = [] if settings.controllers == () else controller_order(quorum and quorum.quorum, settings.controllers)
+    one has role controller, its host from DescribeQuorum v2's Nodes; none for every node of a ZooKeeper-mode
+    cluster), then the brokers (`roll_order`) not rolled among them."""
+    every_node = settings.controllers is None and settings.brokers is None  # --nodes all: ZooKeeper mode has no
+    skip = settings.controllers == () or (every_node and state.mode is ControllerMode.ZK)  # KRaft controllers
+    controllers = [] if skip else controller_order(quorum and quorum.quorum, settings.controllers)
     brokers = known_brokers(state)
     nodes = [BrokerState(n, _host(state, n)) if n in brokers else
              BrokerState(n, quorum.quorum.endpoints.get(n, (None,))[0] if quorum else None, role="controller")
