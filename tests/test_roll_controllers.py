@@ -218,7 +218,9 @@ def test_can_stop_through_the_controllers_alone_agrees_with_the_brokers(sandbox_
         check(direct, "can-stop.schema.json")
         through, brokers, _ = can_stop("--bootstrap-server", sb.bootstrap_servers, node)
         assert code == through and direct["safe"] == brokers["safe"] and code == (0 if node == "1001" else 5)
-        assert direct["quorum"]["leader"] == 1000 and direct["quorum"]["fetch_timeout_from"] == "default"
+        assert direct["quorum"]["leader"] == 1000 and brokers["quorum"]["fetch_timeout_from"] == "default"
+        # the leader answers DescribeConfigs for itself: its controller.quorum.fetch.timeout.ms
+        assert (direct["quorum"]["fetch_timeout_from"], direct["quorum"]["fetch_timeout_ms"]) == ("config", 2000)
     code, _, err = can_stop("--bootstrap-controller", controllers, "2")
     assert code == 2 and err.startswith("With --bootstrap-controller only controllers can be judged: 2 is no voter")
     code, _, err = can_stop("--bootstrap-controller", controllers, "--bootstrap-server", sb.bootstrap_servers, "1000")
