@@ -16,8 +16,9 @@ from leader_election_cli.errors import InputError, UnreachableError, exit_code_h
 from leader_election_cli.local_files import read_regular_file
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
-OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "status")
-CONTROLLER_OPS = ("stop-controller", "start-controller")
+OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "restart-controller",
+       "status")
+CONTROLLER_OPS = ("stop-controller", "start-controller", "restart-controller")
 
 EXAMPLES = """\
 Examples:
@@ -27,6 +28,7 @@ Examples:
   kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker 2 --catch-up-seconds 1
   kafka-leaders sandbox-ctl --ready-file sandbox.json status
   kafka-leaders sandbox-ctl --ready-file sandbox.json stop-controller 1001     (KRaft: 1000-1002)
+  kafka-leaders sandbox-ctl --ready-file sandbox.json restart-controller 1001 --catch-up-seconds 5
   kafka-leaders roll --brokers all \
       --exec 'kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker {broker}'"""
 
@@ -37,7 +39,10 @@ fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spr
 restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down.
 stop-controller and start-controller stop and start one of a KRaft sandbox's three controller nodes (1000 to
 1002) and print theirs: leader, up or down; with two down the quorum has no leader, and the brokers hold what
-they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later."""
+they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later.
+A started controller is a voter at once but lags behind the quorum's leader over the catch-up time, as
+DescribeQuorum shows (its log end offset and last caught-up time those before its stop; fetching again for
+the second half); restart-controller is a stop, then a start."""
 
 _STOPPED = "before the sandbox answered (a request it got is carried out)"
 EXIT_CODES = exit_code_help({0: "done (or the status printed)",
@@ -55,14 +60,15 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|"
-                                                      "stop-controller|start-controller|status")
+                                                      "stop-controller|start-controller|restart-controller|status")
 @click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[ID]")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="The sandbox's --ready-file: its control socket is read from it.")
 @click.option("--control", metavar="SOCKET", envvar=CONTROL_ENV, show_envvar=True,
               help="The control socket itself (set for commands the sandbox's --run starts).")
 @click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), metavar="SECONDS",
-              help="start-broker, restart-broker: this catch-up time instead of the sandbox's --catch-up-seconds.")
+              help="start-broker, restart-broker, start-controller, restart-controller: this catch-up time instead "
+                   "of the sandbox's --catch-up-seconds.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def sandbox_ctl(**o: Any) -> None:
     """Stop, start or restart a broker (or a KRaft controller) of a running sandbox, as systemctl would.

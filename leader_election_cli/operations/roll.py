@@ -1,13 +1,15 @@
 """`roll`: a rolling restart, one broker at a time, never leaving a partition offline or under min ISR.
 
-For each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's quorum leader in
-combined mode):
-1. wait until it is safe to stop (`planning.maintenance.stop_verdict`), polling up to `safe_wait_s`;
-   past it the roll is refused (exit 5) before anything is done to this broker;
+KRaft controllers first, when asked (`--controllers`, `--nodes all`; their steps and the quorum rule:
+`roll_controllers`), then each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's
+quorum leader in combined mode):
+1. wait until it is safe to stop (`planning.maintenance.stop_verdict`; a voter of the quorum in combined
+   mode: the quorum rule too), polling up to `safe_wait_s`; past it the roll is refused (exit 5) before
+   anything is done to this broker;
 2. drain: `demote`'s moves with the broker last everywhere (so neither a preferred election nor the
    controller's automatic rebalance gives it leadership back), its restore file kept; then check it
    leads nothing (partitions of a single replica excepted, with `allow_rf1`);
-3. restart it: run the command (`{broker}`, `{host}` filled in; its output on stderr, bounded by
+3. restart it: run the command (`{broker}` and `{node}`, `{host}` filled in; its output on stderr, bounded by
    `exec_timeout_s`) or, with `pause`, wait for Enter (the end of the input fails the step);
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
@@ -26,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -45,9 +47,16 @@ from leader_election_cli.model import ClusterState, ControllerMode, Outcome, Top
 from leader_election_cli.operations import roll_state
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.operations.maintenance import check_brokers, read_for_stop
+from leader_election_cli.operations.maintenance import check_brokers, known_brokers, read_for_stop
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
+from leader_election_cli.operations.quorum import QuorumRead, read_quorum
 from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file
+from leader_election_cli.operations.roll_controllers import (
+    ControllerSteps,
+    RunnerHooks,
+    controller_dry_run,
+    controller_order,
+)
 from leader_election_cli.operations.roll_state import BrokerState, RollState
 from leader_election_cli.operations.signals import StopFlag, stop_on_signals
 from leader_election_cli.planning.maintenance import stop_verdict
@@ -60,7 +69,8 @@ POLL_FIRST_S, POLL_MAX_S = 0.1, 1.0  # the waits' poll interval, doubling
 
 @dataclass(frozen=True)
 class RollSettings:
-    """`brokers`: None for every broker; `command`: --exec's template, None with `pause`."""
+    """`brokers`: None for every broker, () for none; `controllers`: the KRaft controllers to roll first,
+    None for every voter, () for none; `command`: --exec's template, None with `pause`."""
 
     brokers: tuple[int, ...] | None
     command: str | None
@@ -73,6 +83,7 @@ class RollSettings:
     state_file: Path | None = None  # None: roll_state.default_state_path
     resume: bool = False
     dry_run: bool = False
+    controllers: tuple[int, ...] | None = ()
 
 
 class RollRefused(RefusedError):
@@ -95,10 +106,8 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
         state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
-        quorum_leader = None
-        if state.mode is ControllerMode.KRAFT and not settings.resume:
-            with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
-                quorum_leader = cluster.quorum_leader()
+        # not offered, or refused: no broker is known to lead it (required to roll controllers)
+        quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
     path = settings.state_file or roll_state.default_state_path(state.cluster_id)
     saved = roll_state.load(path)
     if settings.resume:
@@ -114,18 +123,16 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
             raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
                               "Carry it on with roll --resume, or remove the file after checking the brokers it "
                               "names (kafka-leaders restore puts back a drained broker's orders).", path)
-        plan = RollState(state.cluster_id, settings.command, [BrokerState(b, _host(state, b))
-                                                               for b in roll_order(state, settings.brokers,
-                                                                                        quorum_leader)])
+        plan = RollState(state.cluster_id, settings.command, plan_nodes(state, quorum, settings))
     if plan.command is None and ask is None and not settings.dry_run:
         raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to press "
                          "it on; nothing was done", hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
     report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
     if settings.dry_run:
-        report.brokers = dry_run(state, plan, settings)
+        report.brokers = dry_run(state, plan, settings, quorum)
         return report
     roll_state.save(path, plan)
-    runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output)
+    runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output, quorum)
     runner.run()
     return report
 
@@ -147,36 +154,65 @@ def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leade
     return order
 
 
+def plan_nodes(state: ClusterState, quorum: QuorumRead | None, settings: RollSettings) -> list[BrokerState]:
+    """The nodes in roll order: the controllers asked for (`roll_controllers.controller_order`; a dedicated
+    one has role controller, its host from DescribeQuorum v2's Nodes; none for every node of a ZooKeeper-mode
+    cluster), then the brokers (`roll_order`) not rolled among them."""
+    every_node = settings.controllers is None and settings.brokers is None  # --nodes all: ZooKeeper mode has no
+    skip = settings.controllers == () or (every_node and state.mode is ControllerMode.ZK)  # KRaft controllers
+    controllers = [] if skip else controller_order(quorum and quorum.quorum, settings.controllers)
+    brokers = known_brokers(state)
+    nodes = [BrokerState(n, _host(state, n)) if n in brokers else
+             BrokerState(n, quorum.quorum.endpoints.get(n, (None,))[0] if quorum else None, role="controller")
+             for n in controllers]
+    if settings.brokers != ():
+        leader = quorum.quorum.leader if quorum is not None and quorum.quorum.leader >= 0 else None
+        nodes += [BrokerState(b, _host(state, b)) for b in roll_order(state, settings.brokers, leader)
+                  if b not in controllers]
+    return nodes
+
+
 def _host(state: ClusterState, broker: int) -> str | None:
     address = state.brokers.get(broker)
     return address[0] if address else None
 
 
 def fill(command: str, broker: int, host: str | None) -> list[str]:
-    """The command's words with {broker} and {host} filled in (a shell runs it: `sh -c`)."""
-    text = command.replace("{broker}", str(broker)).replace("{host}", shlex.quote(host or ""))
+    """The command's words with {broker} and {node} (the node id), and {host} filled in (a shell runs it: `sh -c`)."""
+    text = command.replace("{broker}", str(broker)).replace("{node}", str(broker)).replace("{host}",
+                                                                                         shlex.quote(host or ""))
     return ["sh", "-c", text]
 
 
-def dry_run(state: ClusterState, plan: RollState, settings: RollSettings) -> list[BrokerRoll]:
-    """Each broker's steps as they would go now: the safety verdict, the partitions the drain would move,
-    the command, the partitions it must rejoin; nothing is sent."""
+def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
+            quorum: QuorumRead | None) -> list[BrokerRoll]:
+    """Each node's steps as they would go now: the safety verdicts, the partitions the drain would move,
+    the command, the partitions it must rejoin (a controller: the quorum to rejoin); nothing is sent."""
     rolls = []
     for b in plan.brokers:
+        if b.role == "controller":
+            rolls.append(controller_dry_run(b, quorum, _would(plan, b, settings)))
+            continue
         verdict = stop_verdict(state, [b.broker], allow_rf1=settings.allow_rf1)
         moves = demote_plan(state, b.broker, include_preferred=True).reorders
         replicated = sum(1 for p in state.partitions.values() if b.broker in p.replicas)
-        command = (f"would run: {fill(plan.command, b.broker, b.host)[2]}" if plan.command else
-                   "would wait for Enter" if settings.pause else "would restart it (no --exec or --pause given)")
+        quorum_now = quorum.verdict([b.broker]) if quorum is not None and b.broker in quorum.quorum.voter_ids else None
+        safe = verdict.safe and (quorum_now is None or quorum_now.safe)
         rolls.append(BrokerRoll(b.broker, b.host, "planned", [
-            RollStep("wait_safe", 0.0, verdict.safe, "safe to stop now" if verdict.safe else
-                     f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR "
-                     "(the roll would wait)", verdict=verdict),
+            RollStep("wait_safe", 0.0, safe, "safe to stop now" if safe else
+                     f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR"
+                     f"{'' if quorum_now is None or quorum_now.safe else ', and ' + str(quorum_now.reason)} "
+                     "(the roll would wait)", verdict=verdict, quorum=quorum_now),
             RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)", moved=len(moves)),
-            RollStep("restart", 0.0, True, command),
+            RollStep("restart", 0.0, True, _would(plan, b, settings)),
             RollStep("wait_back", 0.0, True, f"would wait for it in the ISR of {replicated} partition(s)"),
             RollStep("restore", 0.0, True, f"would put back the orders of {len(moves)} partition(s)")]))
     return rolls
+
+
+def _would(plan: RollState, b: BrokerState, settings: RollSettings) -> str:
+    return (f"would run: {fill(plan.command, b.broker, b.host)[2]}" if plan.command else
+            "would wait for Enter" if settings.pause else "would restart it (no --exec or --pause given)")
 
 
 class _StepFailed(Exception):
@@ -192,7 +228,7 @@ class _Runner:
 
     def __init__(self, connection: Connection, client: ClientSettings, settings: RollSettings, plan: RollState,
                  path: Path, report: RollReport, hooks: Hooks, ask: Ask | None,
-                 command_output: IO[str] | None):
+                 command_output: IO[str] | None, quorum: QuorumRead | None = None):
         self.connection, self.client, self.settings, self.plan = connection, client, settings, plan
         self.path, self.report, self.hooks, self.ask = path, report, hooks, ask
         self.command_output = command_output
@@ -200,6 +236,9 @@ class _Runner:
         # the orders each restore file written by this run holds (reading a file back validates it: 4 s for
         # 16,700 partitions); a file from before a --resume is read
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+        self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
+                                                       lambda: self.stop.stopped, settings.safe_wait_s,
+                                                       settings.rejoin_wait_s), quorum)
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -207,7 +246,7 @@ class _Runner:
             for b in self.plan.brokers:
                 if b.step == "done":
                     continue
-                entry = BrokerRoll(b.broker, b.host, "running", [])
+                entry = BrokerRoll(b.broker, b.host, "running", [], b.role)
                 self.report.brokers.append(entry)
                 try:
                     self._roll_one(b, entry)
@@ -239,8 +278,9 @@ class _Runner:
     # -- the steps ------------------------------------------------------------------------------------
 
     def _roll_one(self, b: BrokerState, entry: BrokerRoll) -> None:
-        steps = (("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
-                 ("back", self._wait_back), ("done", self._restore))
+        steps = self.controllers.steps(b) if b.role == "controller" else (
+            ("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
+            ("back", self._wait_back), ("done", self._restore))
         for done, step in steps:
             if roll_state.STEPS.index(b.step) >= roll_state.STEPS.index(done):
                 continue  # finished before a --resume
@@ -252,7 +292,8 @@ class _Runner:
             entry.steps.append(record)
             if not record.ok:
                 raise _StepFailed(record.exit_code or ExitCode.PARTITION_FAILED,
-                                  f"broker {b.broker}, {record.name}: {record.detail}")
+                                  f"{'controller' if b.role == 'controller' else 'broker'} {b.broker}, {record.name}: "
+                                  f"{record.detail}")
             if record.completed:
                 b.step = done
                 roll_state.save(self.path, self.plan)
@@ -286,18 +327,24 @@ class _Runner:
 
     def _wait_safe(self, b: BrokerState) -> RollStep:
         last: list = []
+        quorum: list = [None]
 
         def safe() -> bool:
             with self._cluster() as cluster:
                 verdict = stop_verdict(read_for_stop(cluster, [b.broker]), [b.broker],
                                        allow_rf1=self.settings.allow_rf1)
+                quorum[0] = self.controllers.quorum_safe(cluster, b.broker)  # a voter too (combined mode)
             last[:] = [verdict]
-            return verdict.safe
+            return verdict.safe and (quorum[0] is None or quorum[0].safe)
 
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
         verdict = last[0] if last else None
         if ok:
-            return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict)
+            return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict, quorum=quorum[0])
+        if quorum[0] is not None and not quorum[0].safe and not self.stop.stopped and unreachable is None:
+            return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
+                            f"it is a controller too and {quorum[0].reason}; nothing was done to it", polls=polls,
+                            verdict=verdict, quorum=quorum[0], exit_code=ExitCode.REFUSED)
         if self.stop.stopped:
             return RollStep("wait_safe", 0.0, True, "stopped by a signal while waiting", polls=polls,
                             verdict=verdict, completed=False)

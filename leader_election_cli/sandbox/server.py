@@ -32,8 +32,8 @@ from leader_election_cli.sandbox.apis.registry import (
     INTER_BROKER_APIS,
     Api,
     advertised,
-    unimplemented,
 )
+from leader_election_cli.sandbox.apis.unmodelled import unimplemented
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import Mode
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
@@ -316,7 +316,7 @@ class Server:
             log.warning("broker %d: closing %s: request header truncated", broker, conn.id)
             return False
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
-        versions = advertised(self.settings, self.cluster.mode)
+        versions = advertised(self.settings, self.cluster.mode, controller=broker not in self.cluster.broker_ids)
         if api_key not in versions or api_key in INTER_BROKER_APIS:
             log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
             return False
@@ -327,7 +327,7 @@ class Server:
             return False
         api = APIS.get(api_key)
         if api is None:
-            return await self._unimplemented(conn, api_key, version, correlation_id)
+            return await self._unimplemented(conn, api_key, version, correlation_id, frame)
         ctx = Context(broker, self.cluster, self.settings, version, conn.principal,
                       conn.security_protocol, conn.id)
         if api_key == API_VERSIONS and version > high:
@@ -372,7 +372,8 @@ class Server:
         if fault and fault.kind == "lag":
             self._lag = (leaders_now(self.cluster), [int(fault.value)])
         timed_out = False
-        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail"):
+        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail") \
+                and broker in self.cluster.broker_ids:  # (a controller answers itself)
             timed_out = not await self._controller_takes(broker)
             if timed_out and broker not in self._servers:  # the broker stopped, and the requests it held with it
                 return False
@@ -474,9 +475,10 @@ class Server:
             conn.authenticated = True
             conn.principal = conn.sasl.user
 
-    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int) -> bool:
+    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int,
+                             frame: bytes) -> bool:
         self.record(RequestRecord(conn.broker_id, api_key, version))
-        response = unimplemented(api_key, version)
+        response = unimplemented(api_key, version, frame)
         if response is None or not conn.authenticated:
             log.warning("broker %d: closing %s: API key %d is not implemented by the sandbox",
                         conn.broker_id, conn.id, api_key)

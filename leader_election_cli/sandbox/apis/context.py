@@ -41,6 +41,11 @@ class Context:
     security_protocol: str = "PLAINTEXT"
     connection_id: str = ""
 
+    @property
+    def on_controller(self) -> bool:
+        """Whether the request came to a dedicated controller's listener (not a broker's)."""
+        return self.broker_id not in self.cluster.broker_ids
+
     def may(self, operation: int) -> bool:
         """The sandbox's authorizer: only ALTER on CLUSTER is restricted, to `cluster_alter`."""
         acl = self.settings.cluster_alter

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     CreateTopicsRequest,
@@ -23,10 +25,11 @@ from kafka.protocol.admin import (
     DescribeTopicPartitionsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
@@ -36,7 +39,14 @@ from kafka.protocol.sasl import (
 )
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.sandbox.apis.configs import describe_configs, describe_configs_error
+from leader_election_cli.sandbox.apis.configs import (
+    alter_configs,
+    alter_configs_error,
+    describe_configs,
+    describe_configs_error,
+    incremental_alter_configs,
+    incremental_alter_configs_error,
+)
 from leader_election_cli.sandbox.apis.context import Context, Settings
 from leader_election_cli.sandbox.apis.elections import (
     alter_reassignments,
@@ -72,11 +82,14 @@ from leader_election_cli.sandbox.controller.model import (
 # ApiVersions exactly as real brokers of the sandbox's Kafka release advertise them (versions.py); zk
 # brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
 # kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an
-# UNSUPPORTED_VERSION error response (see `unimplemented`).
+# UNSUPPORTED_VERSION error response (unmodelled.py).
 INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
-FORWARDED_APIS = frozenset({19, 43, 45, 46, 55})  # CreateTopics ElectLeaders Alter/ListPartitionReassignments
-#                                                   DescribeQuorum
+# A dedicated controller's listener (KIP-919 clients, --bootstrap-controller): of what ControllerApis handles, the
+# APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum
+CONTROLLER_APIS = frozenset({18, 32, 55})
+FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
+#                       IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -87,31 +100,19 @@ class Api(NamedTuple):
     error: Callable[[Context, Any, int, str | None], Any]
 
 
-def advertised(settings: Settings, mode: Mode) -> dict[int, tuple[int, int]]:
-    """The API versions the brokers advertise: the release's, capped by what the sandbox can encode and by
-    `Settings.max_versions`."""
+def advertised(settings: Settings, mode: Mode, controller: bool = False) -> dict[int, tuple[int, int]]:
+    """The API versions the brokers advertise (`controller`: a dedicated controller, `CONTROLLER_APIS` of them):
+    the release's, capped by what the sandbox can encode and by `Settings.max_versions`."""
     versions = {}
     for key, (low, high) in settings.kafka_version.api_versions[Mode(mode).value].items():
+        if controller and key not in CONTROLLER_APIS:
+            continue
         if key in APIS:
             high = min(high, APIS[key].request.max_version)
         high = min(high, settings.max_versions.get(key, high))
         if high >= low:
             versions[key] = (low, high)
     return versions
-
-
-def unimplemented(api_key: int, version: int) -> Any:
-    """The answer to an API a real broker offers but the sandbox does not model: UNSUPPORTED_VERSION.
-
-    None when kafka-python has no class for that API (the connection is then closed).
-    """
-    response_class = ResponseClassRegistry._response_class_registry.get(api_key)
-    if response_class is None or version > response_class.max_version:
-        return None
-    response = response_class[version]()
-    if "error_code" in response_class.fields:
-        response.error_code = ke.UNSUPPORTED_VERSION
-    return response
 
 
 # -- ApiVersions ------------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ def api_versions(ctx: Context, req: Any) -> Any:
                                  and CLIENT_SOFTWARE.fullmatch(req.client_software_version or "")):
         return api_versions_error(ctx, req, ke.INVALID_REQUEST, None)
     keys = [R.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-            for k, (lo, hi) in sorted(advertised(ctx.settings, ctx.cluster.mode).items())]
+            for k, (lo, hi) in sorted(advertised(ctx.settings, ctx.cluster.mode, ctx.on_controller).items())]
     features: dict[str, Any] = {}
     if ctx.version >= 3 and ctx.cluster.mode is Mode.KRAFT:
         # Kafka leaves out finalized levels of 0 (createFinalizedFeatureKeys) and, for ApiVersions v3
@@ -164,6 +165,9 @@ APIS: dict[int, Api] = {
             list_reassignments_error),
     # configs (configs.py)
     32: Api(DescribeConfigsRequest, DescribeConfigsResponse, describe_configs, describe_configs_error),
+    33: Api(AlterConfigsRequest, AlterConfigsResponse, alter_configs, alter_configs_error),
+    44: Api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, incremental_alter_configs,
+            incremental_alter_configs_error),
     # the controller quorum (quorum.py)
     55: Api(DescribeQuorumRequest, DescribeQuorumResponse, describe_quorum, describe_quorum_error),
     # SASL (sasl.py)

@@ -9,7 +9,10 @@ status` does not show it). `controller_id` stays one broker there, for tests to 
 combined mode (`voters`: brokers that are the quorum too) it is the quorum's leader: always a voter,
 and none (-1) while a majority of the voters is down. In dedicated mode the quorum is three controller
 nodes that are not brokers (`DEDICATED_CONTROLLERS`), stopped and started by `stop_controller` and
-`start_controller`; its leader is the lowest live one while a majority of them is live, else none.
+`start_controller`; its leader is the lowest live one while a majority of them is live, else none. A stopped
+voter keeps, in the leader's DescribeQuorum, the log end offset and times of its last fetch (-1 for a leader
+elected since), as on the recorded 4.1.0 cluster; one started with a catch-up time lags until then
+(`voter_progress`).
 Without a quorum leader there is no active controller, and the brokers' metadata stands still: nothing
 runs the automatic leader rebalance, no ISR grows (AlterPartition), no reassignment completes, a broker that
 stops stays in the metadata as it was (`unnoticed`: named as a live broker, a leader, an ISR member, while
@@ -58,11 +61,29 @@ class Quorum:
         none while a majority of them is down (Raft elects no leader without a majority)."""
         self._set_controller_down(node, True)
 
-    def start_controller(self, node: int) -> None:
-        """Start a dedicated controller node again (with a majority back, the lowest live one leads)."""
-        self._set_controller_down(node, False)
+    def start_controller(self, node: int, catch_up_s: float = 0.0) -> None:
+        """Start a dedicated controller node again (with a majority back, the lowest live one leads). With
+        `catch_up_s` it is a restarted process: it lags behind the leader until then (`voter_progress`)."""
+        self._set_controller_down(node, False, catch_up_s)
 
-    def _set_controller_down(self, node: int, down: bool) -> None:
+    def voter_progress(self, node: int, log_end: int, now_ms: int) -> tuple[int, int, int] | None:
+        """A restarted controller still catching up, as the leader reports it: (log end offset, last fetch,
+        last caught-up time), else None. As a real 4.1.0 follower did, it does not fetch for the first half
+        of its catch-up time (its JVM starting, then finding the leader: 10.9 s there), then fetches towards
+        the leader's `log_end`; its last caught-up time stays the one before its stop until it has caught up
+        (Kafka's `LeaderState.ReplicaState.updateFollowerState`: only a fetch reaching the leader's log end
+        offset, or that of its previous fetch, moves it)."""
+        entry = self.voter_catch_ups.get(node)
+        if entry is None or now_ms >= entry[1] * 1000:
+            return None
+        started, until, end, caught = entry
+        progress = (now_ms / 1000 - started) / (until - started)
+        if progress < 0.5:
+            return end, caught, caught
+        base = max(end, 0)
+        return base + int((log_end - base) * (progress - 0.5) * 2), now_ms, caught
+
+    def _set_controller_down(self, node: int, down: bool, catch_up_s: float = 0.0) -> None:
         with self.lock:
             if self.mode is not Mode.KRAFT or self.voters is not None:
                 raise ValueError("only a KRaft sandbox in dedicated mode has controller nodes apart from its brokers; "
@@ -78,7 +99,10 @@ class Quorum:
                 self._voter_stopped(node)
             else:
                 self.controllers_down.discard(node)
-                self.last_fetches.pop(node, None)
+                end, caught = self.last_fetches.pop(node, (self.version, int(time.time() * 1000)))
+                if catch_up_s > 0:
+                    started = time.time()
+                    self.voter_catch_ups[node] = (started, started + catch_up_s, end, caught)
             live = [c for c in DEDICATED_CONTROLLERS if c not in self.controllers_down]
             if 2 * len(live) <= len(DEDICATED_CONTROLLERS):
                 self._dedicated_leader = NO_LEADER
@@ -111,8 +135,11 @@ class Quorum:
         self._leader_elected(leader)
 
     def _voter_stopped(self, node: int) -> None:
-        """The quorum's leader stops hearing from a voter: its last fetch is now, at the log's end."""
-        self.last_fetches[node] = (self.version, int(time.time() * 1000))
+        """The quorum's leader stops hearing from a voter: its last fetch is now, at the log's end (or, still
+        catching up, where it was)."""
+        progress = self.voter_progress(node, self.version, int(time.time() * 1000))
+        self.voter_catch_ups.pop(node, None)
+        self.last_fetches[node] = (progress[0], progress[2]) if progress else (self.version, int(time.time() * 1000))
 
     def _leader_elected(self, before: int) -> None:
         """After the quorum may have changed: a new leader (another node, or one after none) is a new epoch,
@@ -121,6 +148,7 @@ class Quorum:
         if leader != NO_LEADER and leader != before and self.mode is Mode.KRAFT:
             self.quorum_epoch += 1
             self.last_fetches = dict.fromkeys(self.last_fetches, (-1, -1))
+            self.voter_catch_ups = {n: (s, u, -1, -1) for n, (s, u, _, _) in self.voter_catch_ups.items()}
             self._catch_up_with_brokers(leader)
 
     def _catch_up_with_brokers(self, leader: int) -> None:
