@@ -117,18 +117,24 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
         message["catch_up_seconds"] = o["catch_up_seconds"]
     try:
         answer = request(path, message)
-    except (OSError, ValueError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
+    except OSError as e:
+        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {e.strerror or e}",
                                hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
-    states = answer.get("controllers" if controller else "brokers") if isinstance(answer, dict) else None
-    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(states, dict)):
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does",
-                               hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
-    if not answer.get("ok"):
-        raise InputError(shown(str(answer.get("error"))), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    except ValueError as e:
+        raise _not_a_sandbox(path, str(e)) from None
+    states = answer.get("controllers" if controller else "brokers")
+    if not answer["ok"]:
+        if not isinstance(answer.get("error"), str):
+            raise _not_a_sandbox(path, 'an "ok": false answer without its "error"')
+        raise InputError(shown(answer["error"]), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    if not isinstance(states, dict):
+        raise _not_a_sandbox(path, f"an answer without the {'controllers' if controller else 'brokers'}' states")
     echo(" ".join(f"{shown(str(node))}:{shown(str(state))}" for node, state in states.items()))
     return 0
 
 
-
+def _not_a_sandbox(path: str, why: str) -> UnreachableError:
+    """A control socket whose answer is not one a sandbox gives (`remote.request` bounds what it reads)."""
+    return UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does: "
+                            f"{shown(why, 128)}",
+                            hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
