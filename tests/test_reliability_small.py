@@ -131,3 +131,27 @@ def test_moves_tables_print_topic_names_inert() -> None:
     out, err = io.StringIO(), io.StringIO()
     render_moves_table(report, out, err)
     assert "\x1b" not in out.getvalue() + err.getvalue()
+
+
+MANY_IDS = ",".join(map(str, range(1000, 11_000)))  # 10,000 broker ids the cluster does not have
+
+
+@pytest.mark.parametrize("args", [["can-stop", MANY_IDS], ["roll", "--brokers", MANY_IDS, "--exec", "true"],
+                                  ["balance", "--exclude-broker", MANY_IDS]])
+def test_a_long_list_of_unknown_brokers_is_quoted_cut(args: list[str]) -> None:
+    """The error lines were 23,962 (can-stop) and 48,963 characters (roll --brokers): ten ids, then a count."""
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        result = CliRunner().invoke(cli, [*args, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"])
+    assert result.exit_code == 2, result.output
+    line, hint = result.stderr.splitlines()
+    assert "1000,1001,1002,1003,1004,1005,1006,1007,1008,1009 ... (9990 more)" in line and len(line) < 200, line
+
+
+def test_a_quoted_list_is_ten_items_each_cut_then_a_count() -> None:
+    from leader_election_cli.errors import listed
+
+    assert listed([1, 2, 3], ",") == "1,2,3"
+    assert listed(range(12)) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ... (2 more)"
+    quoted = listed(["x" * 10_000, "a\nb"] * 5_000)
+    assert quoted.endswith(" ... (9990 more)") and len(quoted) < 1000 and "\n" not in quoted
