@@ -106,7 +106,7 @@ def listed(items: Iterable[object], separator: str = ", ", limit: int = LISTED) 
     (a command line of 10,000 broker ids made an error line of 48,963 characters)."""
     items = list(items)
     more = len(items) - limit
-    return separator.join(shown(str(item), 64) for item in items[:limit]) + (f" ... ({more} more)" if more > 0 else "")
+    return separator.join(shown(str(item)) for item in items[:limit]) + (f" ... ({more} more)" if more > 0 else "")
 
 
 def extra_hint(extra: str) -> str:
