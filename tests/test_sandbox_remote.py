@@ -23,8 +23,9 @@ from test_unix_schemas import check
 from leader_election_cli.cli.sandbox_command import write_ready_file
 from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.sandbox import Sandbox, remote
-from leader_election_cli.sandbox.remote import MAX_ANSWER, ControlServer, request
+from leader_election_cli.sandbox import Sandbox, control_client
+from leader_election_cli.sandbox.control_client import MAX_ANSWER, request
+from leader_election_cli.sandbox.remote import ControlServer
 
 ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(12)}
 
@@ -264,7 +265,7 @@ def test_a_socket_that_streams_bytes_without_a_newline_is_left_at_the_limit(tmp_
 
 
 def test_a_socket_that_trickles_bytes_is_left_at_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote, "ANSWER_TIMEOUT", 1.0, raising=False)
+    monkeypatch.setattr(control_client, "ANSWER_TIMEOUT", 1.0)
     path = str(tmp_path / "s")
     with fake_control(path, [streaming(b"x", 0.05)]) as held:
         code, out, err = run_command(cli, "sandbox-ctl", "--control", path, "status")

@@ -14,6 +14,7 @@ from leader_election_cli.cli.common import echo, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
 from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.sandbox.control_client import ANSWER_TIMEOUT, MAX_ANSWER, request
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
 OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "status")
@@ -44,8 +45,9 @@ EXIT_CODES = exit_code_help({0: "done (or the status printed)",
                              1: "an internal error",
                              2: "usage or input error (no ready file, both --ready-file and --control, no such "
                                 "broker or controller), nothing was changed",
-                             3: "the sandbox's control socket did not answer, or not as a sandbox does (is the "
-                                "sandbox running?)",
+                             3: f"the sandbox's control socket did not answer within {ANSWER_TIMEOUT:g} s, or not as a "
+                                f"sandbox does (one JSON line of at most {MAX_ANSWER // 1024} KiB with its ok): is the "
+                                "sandbox running?",
                              4: None, 5: None,
                              129: f"stopped by SIGHUP {_STOPPED}",
                              130: f"interrupted (Ctrl-C, SIGINT) {_STOPPED}",
@@ -100,8 +102,6 @@ def control_socket(ready_file: str | None, control: str | None, control_from_env
 
 
 def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
-    from leader_election_cli.sandbox.remote import request
-
     op, broker = o["op"], o["broker"]
     controller = op in CONTROLLER_OPS
     if op != "status" and broker is None:
@@ -134,7 +134,7 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
 
 
 def _not_a_sandbox(path: str, why: str) -> UnreachableError:
-    """A control socket whose answer is not one a sandbox gives (`remote.request` bounds what it reads)."""
+    """A control socket whose answer is not one a sandbox gives (`control_client.request` bounds what it reads)."""
     return UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does: "
                             f"{shown(why, 128)}",
                             hint="Check --control: it names the socket of a running kafka-leaders sandbox.")

@@ -5,11 +5,11 @@ Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID
 (`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller",
 "controller": ID} (KRaft's dedicated controller nodes 1000-1002: two down leave the quorum without a leader)
 and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
-{"ok": false, "error": "..."} (a line that is not a JSON object too). A client (`request`) reads one answer
-line of at most MAX_ANSWER bytes within ANSWER_TIMEOUT seconds: anything else is not a sandbox answering. The
-socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
-brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
-own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
+{"ok": false, "error": "..."} (a line that is not a JSON object too); `control_client.request` is the client,
+bounded in what it reads. The socket is in a directory only the sandbox's user can enter (mode 0700), so only
+that user can stop its brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each
+client is served on its own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up
+nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
@@ -24,14 +24,11 @@ ZooKeeper mode: `KafkaController.doControlledShutdown`):
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import socket
 import socketserver
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +37,6 @@ from leader_election_cli.sandbox.state import DEDICATED_CONTROLLERS, Mode
 
 MAX_REQUEST = 4096
 REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on
-# A client reads at most this much of an answer line (a status of 100 brokers is about 2 KB), within this
-# time in all (a request waits for the one before it, a start only until the broker listens): anything
-# else is not a sandbox answering
-MAX_ANSWER = 64 * 1024
-ANSWER_TIMEOUT = 30.0
 # AF_UNIX paths are at most 107 bytes on Linux (sun_path is 108 with its NUL): a longer TMPDIR cannot hold
 # the socket, so the socket goes to /tmp instead (the directory's name and socket add 35 bytes)
 MAX_SOCKET_PATH = 107
@@ -192,38 +184,3 @@ def socket_parent() -> str:
     parent = tempfile.gettempdir()
     longest = os.path.join(parent, DIRECTORY_PREFIX + "x" * 8, SOCKET_NAME)  # mkdtemp adds 8 characters
     return parent if len(os.fsencode(longest)) <= MAX_SOCKET_PATH else "/tmp"
-
-
-def request(path: str, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-    """Send one request to the control socket at `path` and return its answer, a JSON object with a boolean
-    `ok`. OSError when the socket cannot be reached or gives no whole answer line within `timeout` seconds
-    in all (a socket that trickles bytes cannot hold the caller longer); ValueError when the answer is not
-    one line of at most MAX_ANSWER bytes holding such an object. `timeout`: ANSWER_TIMEOUT unless given."""
-    timeout = ANSWER_TIMEOUT if timeout is None else timeout
-    deadline = time.monotonic() + timeout
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        sock.sendall((json.dumps(message) + "\n").encode())
-        data = bytearray()
-        while not data.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            try:
-                if left <= 0:
-                    raise TimeoutError
-                sock.settimeout(left)
-                chunk = sock.recv(MAX_ANSWER + 1 - len(data))
-            except TimeoutError:
-                raise TimeoutError(errno.ETIMEDOUT, f"no whole answer line within {timeout:g} s") from None
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > MAX_ANSWER:
-                raise ValueError(f"an answer longer than {MAX_ANSWER} bytes")
-    try:
-        answer = json.loads(data)
-    except RecursionError:
-        raise ValueError("an answer nested too deeply") from None
-    if not isinstance(answer, dict) or type(answer.get("ok")) is not bool:
-        raise ValueError("an answer without a true or false \"ok\"")
-    return answer
