@@ -14,6 +14,7 @@ from leader_election_cli.cli.common import echo, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
 from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.sandbox.control_client import ANSWER_TIMEOUT, MAX_ANSWER, request
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
 OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "restart-controller",
@@ -49,8 +50,9 @@ EXIT_CODES = exit_code_help({0: "done (or the status printed)",
                              1: "an internal error",
                              2: "usage or input error (no ready file, both --ready-file and --control, no such "
                                 "broker or controller), nothing was changed",
-                             3: "the sandbox's control socket did not answer, or not as a sandbox does (is the "
-                                "sandbox running?)",
+                             3: f"the sandbox's control socket did not answer within {ANSWER_TIMEOUT:g} s, or not as a "
+                                f"sandbox does (one JSON line of at most {MAX_ANSWER // 1024} KiB with its ok): is the "
+                                "sandbox running?",
                              4: None, 5: None,
                              129: f"stopped by SIGHUP {_STOPPED}",
                              130: f"interrupted (Ctrl-C, SIGINT) {_STOPPED}",
@@ -106,8 +108,6 @@ def control_socket(ready_file: str | None, control: str | None, control_from_env
 
 
 def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
-    from leader_election_cli.sandbox.remote import request
-
     op, broker = o["op"], o["broker"]
     controller = op in CONTROLLER_OPS
     if op != "status" and broker is None:
@@ -123,18 +123,24 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
         message["catch_up_seconds"] = o["catch_up_seconds"]
     try:
         answer = request(path, message)
-    except (OSError, ValueError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
+    except OSError as e:
+        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {e.strerror or e}",
                                hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
-    states = answer.get("controllers" if controller else "brokers") if isinstance(answer, dict) else None
-    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(states, dict)):
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does",
-                               hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
-    if not answer.get("ok"):
-        raise InputError(shown(str(answer.get("error"))), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    except ValueError as e:
+        raise _not_a_sandbox(path, str(e)) from None
+    states = answer.get("controllers" if controller else "brokers")
+    if not answer["ok"]:
+        if not isinstance(answer.get("error"), str):
+            raise _not_a_sandbox(path, 'an "ok": false answer without its "error"')
+        raise InputError(shown(answer["error"]), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    if not isinstance(states, dict):
+        raise _not_a_sandbox(path, f"an answer without the {'controllers' if controller else 'brokers'}' states")
     echo(" ".join(f"{shown(str(node))}:{shown(str(state))}" for node, state in states.items()))
     return 0
 
 
-
+def _not_a_sandbox(path: str, why: str) -> UnreachableError:
+    """A control socket whose answer is not one a sandbox gives (`control_client.request` bounds what it reads)."""
+    return UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does: "
+                            f"{shown(why, 128)}",
+                            hint="Check --control: it names the socket of a running kafka-leaders sandbox.")

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, listed
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
@@ -37,9 +37,8 @@ def check_brokers(state: ClusterState, brokers: Collection[int]) -> None:
     """A broker neither live nor a replica of anything is a typo: an input error naming the live ones."""
     unknown = sorted(set(brokers) - known_brokers(state))
     if unknown:
-        live = ",".join(map(str, sorted(state.live_brokers)))
-        raise InputError(f"Broker {','.join(map(str, unknown))} is neither live nor a replica of any partition "
-                         f"(live brokers: {live})", hint="Check the broker ids.")
+        raise InputError(f"Broker {listed(unknown, ',')} is neither live nor a replica of any partition "
+                         f"(live brokers: {listed(sorted(state.live_brokers), ',')})", hint="Check the broker ids.")
 
 
 def split_nodes(state: ClusterState, quorum: QuorumRead | None, nodes: Collection[int]) -> tuple[int, ...]:

@@ -6,10 +6,11 @@ Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID
 "restart-controller", "controller": ID, "catch_up_seconds": S} (KRaft's dedicated controller nodes 1000-1002:
 two down leave the quorum without a leader; a start catches up with the quorum's leader over the catch-up time)
 and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
-{"ok": false, "error": "..."} (a line that is not a JSON object too). The
-socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
-brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
-own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
+{"ok": false, "error": "..."} (a line that is not a JSON object too); `control_client.request` is the client,
+bounded in what it reads. The socket is in a directory only the sandbox's user can enter (mode 0700), so only
+that user can stop its brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each
+client is served on its own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up
+nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import socketserver
 import tempfile
 import threading
@@ -190,22 +190,6 @@ def socket_parent() -> str:
     parent = tempfile.gettempdir()
     longest = os.path.join(parent, DIRECTORY_PREFIX + "x" * 8, SOCKET_NAME)  # mkdtemp adds 8 characters
     return parent if len(os.fsencode(longest)) <= MAX_SOCKET_PATH else "/tmp"
-
-
-def request(path: str, message: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
-    """Send one request to the control socket at `path` and return the answer (OSError when it cannot be
-    reached, ValueError when the answer is not JSON)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        sock.sendall((json.dumps(message) + "\n").encode())
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return json.loads(data)
 
 
 CATCH_UP_ERROR = "catch_up_seconds must be a number of seconds from 0 to 3600"
