@@ -45,6 +45,7 @@ from kafka.protocol.sasl import (
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.produce_fetch import WRITE_APIS
 from leader_election_cli.sandbox.state import (
     DEFAULT_CONFIGS,
     LOG_DIR,
@@ -798,3 +799,4 @@ APIS: dict[int, Api] = {
     17: Api(SaslHandshakeRequest, SaslHandshakeResponse, sasl_handshake, sasl_handshake_error),
     36: Api(SaslAuthenticateRequest, SaslAuthenticateResponse, sasl_authenticate, sasl_authenticate_error),
 }
+APIS.update({key: Api(*api) for key, api in WRITE_APIS.items()})

@@ -4,7 +4,8 @@ writes one JSON line to the Unix socket the ready file names (`control`) and rea
 Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
 (`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller",
 "controller": ID} (KRaft's dedicated controller nodes 1000-1002: two down leave the quorum without a leader)
-and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
+and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (status adds "lost_records": {"topic-N": count}, the
+records unclean elections cost) (controller ops add "controllers": {...}) or
 {"ok": false, "error": "..."} (a line that is not a JSON object too). The
 socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
 brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
@@ -119,7 +120,7 @@ class ControlServer:
         """Carry out one request; a broker the sandbox does not have is an error answer."""
         op = request.get("op")
         if op == "status":
-            return {"ok": True, "brokers": self.brokers()}
+            return {"ok": True, "brokers": self.brokers(), "lost_records": self.sandbox.lost_records}
         if op in ("stop-controller", "start-controller"):
             return self._controller(op, request.get("controller"))
         if op not in ("stop-broker", "start-broker", "restart-broker"):

@@ -11,6 +11,7 @@ A TLS listener's handshake is `tls_stream.TlsStream`'s: a client it refuses read
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import socket
 import ssl
@@ -38,6 +39,7 @@ from leader_election_cli.sandbox.handlers import (
     metadata_as_of,
     unimplemented,
 )
+from leader_election_cli.sandbox.produce_fetch import NO_ANSWER
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.state import Cluster, Mode
 from leader_election_cli.sandbox.tls_stream import TlsStream
@@ -390,6 +392,10 @@ class Server:
                 response = elect_leaders_without_electing(ctx, request)
             else:
                 response = api.handle(ctx, request)
+                if inspect.isawaitable(response):  # a delayed operation (acks=all, a long-polling Fetch)
+                    response = await response
+            if response is NO_ANSWER:  # Produce with acks=0
+                return True
             if fault and fault.kind == "omit":
                 response = leave_out_of_answer(response, fault.partitions)
             lag = self._lag

@@ -101,6 +101,7 @@ from typing import NamedTuple
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER, PartitionState
+from leader_election_cli.sandbox.partition_logs import Logs
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits
 
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
@@ -338,7 +339,8 @@ class Cluster:
         self.log_sizes: dict[tuple[str, int], int] = {}  # set by tests; else default_log_size
         self.topics: dict[str, Topic] = {}
         self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
-        self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
+        self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
+        self.observers: list[Callable[[], None]] = [self._follow_logs]  # told of every change, under the lock
         self.version = 0  # bumped on every change (lets readers cache encoded answers)
 
     @property
@@ -357,6 +359,9 @@ class Cluster:
         self._version = value
         for observer in self.observers:
             observer()
+
+    def _follow_logs(self) -> None:
+        self.logs.follow_all(self.topics, {b for b in self.live if self.is_running(b)})
 
     # -- reading -------------------------------------------------------------------------------
 
