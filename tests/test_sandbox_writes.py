@@ -18,9 +18,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.controller.elections import UNCLEAN
 from leader_election_cli.sandbox.partition_logs import Logs
 from leader_election_cli.sandbox.remote import ControlServer
-from leader_election_cli.sandbox.state import UNCLEAN
 
 TOPIC_ID = object()
 

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.model import PartitionState
-from leader_election_cli.sandbox.handlers import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
 from leader_election_cli.sandbox.partition_logs import DEFAULT_MAX_LOG_BYTES
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
@@ -28,7 +30,6 @@ from leader_election_cli.sandbox.security import (
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.sizing import size_problem
-from leader_election_cli.sandbox.state import REBALANCE_DEFAULTS, Cluster, Mode
 from leader_election_cli.sandbox.versions import (
     ELR_VERSION,
     ControllerLimits,
@@ -98,7 +99,7 @@ class Sandbox:
         REQUEST_TIMED_OUT after `forwarding_timeout_s` (Kafka: 60 s, the forwarding channel's retry timeout in
         BrokerServer), as NodeToControllerRequestThread and ForwardingManagerImpl do; Metadata and the other
         requests a broker answers itself still come from its metadata, which stands still: a broker stopped
-        meanwhile is still named in it, one started stays fenced, until a controller is elected (state.py).
+        meanwhile is still named in it, one started stays fenced, until a controller is elected (controller/quorum.py).
 
         `max_log_bytes`: the records the brokers keep in all partitions together (partition_logs.py); past
         it the oldest batches are dropped and their partitions' log start offsets move on.

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.sandbox.control import Sandbox
-from leader_election_cli.sandbox.state import DEDICATED_CONTROLLERS, Mode
+from leader_election_cli.sandbox.controller.model import Mode
+from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS
 
 MAX_REQUEST = 4096
 REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on

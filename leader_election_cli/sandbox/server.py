@@ -24,24 +24,21 @@ from typing import Any, NamedTuple
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.sandbox.handlers import (
+from leader_election_cli.sandbox.apis.context import Context, Encoded, Settings
+from leader_election_cli.sandbox.apis.elections import elect_leaders_without_electing, leave_out_of_answer
+from leader_election_cli.sandbox.apis.metadata_topics import Leaders, leaders_now, metadata_as_of
+from leader_election_cli.sandbox.apis.produce_fetch import NO_ANSWER
+from leader_election_cli.sandbox.apis.registry import (
     APIS,
     FORWARDED_APIS,
     INTER_BROKER_APIS,
     Api,
-    Context,
-    Encoded,
-    Leaders,
-    Settings,
-    elect_leaders_without_electing,
-    leaders_now,
-    leave_out_of_answer,
-    metadata_as_of,
+    advertised,
     unimplemented,
 )
-from leader_election_cli.sandbox.produce_fetch import NO_ANSWER
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import Mode
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
-from leader_election_cli.sandbox.state import Cluster, Mode
 from leader_election_cli.sandbox.tls_stream import TlsStream
 
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
@@ -321,11 +318,11 @@ class Server:
             log.warning("broker %d: closing %s: request header truncated", broker, conn.id)
             return False
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
-        advertised = self.settings.advertised(self.cluster.mode)
-        if api_key not in advertised or api_key in INTER_BROKER_APIS:
+        versions = advertised(self.settings, self.cluster.mode)
+        if api_key not in versions or api_key in INTER_BROKER_APIS:
             log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
             return False
-        low, high = advertised[api_key]
+        low, high = versions[api_key]
         if not low <= version <= high and api_key != API_VERSIONS:
             log.warning("broker %d: closing %s: unsupported version %d of API key %d",
                         broker, conn.id, version, api_key)

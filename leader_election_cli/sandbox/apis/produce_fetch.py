@@ -1,5 +1,5 @@
 """Writes and reads: InitProducerId, Produce, ListOffsets, Fetch and OffsetForLeaderEpoch, on the logs of
-partition_logs.py (whose docstring says which Kafka rules they follow).
+sandbox/partition_logs.py (whose docstring says which Kafka rules they follow).
 
 As Kafka's `KafkaApis` and `ReplicaManager` answer them:
 - InitProducerId without a transactional id (an idempotent producer): a new producer id, epoch 0
@@ -28,23 +28,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kafka.protocol.consumer import (
-    FetchRequest,
     FetchResponse,
-    ListOffsetsRequest,
     ListOffsetsResponse,
-    OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
-from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+from kafka.protocol.producer import InitProducerIdResponse, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatch
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.apis.context import Context
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import Partition, Topic
 from leader_election_cli.sandbox.partition_logs import Appended, PartitionLog
-from leader_election_cli.sandbox.state import Cluster, Partition, Topic
 
 NO_ANSWER = object()  # acks=0: the broker sends nothing back
 POLL_S = 0.01  # how often a held request looks again (the delayed operations' completion check)
@@ -80,7 +78,7 @@ def running(c: Cluster) -> set[int]:
 
 # -- InitProducerId -----------------------------------------------------------------------------------
 
-def init_producer_id(ctx: Any, req: Any) -> Any:
+def init_producer_id(ctx: Context, req: Any) -> Any:
     if req.transactional_id is not None:
         return init_producer_id_error(ctx, req, ke.COORDINATOR_NOT_AVAILABLE, None)
     c = ctx.cluster
@@ -92,14 +90,14 @@ def init_producer_id(ctx: Any, req: Any) -> Any:
                                   producer_id=producer_id, producer_epoch=0)
 
 
-def init_producer_id_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
+def init_producer_id_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=code, producer_id=-1,
                                   producer_epoch=-1)
 
 
 # -- Produce --------------------------------------------------------------------------------------------
 
-def produce(ctx: Any, req: Any) -> Any:
+def produce(ctx: Context, req: Any) -> Any:
     c = ctx.cluster
     if req.acks not in (-1, 0, 1):
         return produce_error(ctx, req, ke.INVALID_REQUIRED_ACKS, None)
@@ -134,7 +132,7 @@ def produce(ctx: Any, req: Any) -> Any:
     return _await_replication(ctx, req, answers, waiting)
 
 
-async def _await_replication(ctx: Any, req: Any, answers: dict[tuple[str, int], Appended],
+async def _await_replication(ctx: Context, req: Any, answers: dict[tuple[str, int], Appended],
                              waiting: dict[tuple[str, int], int]) -> Any:
     """`DelayedProduce`: each partition is done when its high watermark reaches the records' end
     (`Partition.checkEnoughReplicasReachOffset`), or fails when the leader moved; REQUEST_TIMED_OUT after the
@@ -172,7 +170,7 @@ def _topic_name(c: Cluster, topic_data: Any) -> str | None:
     return next((t.name for t in c.topics.values() if t.topic_id == topic_id), None)
 
 
-def _produce_response(ctx: Any, req: Any, answers: dict[tuple[str, int], Appended]) -> Any:
+def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], Appended]) -> Any:
     R = ProduceResponse
     T = R.TopicProduceResponse
     P = T.PartitionProduceResponse
@@ -202,7 +200,7 @@ def _produce_response(ctx: Any, req: Any, answers: dict[tuple[str, int], Appende
     return R(version=ctx.version, responses=topics, throttle_time_ms=0, node_endpoints=list(endpoints.values()))
 
 
-def produce_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
+def produce_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     answers = {(_topic_name(ctx.cluster, t), d.index): Appended(code) for t in req.topic_data
                for d in t.partition_data}
     return _produce_response(ctx, req, answers)
@@ -210,7 +208,7 @@ def produce_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
 
 # -- ListOffsets ----------------------------------------------------------------------------------------
 
-def list_offsets(ctx: Any, req: Any) -> Any:
+def list_offsets(ctx: Context, req: Any) -> Any:
     R = ListOffsetsResponse
     T = R.ListOffsetsTopicResponse
     c = ctx.cluster
@@ -266,7 +264,7 @@ def _first_record_at(plog: PartitionLog, timestamp: int) -> tuple[int, int] | No
     return None
 
 
-def list_offsets_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
+def list_offsets_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     T = ListOffsetsResponse.ListOffsetsTopicResponse
     topics = [T(name=t.name, partitions=[T.ListOffsetsPartitionResponse(
         partition_index=p.partition_index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1,
@@ -276,7 +274,7 @@ def list_offsets_error(ctx: Any, req: Any, code: int, message: str | None) -> An
 
 # -- Fetch ----------------------------------------------------------------------------------------------
 
-def fetch(ctx: Any, req: Any) -> Any:
+def fetch(ctx: Context, req: Any) -> Any:
     if ctx.version >= 7 and req.session_id != 0:
         return fetch_error(ctx, req, ke.FETCH_SESSION_ID_NOT_FOUND, None)
     response = _fetch_now(ctx, req)
@@ -285,7 +283,7 @@ def fetch(ctx: Any, req: Any) -> Any:
     return _fetch_later(ctx, req)
 
 
-async def _fetch_later(ctx: Any, req: Any) -> Any:
+async def _fetch_later(ctx: Context, req: Any) -> Any:
     """`DelayedFetch`: answer once min_bytes are there, a partition errs, or max_wait_ms have passed."""
     deadline = time.monotonic() + req.max_wait_ms / 1000
     while True:
@@ -303,7 +301,7 @@ def _has_error(response: Any) -> bool:
     return any(p.error_code != ke.NONE for t in response.responses for p in t.partitions)
 
 
-def _fetch_now(ctx: Any, req: Any) -> Any:
+def _fetch_now(ctx: Context, req: Any) -> Any:
     R = FetchResponse
     T = R.FetchableTopicResponse
     P = T.PartitionData
@@ -374,7 +372,7 @@ def _read(plog: PartitionLog | None, asked: Any, budget: int, version: int) -> t
     return ke.NONE, fields
 
 
-def fetch_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
+def fetch_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     """`FetchRequest.getErrorResponse`: the code at top level (v7+) and on every partition."""
     R = FetchResponse
     T = R.FetchableTopicResponse
@@ -388,7 +386,7 @@ def fetch_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
 
 # -- OffsetForLeaderEpoch -------------------------------------------------------------------------------
 
-def offset_for_leader_epoch(ctx: Any, req: Any) -> Any:
+def offset_for_leader_epoch(ctx: Context, req: Any) -> Any:
     R = OffsetForLeaderEpochResponse
     T = R.OffsetForLeaderTopicResult
     c = ctx.cluster
@@ -409,21 +407,10 @@ def offset_for_leader_epoch(ctx: Any, req: Any) -> Any:
     return R(version=ctx.version, throttle_time_ms=0, topics=topics)
 
 
-def offset_for_leader_epoch_error(ctx: Any, req: Any, code: int, message: str | None) -> Any:
+def offset_for_leader_epoch_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
     T = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
     topics = [T(topic=t.topic, partitions=[T.EpochEndOffset(error_code=code, partition=p.partition,
                                                              leader_epoch=UNDEFINED_EPOCH, end_offset=-1)
                                            for p in t.partitions]) for t in req.topics]
     return OffsetForLeaderEpochResponse(version=ctx.version, throttle_time_ms=0, topics=topics)
 
-
-Handler = Callable[[Any, Any], Any | Awaitable[Any]]
-# API key -> (request class, response class, handler, error answer)
-WRITE_APIS: dict[int, tuple[type, type, Handler, Callable[[Any, Any, int, str | None], Any]]] = {
-    0: (ProduceRequest, ProduceResponse, produce, produce_error),
-    1: (FetchRequest, FetchResponse, fetch, fetch_error),
-    2: (ListOffsetsRequest, ListOffsetsResponse, list_offsets, list_offsets_error),
-    22: (InitProducerIdRequest, InitProducerIdResponse, init_producer_id, init_producer_id_error),
-    23: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, offset_for_leader_epoch,
-         offset_for_leader_epoch_error),
-}

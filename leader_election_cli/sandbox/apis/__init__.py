@@ -1,0 +1,14 @@
+"""The sandbox's answers, one module per API family: a decoded request in, a response object out.
+
+`registry.py` maps each API key to its handler (and answers ApiVersions: what the brokers advertise);
+`context.py` is what every handler reads (the request's broker, cluster, settings, principal). The families:
+`metadata_topics.py` (Metadata, DescribeCluster, CreateTopics, DescribeTopicPartitions, DescribeLogDirs),
+`elections.py` (ElectLeaders, Alter/ListPartitionReassignments), `configs.py` (DescribeConfigs; the home of
+AlterConfigs and IncrementalAlterConfigs), `quorum.py` (DescribeQuorum), `sasl.py` (SaslHandshake and
+SaslAuthenticate once authenticated), and `produce_fetch.py` (Produce, Fetch, ListOffsets, InitProducerId,
+OffsetForLeaderEpoch, on the logs of sandbox/partition_logs.py).
+
+Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
+code at top level, where the response has one, and on every requested item), used for fault
+injection and for requests the broker refuses as a whole.
+"""
