@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from commands import run_command
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import NotEnoughReplicasError
 from kafka.protocol.consumer import FetchRequest, FetchResponse
@@ -17,9 +18,10 @@ from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdRespons
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.controller.elections import UNCLEAN
-from leader_election_cli.sandbox.partition_logs import Logs
+from leader_election_cli.sandbox.partition_logs import BATCH_OVERHEAD, Logs
 from leader_election_cli.sandbox.remote import ControlServer
 
 TOPIC_ID = object()
@@ -199,6 +201,8 @@ def test_an_unclean_election_truncates_to_the_new_leaders_log_and_the_loss_is_sh
     control = ControlServer(sb, catch_up_seconds=0).start()
     try:
         assert control.answer({"op": "status"})["lost_records"] == {"u-0": 5}
+        code, out, _ = run_command(cli, "sandbox-ctl", "--control", control.path, "status")
+        assert code == 0 and out.splitlines()[1] == "records lost by unclean elections: 5 (u-0:5)"
     finally:
         control.stop()
     assert produce_raw(sb.brokers[2], "u", 0, batch(1))[0].base_offset == 10  # offsets 10-14 are written again
@@ -219,7 +223,7 @@ def test_a_clean_election_loses_nothing_acknowledged(sb: Sandbox, clients: tuple
 
 def test_the_log_budget_drops_the_oldest_batches_and_moves_the_log_start(
         sandbox_factory: Callable[..., Sandbox]) -> None:
-    one = len(batch(1, value=b"x" * 1000))
+    one = len(batch(1, value=b"x" * 1000)) + BATCH_OVERHEAD
     sb = sandbox_factory(1, max_log_bytes=10 * one)
     sb.create_topic("b", 2, 1)
     for _ in range(15):

@@ -19,7 +19,6 @@ from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Settings
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
-from leader_election_cli.sandbox.partition_logs import DEFAULT_MAX_LOG_BYTES
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -29,7 +28,7 @@ from leader_election_cli.sandbox.security import (
     server_context,
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
-from leader_election_cli.sandbox.sizing import size_problem
+from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES, size_problem
 from leader_election_cli.sandbox.versions import (
     ELR_VERSION,
     ControllerLimits,

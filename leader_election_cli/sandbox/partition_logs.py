@@ -25,8 +25,9 @@ Modelled on Kafka's broker (read from its sources):
   leader's log end offset becomes the partition's; records above it are lost. A clean election (an ISR
   member) loses none of what the high watermark covers; an unclean one loses what its leader lacked: the
   count is logged and kept (`lost`, `sandbox-ctl status`).
-- Retention: the records of all partitions are kept up to `max_bytes` in all; past it the oldest batches go
-  first and their partition's log start offset moves past them (as retention deletes whole segments).
+- Retention: the records of all partitions are kept up to `max_bytes` in all (each batch counted with what
+  holding it costs, `BATCH_OVERHEAD`); past it the oldest batches go first and their partition's log start
+  offset moves past them (as retention deletes whole segments).
 - Producer ids (`RPCProducerIdManager`): each broker takes blocks of 1000 ids from the controller
   (AllocateProducerIds); with its block used up and no active controller it answers
   COORDINATOR_LOAD_IN_PROGRESS, which clients retry: a new producer waits for a quorum.
@@ -49,10 +50,10 @@ from kafka.record.util import calc_crc32c
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES
 
 log = logging.getLogger("leader_election_cli.sandbox")
 
-DEFAULT_MAX_LOG_BYTES = 256 * 2**20  # every partition's records together
 PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_ID = -1
@@ -60,6 +61,7 @@ MAX_SEQUENCE = 2**31 - 1
 HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's header, 61 bytes
 LOG_APPEND_TIME_FLAG = 0x08
 CRC_FROM = 21  # the CRC covers the batch from its attributes on
+BATCH_OVERHEAD = 200  # bytes a kept batch costs beyond its own (its Batch, deque slots, the bytes object)
 
 
 class Batch(NamedTuple):
@@ -223,7 +225,7 @@ class Logs:
         kept = [b for b in plog.batches if b.last_offset < end]
         for batch in plog.batches:
             if batch.last_offset >= end:
-                self.bytes -= len(batch.data)
+                self.bytes -= batch_cost(batch)
         plog.batches = deque(kept)
         plog.end_offset = end
         if end < plog.log_start_offset:  # the new leader's log ends before the old log start
@@ -243,7 +245,7 @@ class Logs:
 
     def _drop(self, key: tuple[str, int]) -> None:
         plog = self.partitions.pop(key)
-        self.bytes -= sum(len(b.data) for b in plog.batches)
+        self.bytes -= sum(map(batch_cost, plog.batches))
         plog.batches.clear()
 
     @property
@@ -302,7 +304,7 @@ class Logs:
                 plog.leo[replica] = plog.end_offset
         plog.advance_high_watermark()
         for batch in appended:
-            self.bytes += len(batch.data)
+            self.bytes += batch_cost(batch)
             self._oldest.append((plog, batch))
         self._enforce_budget()
         assert first is not None
@@ -315,9 +317,14 @@ class Logs:
             if not plog.batches or plog.batches[0] is not batch:
                 continue  # truncated, or its topic deleted: counted off then
             plog.batches.popleft()
-            self.bytes -= len(batch.data)
+            self.bytes -= batch_cost(batch)
             plog.log_start_offset = batch.last_offset + 1
             plog.high_watermark = max(plog.high_watermark, min(plog.log_start_offset, plog.end_offset))
+
+
+def batch_cost(batch: Batch) -> int:
+    """What a kept batch counts against the budget: its bytes and what holding it costs."""
+    return len(batch.data) + BATCH_OVERHEAD
 
 
 def check_producer(plog: PartitionLog, producer_id: int, epoch: int, first_seq: int, last_seq: int,
