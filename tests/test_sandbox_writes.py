@@ -19,7 +19,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox import Sandbox, server
 from leader_election_cli.sandbox.controller.elections import UNCLEAN
 from leader_election_cli.sandbox.partition_logs import BATCH_OVERHEAD, Logs
 from leader_election_cli.sandbox.remote import ControlServer
@@ -252,6 +252,16 @@ def test_a_restarted_follower_catches_up_before_it_rejoins_and_acks_all_waits_fo
     sb.start_broker(3)  # rejoins the ISR at once: it caught up first
     with sb.cluster.lock:
         assert (plog.replica_end(3), plog.isr) == (8, [1, 2, 3])
+
+
+def test_the_request_log_keeps_the_latest_requests_only(sandbox_factory: Callable[..., Sandbox],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "MAX_REQUEST_LOG", 5)  # producers running for hours must not fill the memory
+    sb = sandbox_factory(1)
+    sb.create_topic("r", 1, 1)
+    for _ in range(8):
+        produce_raw(sb.brokers[1], "r", 0, batch())
+    assert [r.api_key for r in sb.request_log] == [0] * 5
 
 
 # -- the model alone -----------------------------------------------------------------------------------

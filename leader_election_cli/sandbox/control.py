@@ -472,6 +472,7 @@ class Sandbox:
 
     @property
     def request_log(self) -> list[RequestRecord]:
+        """The requests the brokers received, in order: the latest `server.MAX_REQUEST_LOG` of them."""
         return self._server.records()
 
     def request_count(self, api_key: int | None = None) -> int:

@@ -17,6 +17,7 @@ import socket
 import ssl
 import struct
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -48,6 +49,7 @@ CONTROLLER_POLL_S = 0.1  # NodeToControllerRequestThread: with no controller kno
 log = logging.getLogger("leader_election_cli.sandbox")
 
 MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
+MAX_REQUEST_LOG = 1_000_000  # requests `Sandbox.request_log` keeps (the latest)
 API_VERSIONS = 18
 METADATA = 3
 ELECT_LEADERS = 43
@@ -176,7 +178,8 @@ class Server:
         self.max_request_bytes = max_request_bytes
         self.faults = Faults()
         self._lag: tuple[Leaders, list[int]] | None = None  # leaders before a "lag" election, reads left
-        self.request_log: list[RequestRecord] = []
+        # the last MAX_REQUEST_LOG requests: producers running for hours must not fill the memory
+        self.request_log: deque[RequestRecord] = deque(maxlen=MAX_REQUEST_LOG)
         self._log_lock = threading.Lock()
         self._servers: dict[int, asyncio.AbstractServer] = {}
         self._held: dict[int, list[socket.socket]] = {}  # a stopped broker's port, held for its restart
