@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -13,7 +14,7 @@ import pytest
 from commands import run_command
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import NotEnoughReplicasError
-from kafka.protocol.consumer import FetchRequest, FetchResponse
+from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -262,6 +263,47 @@ def test_the_request_log_keeps_the_latest_requests_only(sandbox_factory: Callabl
     for _ in range(8):
         produce_raw(sb.brokers[1], "r", 0, batch())
     assert [r.api_key for r in sb.request_log] == [0] * 5
+
+
+def test_acks_all_waits_for_an_isr_member_not_yet_fenced_and_times_out_as_kafka_does(sb: Sandbox) -> None:
+    """DelayedProduce: broker 3 stopped, its failure not yet noticed, is still in the ISR and fetches nothing:
+    the high watermark stands still, so acks=all is answered once the controller takes it out of the ISR, or
+    REQUEST_TIMED_OUT when the request's timeout comes first."""
+    sb.stop_broker(3, noticed_after=60)
+    P = ProduceRequest.TopicProduceData
+    request = ProduceRequest(version=11, transactional_id=None, acks=-1, timeout_ms=300, topic_data=[
+        P(name="t", partition_data=[P.PartitionProduceData(index=0, records=batch())])])
+    answer = call(sb.brokers[1], request, ProduceResponse, 11).responses[0].partition_responses[0]
+    assert answer.error_code == ke.REQUEST_TIMED_OUT
+    assert produce_raw(sb.brokers[1], "t", 0, batch(), acks=1)[0].base_offset == 1  # written all the same
+    threading.Timer(0.5, sb.stop_broker, (3,)).start()  # the controller notices: out of the ISR
+    started = time.monotonic()
+    answer, _ = produce_raw(sb.brokers[1], "t", 0, batch())
+    assert (answer.error_code, answer.base_offset) == (ke.NONE, 2) and time.monotonic() - started >= 0.4
+
+
+def test_list_offsets_max_timestamp_and_a_log_append_time_topic(sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(1)
+    sb.create_topic("a", 1, 1, configs={"message.timestamp.type": "LogAppendTime"})
+    sb.create_topic("c", 1, 1)
+    before = int(time.time() * 1000)
+    answer, _ = produce_raw(sb.brokers[1], "a", 0, batch(2, timestamp=5))
+    assert answer.log_append_time_ms >= before  # the broker's time, not the producer's
+    assert produce_raw(sb.brokers[1], "c", 0, batch(2, timestamp=5))[0].log_append_time_ms == -1  # CreateTime
+    produce_raw(sb.brokers[1], "c", 0, batch(3, timestamp=100))  # offsets 2-4 at 100, 101, 102
+    produce_raw(sb.brokers[1], "c", 0, batch(1, timestamp=50))  # offset 5
+    L = ListOffsetsRequest.ListOffsetsTopic
+
+    def offset_at(topic: str, timestamp: int) -> tuple[int, int]:
+        request = ListOffsetsRequest(version=7, replica_id=-1, isolation_level=0, topics=[L(
+            name=topic, partitions=[L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1,
+                                                            timestamp=timestamp)])])
+        p = call(sb.brokers[1], request, ListOffsetsResponse, 7).topics[0].partitions[0]
+        return p.offset, p.timestamp
+
+    assert offset_at("c", -3) == (4, 102)  # the largest timestamp: the last record of the second batch
+    assert offset_at("c", 101) == (3, 101) and offset_at("c", -2) == (0, -1) and offset_at("c", -1) == (6, -1)
+    assert offset_at("a", 6)[1] >= before  # LogAppendTime: the records are found by the broker's time
 
 
 # -- the model alone -----------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ import logging
 import struct
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -140,25 +140,33 @@ class PartitionLog:
             if batch.last_offset >= offset:
                 yield batch
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """`UnifiedLog.fetchOffsetByTimestamp`: the first batch with a timestamp at or after `timestamp`,
-        below the high watermark (batch granularity: its base offset and its max timestamp)."""
+    def record_at(self, timestamp: int) -> tuple[int, int] | None:
+        """`UnifiedLog.fetchOffsetByTimestamp`: the first committed record whose timestamp is at or after
+        `timestamp`, as (its timestamp, its offset)."""
         for batch in self.batches:
             if batch.base_offset >= self.high_watermark:
                 break
             if batch.max_timestamp >= timestamp:
-                return batch.max_timestamp, batch.base_offset
+                found = self._first_record(batch, lambda t: t >= timestamp)
+                if found is not None:
+                    return found
         return None
 
     def max_timestamp(self) -> tuple[int, int] | None:
-        """The batch with the largest timestamp below the high watermark (ListOffsets MAX_TIMESTAMP, -3)."""
-        best: tuple[int, int] | None = None
-        for batch in self.batches:
-            if batch.base_offset >= self.high_watermark:
-                break
-            if best is None or batch.max_timestamp > best[0]:
-                best = (batch.max_timestamp, batch.base_offset)
-        return best
+        """ListOffsets MAX_TIMESTAMP (-3): the first committed record with the largest timestamp (KAFKA-16310:
+        the record's own offset), as (its timestamp, its offset)."""
+        committed = [b for b in self.batches if b.last_offset < self.high_watermark]
+        if not committed:
+            return None
+        batch = max(committed, key=lambda b: b.max_timestamp)  # the first of equals
+        return self._first_record(batch, lambda t: t == batch.max_timestamp)
+
+    @staticmethod
+    def _first_record(batch: Batch, wanted: Callable[[int], bool]) -> tuple[int, int] | None:
+        for record in DefaultRecordBatch(batch.data):
+            if wanted(record.timestamp):
+                return record.timestamp, record.offset
+        return None
 
 
 class Logs:
@@ -217,6 +225,13 @@ class Logs:
                 continue
             p = topic.partitions[key[1]]
             self.follow(key, topic.topic_id, p.leader, p.isr, live)
+
+    def caught_up(self, broker: int) -> None:
+        """A follower still in the ISR runs again: it fetches what it missed (the high watermark moves on)."""
+        for plog in self.partitions.values():
+            if broker in plog.isr and broker != plog.leader:
+                plog.leo[broker] = plog.end_offset
+                plog.advance_high_watermark()
 
     def _truncate(self, key: tuple[str, int], plog: PartitionLog, end: int) -> None:
         lost = plog.end_offset - end

@@ -210,12 +210,15 @@ class Server:
 
     def open_listener(self, broker: int, port: int = 0) -> int:
         """Listen for `broker` (port 0 = let the OS choose); returns the port."""
-        return self._run(self._open(broker, port))
+        port = self._run(self._open(broker, port))
+        self.cluster.process_started(broker)
+        return port
 
     def close_listener(self, broker: int) -> None:
         """Stop listening for `broker` and close its open connections. Its port stays bound, not listening,
         until it listens again: connections are refused, as to a stopped broker, and no other program on
         the machine can take the port meanwhile (a restart on it failed, or a client met another cluster)."""
+        self.cluster.process_stopped(broker)
         self._run(self._close(broker))
 
     def _run(self, coro: Any) -> Any:

@@ -36,7 +36,6 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochResponse,
 )
 from kafka.protocol.producer import InitProducerIdResponse, ProduceResponse
-from kafka.record.default_records import DefaultRecordBatch
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.apis.context import Context
@@ -71,11 +70,6 @@ def _leader_problem(c: Cluster, broker: int, found: tuple[Topic, Partition] | No
     return ke.NONE
 
 
-def running(c: Cluster) -> set[int]:
-    """The brokers whose processes run and are in the metadata (a stopped one not yet fenced fetches nothing)."""
-    return {b for b in c.live if c.is_running(b)}
-
-
 # -- InitProducerId -----------------------------------------------------------------------------------
 
 def init_producer_id(ctx: Context, req: Any) -> Any:
@@ -104,7 +98,7 @@ def produce(ctx: Context, req: Any) -> Any:
     answers: dict[tuple[str, int], Appended] = {}
     waiting: dict[tuple[str, int], int] = {}  # acks=all: the offset the high watermark must reach
     with c.lock:
-        live = running(c)
+        live = c.fetching()
         for topic_data in req.topic_data:
             name = _topic_name(c, topic_data)
             for data in topic_data.partition_data:
@@ -243,25 +237,12 @@ def _offset_at(plog: PartitionLog | None, timestamp: int, leader_epoch: int) -> 
     if timestamp == MAX_TIMESTAMP:
         found = plog.max_timestamp()
     elif timestamp >= 0:
-        found = _first_record_at(plog, timestamp)
+        found = plog.record_at(timestamp)
     else:
         found = None
     if found is None:
         return -1, -1, -1
     return found[0], found[1], plog.epoch_at(found[1])
-
-
-def _first_record_at(plog: PartitionLog, timestamp: int) -> tuple[int, int] | None:
-    """The first committed record whose timestamp is at or after `timestamp`: (its timestamp, its offset)."""
-    for batch in plog.batches:
-        if batch.base_offset >= plog.high_watermark:
-            break
-        if batch.max_timestamp < timestamp:
-            continue
-        for record in DefaultRecordBatch(batch.data):
-            if record.timestamp >= timestamp and record.offset < plog.high_watermark:
-                return record.timestamp, record.offset
-    return None
 
 
 def list_offsets_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:

@@ -116,6 +116,7 @@ class Cluster(Quorum, Elections, Reassignments):
         self.topics: dict[str, Topic] = {}
         self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
         self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
+        self.listening: set[int] = set()  # brokers whose process runs: the server's open listeners
         self.observers: list[Callable[[], None]] = [self._follow_logs]  # told of every change, under the lock
         self.version = 0  # bumped on every change (lets readers cache encoded answers)
 
@@ -130,7 +131,24 @@ class Cluster(Quorum, Elections, Reassignments):
             observer()
 
     def _follow_logs(self) -> None:
-        self.logs.follow_all(self.topics, {b for b in self.live if self.is_running(b)})
+        if self.logs.partitions:  # (nothing to do, and nothing to compute, until a partition is written)
+            self.logs.follow_all(self.topics, self.fetching())
+
+    def fetching(self) -> set[int]:
+        """The brokers whose replicas copy from their leaders: in the metadata and running (a stopped one whose
+        failure the controller has not noticed yet is still named, still in ISRs, and copies nothing)."""
+        with self.lock:
+            return {b for b in self.live if self.is_running(b) and b in self.listening}
+
+    def process_started(self, broker: int) -> None:
+        """The broker listens again: where it is still in an ISR (its stop went unnoticed) it catches up."""
+        with self.lock:
+            self.listening.add(broker)
+            self.logs.caught_up(broker)
+
+    def process_stopped(self, broker: int) -> None:
+        with self.lock:
+            self.listening.discard(broker)
 
     # -- reading -------------------------------------------------------------------------------
 
