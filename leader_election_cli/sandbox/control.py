@@ -84,7 +84,9 @@ class Sandbox:
         server.properties: `auto.leader.rebalance.enable` (true), `leader.imbalance.check.interval.seconds`
         (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
-        runs a check at once.
+        runs a check at once. In kraft mode `unclean.leader.election.interval.ms` (Kafka's internal
+        controller config, 300000) is how often the controller elects a leader, uncleanly, for the leaderless
+        partitions of topics with `unclean.leader.election.enable` (`Cluster.elect_unclean_leaders` at once).
 
         `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
         quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
@@ -138,6 +140,7 @@ class Sandbox:
                 raise ValueError(f"broker {broker}'s rack must be a non-empty name, not {rack!r}")
             self.cluster.racks[broker] = rack
         self._rebalancer: threading.Thread | None = None
+        self._unclean_elector: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
@@ -204,6 +207,11 @@ class Sandbox:
                 self._rebalancer = threading.Thread(target=self._rebalance_periodically, daemon=True,
                                                     name="sandbox-leader-rebalance")
                 self._rebalancer.start()
+            if self.cluster.mode is Mode.KRAFT:
+                self._stopping.clear()
+                self._unclean_elector = threading.Thread(target=self._elect_unclean_periodically, daemon=True,
+                                                         name="sandbox-unclean-elections")
+                self._unclean_elector.start()
         return self
 
     def _rebalance_periodically(self) -> None:
@@ -211,6 +219,12 @@ class Sandbox:
         interval = float(self.cluster.broker_configs["leader.imbalance.check.interval.seconds"])
         while not self._stopping.wait(interval):
             self.cluster.rebalance_leaders()
+
+    def _elect_unclean_periodically(self) -> None:
+        """KRaft's scheduled unclean elections, every unclean.leader.election.interval.ms until stop()."""
+        interval = float(self.cluster.broker_configs["unclean.leader.election.interval.ms"]) / 1000
+        while not self._stopping.wait(interval):
+            self.cluster.elect_unclean_leaders()
 
     def stop(self) -> None:
         if self._running:
@@ -221,9 +235,10 @@ class Sandbox:
                 catching_up = list(self._catch_ups)
             for broker in catching_up:
                 self._cancel_catch_up(broker)
-            if self._rebalancer is not None:
-                self._rebalancer.join(timeout=10)
-                self._rebalancer = None
+            for thread in (self._rebalancer, self._unclean_elector):
+                if thread is not None:
+                    thread.join(timeout=10)
+            self._rebalancer = self._unclean_elector = None
             if self._zookeeper is not None:
                 self._zookeeper.stop()
             self._server.stop()
@@ -564,6 +579,12 @@ def _check_rebalance_configs(configs: dict[str, str]) -> None:
     except ValueError:
         raise ValueError("leader.imbalance.check.interval.seconds and leader.imbalance.per.broker.percentage "
                          "must be numbers") from None
+    try:
+        unclean_interval = float(configs["unclean.leader.election.interval.ms"])
+    except ValueError:
+        raise ValueError("unclean.leader.election.interval.ms must be a number") from None
+    if not 0 < unclean_interval < 1e12:
+        raise ValueError("unclean.leader.election.interval.ms must be above 0")
     if not 0 < interval < 1e9 or not 0 <= percentage <= 100:
         raise ValueError("leader.imbalance.check.interval.seconds must be above 0 and "
                          "leader.imbalance.per.broker.percentage from 0 to 100")

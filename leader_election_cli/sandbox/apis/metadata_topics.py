@@ -15,6 +15,7 @@ from kafka.protocol.metadata import MetadataResponse
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.apis.configs import topic_configs
 from leader_election_cli.sandbox.apis.context import (
     ALTER,
     CLUSTER_OPERATIONS,
@@ -24,12 +25,12 @@ from leader_election_cli.sandbox.apis.context import (
     Encoded,
 )
 from leader_election_cli.sandbox.controller.cluster import Cluster, round_robin_assignment
+from leader_election_cli.sandbox.controller.configs import topic_config_problem
 from leader_election_cli.sandbox.controller.model import (
     LOG_DIR,
     LOG_DIR_VOLUME_BYTES,
     Mode,
     Topic,
-    config_problem,
 )
 
 UNSUPPORTED_ENDPOINT_TYPE = 119
@@ -201,9 +202,9 @@ def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | Non
     if name in c.topics:
         return ke.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", -1, -1
     configs = {cfg.name: cfg.value for cfg in t.configs or [] if cfg.value is not None}
-    problem = config_problem(configs)
+    problem = topic_config_problem(configs)
     if problem:
-        return 40, problem, -1, -1  # INVALID_CONFIG
+        return ke.INVALID_CONFIG, problem, -1, -1
     live = sorted(c.live)
     if t.assignments:
         if t.num_partitions != -1 or t.replication_factor != -1:
@@ -235,11 +236,9 @@ def _topic_result(ctx: Context, name: str, code: int, message: str | None, count
     R = CreateTopicsResponse.CreatableTopicResult
     topic = ctx.cluster.topics.get(name) if code == ke.NONE else None
     configs = None
-    if code == ke.NONE and ctx.version >= 5 and topic is not None:
-        configs = [R.CreatableTopicConfigs(name=k, value=topic.config(k), read_only=False,
-                                           config_source=1 if k in topic.configs else 5, is_sensitive=False)
-                   for k in sorted(set(topic.configs) | {"min.insync.replicas",
-                                                          "unclean.leader.election.enable"})]
+    if code == ke.NONE and ctx.version >= 5 and topic is not None:  # every config, as DescribeConfigs has it
+        configs = [R.CreatableTopicConfigs(name=d.name, value=d.value, read_only=d.read_only, config_source=d.source,
+                                           is_sensitive=d.sensitive) for d in topic_configs(ctx, topic)]
     return R(name=name, topic_id=topic.topic_id if topic else None, error_code=code, error_message=message,
              num_partitions=count, replication_factor=rf, configs=configs)
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     CreateTopicsRequest,
@@ -23,6 +25,8 @@ from kafka.protocol.admin import (
     DescribeTopicPartitionsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
@@ -45,7 +49,14 @@ from kafka.protocol.sasl import (
 )
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.sandbox.apis.configs import describe_configs, describe_configs_error
+from leader_election_cli.sandbox.apis.configs import (
+    alter_configs,
+    alter_configs_error,
+    describe_configs,
+    describe_configs_error,
+    incremental_alter_configs,
+    incremental_alter_configs_error,
+)
 from leader_election_cli.sandbox.apis.context import Context, Settings
 from leader_election_cli.sandbox.apis.elections import (
     alter_reassignments,
@@ -96,8 +107,8 @@ from leader_election_cli.sandbox.controller.model import (
 # UNSUPPORTED_VERSION error response (see `unimplemented`).
 INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
-FORWARDED_APIS = frozenset({19, 43, 45, 46, 55})  # CreateTopics ElectLeaders Alter/ListPartitionReassignments
-#                                                   DescribeQuorum
+FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
+#                       IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -185,6 +196,9 @@ APIS: dict[int, Api] = {
             list_reassignments_error),
     # configs (configs.py)
     32: Api(DescribeConfigsRequest, DescribeConfigsResponse, describe_configs, describe_configs_error),
+    33: Api(AlterConfigsRequest, AlterConfigsResponse, alter_configs, alter_configs_error),
+    44: Api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, incremental_alter_configs,
+            incremental_alter_configs_error),
     # writes and reads (produce_fetch.py)
     0: Api(ProduceRequest, ProduceResponse, produce, produce_error),
     1: Api(FetchRequest, FetchResponse, fetch, fetch_error),

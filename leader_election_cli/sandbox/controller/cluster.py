@@ -32,13 +32,15 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from leader_election_cli.model import NO_LEADER, PartitionState
+from leader_election_cli.sandbox.controller.config_control import ConfigControl
+from leader_election_cli.sandbox.controller.configs import topic_config_problem
 from leader_election_cli.sandbox.controller.elections import Elections
 from leader_election_cli.sandbox.controller.model import (
+    DEFAULT_CONFIGS,
     REBALANCE_DEFAULTS,
     Mode,
     Partition,
     Topic,
-    config_problem,
     default_log_size,
 )
 from leader_election_cli.sandbox.controller.partition_change import (
@@ -70,7 +72,7 @@ def round_robin_assignment(brokers: list[int], partitions: int, replication_fact
     return assignment
 
 
-class Cluster(Quorum, Elections, Reassignments):
+class Cluster(Quorum, Elections, Reassignments, ConfigControl):
     """The controller's view of the cluster: brokers, topics, partitions; thread-safe (one lock)."""
 
     def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
@@ -115,6 +117,10 @@ class Cluster(Quorum, Elections, Reassignments):
         self.log_sizes: dict[tuple[str, int], int] = {}  # set by tests; else default_log_size
         self.topics: dict[str, Topic] = {}
         self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
+        # dynamic broker configs by broker id, "" the cluster-wide default; with ELR on the controller keeps
+        # min.insync.replicas there (ConfigurationControlManager.maybeGenerateElrSafetyRecords)
+        self.dynamic_configs: dict[str, dict[str, str]] = {
+            "": {"min.insync.replicas": DEFAULT_CONFIGS["min.insync.replicas"]} if self.elr_enabled else {}}
         self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
         self.listening: set[int] = set()  # brokers whose process runs: the server's open listeners
         self.observers: list[Callable[[], None]] = [self._follow_logs]  # told of every change, under the lock
@@ -185,7 +191,7 @@ class Cluster(Quorum, Elections, Reassignments):
                 raise ValueError(f"topic {name} already exists")
             if sorted(assignment) != list(range(len(assignment))) or not assignment:
                 raise ValueError("assignment must number partitions 0..N-1")
-            problem = config_problem(configs or {})
+            problem = topic_config_problem(configs or {})
             if problem:
                 raise ValueError(problem)
             partitions = []
@@ -196,7 +202,7 @@ class Cluster(Quorum, Elections, Reassignments):
                     raise ValueError(f"invalid replicas for partition {pid}: {replicas}")
                 isr = [r for r in replicas if r in self.live]
                 partitions.append(Partition(replicas, isr, isr[0] if isr else NO_LEADER))
-            topic = Topic(name, uuid.uuid4(), partitions, dict(configs or {}))
+            topic = Topic(name, uuid.uuid4(), partitions, dict(configs or {}), self.dynamic_configs[""])
             self.topics[name] = topic
             self.version += 1
             return topic

@@ -262,6 +262,32 @@ class Elections:
         return moved
 
 
+    # -- unclean elections the controller runs by itself (unclean.leader.election.enable) ----------------
+
+    def elect_unclean_leaders(self) -> int:
+        """One run of KRaft's scheduled `electUnclean` task (`ReplicationControlManager.maybeElectUncleanLeaders`,
+        every `unclean.leader.election.interval.ms`): each partition without a live leader whose topic enables
+        unclean elections (its own config, else the cluster-wide default) gets one by the UNCLEAN rule, at most
+        `MAX_ELECTIONS_PER_IMBALANCE` a run; returns how many got a leader. zk mode elects at the broker
+        events themselves (`_offline_election`), so it has no such task."""
+        with self.lock:
+            if self.mode is not Mode.KRAFT or not self.has_active_controller():
+                return 0
+            elected = 0
+            for topic, p in self._all_partitions():
+                if elected >= MAX_ELECTIONS_PER_IMBALANCE:
+                    break
+                if (p.leader != NO_LEADER and p.leader in self.live) or not topic.unclean_enabled:
+                    continue
+                change = kraft_partition_change(p, ElectionKind.UNCLEAN, self.live.__contains__,
+                                                elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+                if change and change.leader != NO_LEADER:
+                    self._apply(p, change)
+                    elected += 1
+            if elected:
+                self.version += 1
+            return elected
+
 def _default(pid: int, code: int) -> ItemResult:
     """`new ApiError(error)`: the error's default message."""
     return ItemResult(pid, code, ke.lookup(code).message)

@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 DEFAULT_CONFIGS = {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
+# The controller's scheduled tasks, Kafka's broker defaults: the automatic preferred-leader elections, and the
+# unclean elections of leaderless partitions whose topic allows them (`unclean.leader.election.interval.ms`,
+# an internal QuorumController config, runs ReplicationControlManager.maybeElectUncleanLeaders).
 REBALANCE_DEFAULTS = {"auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "300",
-                      "leader.imbalance.per.broker.percentage": "10"}
+                      "leader.imbalance.per.broker.percentage": "10", "unclean.leader.election.interval.ms": "300000"}
 LOG_DIR = "/var/lib/kafka/data"  # every sandbox broker's one log directory
 LOG_DIR_VOLUME_BYTES = 2**40  # the size of the volume it is on
 
@@ -45,9 +48,12 @@ class Topic:
     topic_id: uuid.UUID
     partitions: list[Partition]
     configs: dict[str, str]
+    defaults: dict[str, str] = field(default_factory=dict)  # the cluster's dynamic broker defaults (shared)
 
     def config(self, name: str) -> str:
-        return self.configs.get(name, DEFAULT_CONFIGS.get(name, ""))
+        """The topic's value, else the cluster-wide dynamic default, else Kafka's default (as the controller
+        resolves a topic config: `ConfigurationControlManager.getTopicConfig`)."""
+        return self.configs.get(name, self.defaults.get(name, DEFAULT_CONFIGS.get(name, "")))
 
     @property
     def min_isr(self) -> int:
@@ -56,18 +62,3 @@ class Topic:
     @property
     def unclean_enabled(self) -> bool:
         return self.config("unclean.leader.election.enable").strip().lower() == "true"
-
-
-def config_problem(configs: dict[str, str]) -> str | None:
-    """Kafka's `ConfigDef` message for a bad value of a modelled topic config, else None."""
-    value = configs.get("min.insync.replicas")
-    if value is not None:
-        if not value.strip().lstrip("-").isdigit():
-            return f"Invalid value {value} for configuration min.insync.replicas: Not a number of type INT"
-        if int(value) < 1:
-            return f"Invalid value {value} for configuration min.insync.replicas: Value must be at least 1"
-    value = configs.get("unclean.leader.election.enable")
-    if value is not None and value.strip().lower() not in ("true", "false"):
-        return (f"Invalid value {value} for configuration unclean.leader.election.enable: "
-                "Expected value to be either true or false")
-    return None
