@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from commands import run_command
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.errors import NotEnoughReplicasError
 from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
@@ -142,6 +143,12 @@ def test_acks_all_below_min_insync_replicas_fails_with_not_enough_replicas(sb: S
         p.close(timeout=10)
     answer, _ = produce_raw(sb.brokers[1], "t", 0, batch(), acks=1)  # acks=1 does not ask for the ISR
     assert (answer.error_code, answer.base_offset) == (ke.NONE, 0)
+    admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=10_000)
+    try:  # min.insync.replicas lowered to 1 as kafka-configs.sh --alter does: acks=all is taken again
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t", configs={"min.insync.replicas": "1"})])
+    finally:
+        admin.close()
+    assert produce_raw(sb.brokers[1], "t", 0, batch())[0].error_code == ke.NONE
 
 
 def test_a_produce_to_a_follower_is_not_leader_or_follower_and_names_the_leader(sb: Sandbox) -> None:
