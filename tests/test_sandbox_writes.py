@@ -86,8 +86,8 @@ def read_all(c: KafkaConsumer, tp: TopicPartition, count: int) -> list:
 
 
 @pytest.fixture
-def sb(sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
-    sandbox = sandbox_factory(3, broker_configs={"auto.leader.rebalance.enable": "false"})
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    sandbox = sandbox_factory(3, mode, broker_configs={"auto.leader.rebalance.enable": "false"})
     sandbox.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
     return sandbox
 

@@ -4,7 +4,8 @@ sandbox/partition_logs.py (whose docstring says which Kafka rules they follow).
 As Kafka's `KafkaApis` and `ReplicaManager` answer them:
 - InitProducerId without a transactional id (an idempotent producer): a new producer id, epoch 0
   (`TransactionCoordinator.handleInitProducerId`), COORDINATOR_LOAD_IN_PROGRESS while the broker has no id
-  left and no controller to give it a block (`RPCProducerIdManager`: clients retry). The sandbox has no
+  left and no controller to give it a block (`RPCProducerIdManager`: clients retry; in ZooKeeper mode the
+  blocks come from ZooKeeper, `ZkProducerIdManager`). The sandbox has no
   transaction coordinator: a transactional id is answered COORDINATOR_NOT_AVAILABLE.
 - Produce: per partition UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (v10+ with the current leader and
   its endpoint, KIP-951), NOT_ENOUGH_REPLICAS (acks=all, ISR below min.insync.replicas), the idempotence
@@ -40,7 +41,7 @@ from kafka.protocol.producer import InitProducerIdResponse, ProduceResponse
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.apis.context import Context
 from leader_election_cli.sandbox.controller.cluster import Cluster
-from leader_election_cli.sandbox.controller.model import Partition, Topic
+from leader_election_cli.sandbox.controller.model import Mode, Partition, Topic
 from leader_election_cli.sandbox.partition_logs import Appended, PartitionLog
 
 NO_ANSWER = object()  # acks=0: the broker sends nothing back
@@ -76,8 +77,8 @@ def init_producer_id(ctx: Context, req: Any) -> Any:
     if req.transactional_id is not None:
         return init_producer_id_error(ctx, req, ke.COORDINATOR_NOT_AVAILABLE, None)
     c = ctx.cluster
-    with c.lock:
-        producer_id = c.logs.producer_id(ctx.broker_id, c.has_active_controller())
+    with c.lock:  # zk mode: the ids come from ZooKeeper (ZkProducerIdManager), not the controller
+        producer_id = c.logs.producer_id(ctx.broker_id, c.mode is Mode.ZK or c.has_active_controller())
     if producer_id is None:
         return init_producer_id_error(ctx, req, ke.COORDINATOR_LOAD_IN_PROGRESS, None)
     return InitProducerIdResponse(version=ctx.version, throttle_time_ms=0, error_code=ke.NONE,
