@@ -4,7 +4,6 @@ unclean election costs, the log budget, and the logs' model itself (sandbox/part
 
 from __future__ import annotations
 
-import socket
 import struct
 import threading
 import time
@@ -18,6 +17,7 @@ from kafka.errors import NotEnoughReplicasError
 from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from test_sandbox import call
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.cli.toolkit import cli
@@ -37,25 +37,6 @@ def batch(count: int = 1, producer_id: int = -1, epoch: int = -1, sequence: int 
     for i in range(count):
         builder.append(i, timestamp=timestamp + i, key=str(i).encode(), value=value, headers=[])
     return bytes(builder.build())
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
-
-
-def call(address: tuple[str, int], request: object, response_class: type, version: int) -> object:
-    """One request over a fresh connection, its answer decoded."""
-    request.with_header(correlation_id=5, client_id="writes-test")
-    with socket.create_connection(address, timeout=10) as sock:
-        sock.sendall(request.encode(version=version, header=True, framed=True))
-        size = struct.unpack(">i", recv_exact(sock, 4))[0]
-        return response_class.decode(recv_exact(sock, size), version=version, header=True)
 
 
 def produce_raw(address: tuple[str, int], topic: str, partition: int, records: bytes, acks: int = -1,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kafka.protocol.consumer import (
@@ -203,28 +204,45 @@ def produce_error(ctx: Context, req: Any, code: int, message: str | None) -> Any
 
 # -- ListOffsets ----------------------------------------------------------------------------------------
 
-def list_offsets(ctx: Context, req: Any) -> Any:
-    R = ListOffsetsResponse
-    T = R.ListOffsetsTopicResponse
+Answer = Callable[[Any, int, "PartitionLog | None", "Partition | None"], Any]
+
+
+def _each_partition(ctx: Context, topics: Any, name: str, index: str, epoch_from: int,
+                    answer: Answer) -> list[tuple[str, list[Any]]]:
+    """ListOffsets and OffsetForLeaderEpoch: each asked partition checked as the leader checks it (its current
+    leader epoch from version `epoch_from` on), then `answer(asked, error code, its log, the partition)`;
+    by topic."""
     c = ctx.cluster
-    topics = []
+    answered = []
     with c.lock:
-        for t in req.topics:
+        for t in topics:
+            topic = getattr(t, name)
             partitions = []
             for asked in t.partitions:
-                found = _partition(c, t.name, asked.partition_index)
-                code = _leader_problem(c, ctx.broker_id, found, asked.current_leader_epoch
-                                       if ctx.version >= 4 else -1)
-                timestamp = offset = epoch = -1
-                if code == ke.NONE:
-                    assert found is not None
-                    plog = c.logs.partitions.get((t.name, asked.partition_index))
-                    timestamp, offset, epoch = _offset_at(plog, asked.timestamp, found[1].leader_epoch)
-                partitions.append(T.ListOffsetsPartitionResponse(
-                    partition_index=asked.partition_index, error_code=code, timestamp=timestamp, offset=offset,
-                    leader_epoch=epoch, old_style_offsets=[offset] if offset >= 0 else []))
-            topics.append(T(name=t.name, partitions=partitions))
-    return R(version=ctx.version, throttle_time_ms=0, topics=topics)
+                pid = getattr(asked, index)
+                found = _partition(c, topic, pid)
+                code = _leader_problem(c, ctx.broker_id, found,
+                                       asked.current_leader_epoch if ctx.version >= epoch_from else -1)
+                plog = c.logs.partitions.get((topic, pid)) if code == ke.NONE else None
+                partitions.append(answer(asked, code, plog, found[1] if found else None))
+            answered.append((topic, partitions))
+    return answered
+
+
+def list_offsets(ctx: Context, req: Any) -> Any:
+    T = ListOffsetsResponse.ListOffsetsTopicResponse
+
+    def answer(asked: Any, code: int, plog: PartitionLog | None, p: Partition | None) -> Any:
+        timestamp = offset = epoch = -1
+        if code == ke.NONE and p is not None:
+            timestamp, offset, epoch = _offset_at(plog, asked.timestamp, p.leader_epoch)
+        return T.ListOffsetsPartitionResponse(partition_index=asked.partition_index, error_code=code,
+                                              timestamp=timestamp, offset=offset, leader_epoch=epoch,
+                                              old_style_offsets=[offset] if offset >= 0 else [])
+
+    topics = _each_partition(ctx, req.topics, "name", "partition_index", 4, answer)
+    return ListOffsetsResponse(version=ctx.version, throttle_time_ms=0,
+                               topics=[T(name=name, partitions=partitions) for name, partitions in topics])
 
 
 def _offset_at(plog: PartitionLog | None, timestamp: int, leader_epoch: int) -> tuple[int, int, int]:
@@ -369,24 +387,15 @@ def fetch_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
 # -- OffsetForLeaderEpoch -------------------------------------------------------------------------------
 
 def offset_for_leader_epoch(ctx: Context, req: Any) -> Any:
-    R = OffsetForLeaderEpochResponse
-    T = R.OffsetForLeaderTopicResult
-    c = ctx.cluster
-    topics = []
-    with c.lock:
-        for t in req.topics:
-            partitions = []
-            for asked in t.partitions:
-                found = _partition(c, t.topic, asked.partition)
-                code = _leader_problem(c, ctx.broker_id, found, asked.current_leader_epoch if ctx.version >= 2 else -1)
-                epoch, end = UNDEFINED_EPOCH, -1
-                if code == ke.NONE:
-                    plog = c.logs.partitions.get((t.topic, asked.partition))
-                    epoch, end = plog.end_offset_for(asked.leader_epoch) if plog else (UNDEFINED_EPOCH, -1)
-                partitions.append(T.EpochEndOffset(error_code=code, partition=asked.partition, leader_epoch=epoch,
-                                                   end_offset=end))
-            topics.append(T(topic=t.topic, partitions=partitions))
-    return R(version=ctx.version, throttle_time_ms=0, topics=topics)
+    T = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
+
+    def answer(asked: Any, code: int, plog: PartitionLog | None, p: Partition | None) -> Any:
+        epoch, end = plog.end_offset_for(asked.leader_epoch) if plog else (UNDEFINED_EPOCH, -1)
+        return T.EpochEndOffset(error_code=code, partition=asked.partition, leader_epoch=epoch, end_offset=end)
+
+    topics = _each_partition(ctx, req.topics, "topic", "partition", 2, answer)
+    return OffsetForLeaderEpochResponse(version=ctx.version, throttle_time_ms=0,
+                                        topics=[T(topic=name, partitions=partitions) for name, partitions in topics])
 
 
 def offset_for_leader_epoch_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
