@@ -14,7 +14,14 @@ from commands import run_command
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.errors import NotEnoughReplicasError
-from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from test_sandbox import call
@@ -46,6 +53,18 @@ def produce_raw(address: tuple[str, int], topic: str, partition: int, records: b
         P(name=topic, partition_data=[P.PartitionProduceData(index=partition, records=records)])])
     answer = call(address, request, ProduceResponse, version)
     return answer.responses[0].partition_responses[0], answer
+
+
+def fetch_raw(address: tuple[str, int], topic: str, partition: int, offset: int, last_fetched_epoch: int = -1,
+              version: int = 12) -> object:
+    F = FetchRequest.FetchTopic
+    request = FetchRequest(version=version, replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
+                           isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                           topics=[F(topic=topic, partitions=[F.FetchPartition(
+                               partition=partition, current_leader_epoch=-1, fetch_offset=offset,
+                               last_fetched_epoch=last_fetched_epoch, log_start_offset=-1,
+                               partition_max_bytes=2**20)])])
+    return call(address, request, FetchResponse, version).responses[0].partitions[0]
 
 
 def producer(sb: Sandbox, **config: object) -> KafkaProducer:
@@ -143,15 +162,9 @@ def test_a_produce_to_a_follower_is_not_leader_or_follower_and_names_the_leader(
 
 def test_a_fetch_from_a_follower_or_out_of_range_is_refused(sb: Sandbox) -> None:
     produce_raw(sb.brokers[1], "t", 0, batch(3))
-    F = FetchRequest.FetchTopic
 
     def fetch(broker: int, offset: int) -> object:
-        request = FetchRequest(version=12, replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
-                               isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
-                               topics=[F(topic="t", partitions=[F.FetchPartition(
-                                   partition=0, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
-                                   log_start_offset=-1, partition_max_bytes=2**20)])])
-        return call(sb.brokers[broker], request, FetchResponse, 12).responses[0].partitions[0]
+        return fetch_raw(sb.brokers[broker], "t", 0, offset)
 
     answer = fetch(1, 0)
     assert (answer.error_code, answer.high_watermark, answer.log_start_offset) == (ke.NONE, 3, 0)
@@ -194,6 +207,14 @@ def test_an_unclean_election_truncates_to_the_new_leaders_log_and_the_loss_is_sh
         assert code == 0 and out.splitlines()[1] == "records lost by unclean elections: 5 (u-0:5)"
     finally:
         control.stop()
+    # a consumer that had read offsets 10-14 (leader epoch 0) learns that its log diverged at 10 (KIP-320)
+    Topic = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+    request = OffsetForLeaderEpochRequest(version=3, replica_id=-1, topics=[Topic(topic="u", partitions=[
+        Topic.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0)])])
+    answer = call(sb.brokers[2], request, OffsetForLeaderEpochResponse, 3).topics[0].partitions[0]
+    assert (answer.error_code, answer.leader_epoch, answer.end_offset) == (ke.NONE, 0, 10)
+    diverging = fetch_raw(sb.brokers[2], "u", 0, 15, last_fetched_epoch=0).diverging_epoch
+    assert (diverging.epoch, diverging.end_offset) == (0, 10)
     assert produce_raw(sb.brokers[2], "u", 0, batch(1))[0].base_offset == 10  # offsets 10-14 are written again
 
 
