@@ -29,9 +29,11 @@ from test_sandbox import call
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox, server
+from leader_election_cli.sandbox.apis.registry import advertised
 from leader_election_cli.sandbox.controller.elections import UNCLEAN
 from leader_election_cli.sandbox.partition_logs import BATCH_OVERHEAD, Logs
 from leader_election_cli.sandbox.remote import ControlServer
+from leader_election_cli.sandbox.versions import VERSIONS
 
 TOPIC_ID = object()
 
@@ -360,3 +362,55 @@ def test_leader_epochs_end_where_the_next_begins() -> None:
     assert plog.end_offset_for(0) == (0, 2) and plog.end_offset_for(3) == (3, 4)
     assert plog.end_offset_for(2) == (0, 2) and plog.end_offset_for(4) == (-1, -1)
     assert plog.epoch_at(1) == 0 and plog.epoch_at(2) == 3
+
+
+# -- every advertised version -------------------------------------------------------------------------
+
+def requests_at(version: int, key: int) -> tuple[object, type]:
+    """A minimal request of API `key` at `version` about partition t-0, and its response class."""
+    if key == 0:
+        P = ProduceRequest.TopicProduceData
+        return ProduceRequest(version=version, transactional_id=None, acks=1, timeout_ms=5000, topic_data=[
+            P(name="t", topic_id=TOPIC_IDS["t"], partition_data=[P.PartitionProduceData(index=0, records=batch())])]), \
+            ProduceResponse
+    if key == 1:
+        F = FetchRequest.FetchTopic
+        return FetchRequest(version=version, replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
+                            isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                            topics=[F(topic="t", topic_id=TOPIC_IDS["t"], partitions=[F.FetchPartition(
+                                partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1,
+                                log_start_offset=-1, partition_max_bytes=2**20)])]), FetchResponse
+    if key == 2:
+        L = ListOffsetsRequest.ListOffsetsTopic
+        return ListOffsetsRequest(version=version, replica_id=-1, isolation_level=0, timeout_ms=5000, topics=[L(
+            name="t", partitions=[L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1,
+                                                         max_num_offsets=1)])]), ListOffsetsResponse
+    if key == 22:
+        return InitProducerIdRequest(version=version, transactional_id=None, transaction_timeout_ms=-1,
+                                     producer_id=-1, producer_epoch=-1), InitProducerIdResponse
+    Topic = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+    return OffsetForLeaderEpochRequest(version=version, replica_id=-1, topics=[Topic(topic="t", partitions=[
+        Topic.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0)])]), \
+        OffsetForLeaderEpochResponse
+
+
+TOPIC_IDS: dict[str, object] = {}
+
+
+@pytest.mark.parametrize("key", [0, 1, 2, 22, 23])
+def test_every_advertised_version_of_the_write_and_read_apis_is_answered(
+        sandbox_factory: Callable[..., Sandbox], key: int) -> None:
+    sb = sandbox_factory(1)
+    sb.create_topic("t", 1, 1)
+    TOPIC_IDS["t"] = sb.cluster.topics["t"].topic_id
+    low, high = advertised(sb.settings, sb.cluster.mode)[key]
+    assert high == VERSIONS["4.1"].api_versions["kraft"][key][1]  # kafka-python encodes the release's whole range
+    for version in range(low, high + 1):
+        request, response_class = requests_at(version, key)
+        answer = call(sb.brokers[1], request, response_class, version)
+        if key == 22:
+            codes = [answer.error_code]
+        else:
+            topics = answer.responses if key in (0, 1) else answer.topics
+            codes = [p.error_code for t in topics for p in (t.partition_responses if key == 0 else t.partitions)]
+        assert codes == [ke.NONE], (key, version, answer)

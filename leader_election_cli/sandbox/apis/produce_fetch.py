@@ -7,12 +7,12 @@ As Kafka's `KafkaApis` and `ReplicaManager` answer them:
   left and no controller to give it a block (`RPCProducerIdManager`: clients retry; in ZooKeeper mode the
   blocks come from ZooKeeper, `ZkProducerIdManager`). The sandbox has no
   transaction coordinator: a transactional id is answered COORDINATOR_NOT_AVAILABLE.
-- Produce: per partition UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (v10+ with the current leader and
-  its endpoint, KIP-951), NOT_ENOUGH_REPLICAS (acks=all, ISR below min.insync.replicas), the idempotence
-  errors; acks outside -1, 0, 1 is INVALID_REQUIRED_ACKS. acks=all is answered once the high watermark covers
-  the records (`DelayedProduce`: when every ISR member has them), REQUEST_TIMED_OUT after the request's
-  timeout; NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below the minimum meanwhile. acks=0 gets
-  no answer at all.
+- Produce: per partition UNKNOWN_TOPIC_OR_PARTITION (v13+, by topic id: UNKNOWN_TOPIC_ID),
+  NOT_LEADER_OR_FOLLOWER (v10+ with the current leader and its endpoint, KIP-951), NOT_ENOUGH_REPLICAS
+  (acks=all, ISR below min.insync.replicas), the idempotence errors; acks outside -1, 0, 1 is
+  INVALID_REQUIRED_ACKS. acks=all is answered once the high watermark covers the records (`DelayedProduce`:
+  when every ISR member has them), REQUEST_TIMED_OUT after the request's timeout;
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below the minimum meanwhile. acks=0 gets no answer.
 - ListOffsets: earliest (-2) the log start offset, latest (-1) the high watermark (read uncommitted) or the
   same for read committed (no transactions: the last stable offset is the high watermark), max timestamp
   (-3, v7+), earliest local (-4, v8+) the log start offset, by timestamp the first record at or after it;
@@ -106,7 +106,7 @@ def produce(ctx: Context, req: Any) -> Any:
             for data in topic_data.partition_data:
                 key = (name, data.index)
                 found = _partition(c, name, data.index) if name is not None else None
-                code = _leader_problem(c, ctx.broker_id, found)
+                code = _leader_problem(c, ctx.broker_id, found) if name is not None else ke.UNKNOWN_TOPIC_ID
                 if code != ke.NONE:
                     answers[key] = Appended(code)
                     continue
@@ -178,7 +178,7 @@ def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], App
             name = _topic_name(c, topic_data)
             partitions = []
             for data in topic_data.partition_data:
-                a = answers[(name, data.index)] if name is not None else Appended(ke.UNKNOWN_TOPIC_OR_PARTITION)
+                a = answers[(name, data.index)] if name is not None else Appended(ke.UNKNOWN_TOPIC_ID)
                 fields: dict[str, Any] = {}
                 found = _partition(c, name, data.index) if name is not None else None
                 if a.error_code == ke.NOT_LEADER_OR_FOLLOWER and found and ctx.version >= 10:  # KIP-951
