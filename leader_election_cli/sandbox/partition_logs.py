@@ -177,6 +177,7 @@ class Logs:
             raise ValueError("the log budget cannot be negative")
         self.max_bytes = max_bytes
         self.bytes = 0
+        self.changes = 0  # appends and catch-ups so far (a held Fetch looks again when it moves)
         self.partitions: dict[tuple[str, int], PartitionLog] = {}
         self._oldest: deque[tuple[PartitionLog, Batch]] = deque()  # every batch kept, in append order
         self._next_block = 0  # the controller's next producer id block
@@ -228,6 +229,7 @@ class Logs:
 
     def caught_up(self, broker: int) -> None:
         """A follower still in the ISR runs again: it fetches what it missed (the high watermark moves on)."""
+        self.changes += 1
         for plog in self.partitions.values():
             if broker in plog.isr and broker != plog.leader:
                 plog.leo[broker] = plog.end_offset
@@ -318,6 +320,7 @@ class Logs:
             if replica in live:
                 plog.leo[replica] = plog.end_offset
         plog.advance_high_watermark()
+        self.changes += 1
         for batch in appended:
             self.bytes += batch_cost(batch)
             self._oldest.append((plog, batch))

@@ -286,11 +286,21 @@ def fetch(ctx: Context, req: Any) -> Any:
 async def _fetch_later(ctx: Context, req: Any) -> Any:
     """`DelayedFetch`: answer once min_bytes are there, a partition errs, or max_wait_ms have passed."""
     deadline = time.monotonic() + req.max_wait_ms / 1000
+    seen = _what_changes(ctx)
     while True:
         await asyncio.sleep(POLL_S)
+        now = _what_changes(ctx)
+        if now == seen and time.monotonic() < deadline:
+            continue  # nothing written, no leader or ISR changed: the answer would be the same
+        seen = now
         response = _fetch_now(ctx, req)
         if time.monotonic() >= deadline or _fetched_bytes(response) >= max(1, req.min_bytes) or _has_error(response):
             return response
+
+
+def _what_changes(ctx: Context) -> tuple[int, int]:
+    """What a held Fetch's answer depends on: the cluster's version (leaders, ISRs) and the logs' changes."""
+    return ctx.cluster.version, ctx.cluster.logs.changes
 
 
 def _fetched_bytes(response: Any) -> int:
