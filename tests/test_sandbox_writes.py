@@ -58,9 +58,9 @@ def produce_raw(address: tuple[str, int], topic: str, partition: int, records: b
 
 
 def fetch_raw(address: tuple[str, int], topic: str, partition: int, offset: int, last_fetched_epoch: int = -1,
-              version: int = 12) -> object:
+              version: int = 12, max_wait_ms: int = 0) -> object:
     F = FetchRequest.FetchTopic
-    request = FetchRequest(version=version, replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
+    request = FetchRequest(version=version, replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=2**20,
                            isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
                            topics=[F(topic=topic, partitions=[F.FetchPartition(
                                partition=partition, current_leader_epoch=-1, fetch_offset=offset,
@@ -173,6 +173,17 @@ def test_a_fetch_from_a_follower_or_out_of_range_is_refused(sb: Sandbox) -> None
     assert answer.records[:8] == struct.pack(">q", 0)  # the batch as stored, offsets assigned
     assert fetch(2, 0).error_code == ke.NOT_LEADER_OR_FOLLOWER
     assert fetch(1, 4).error_code == ke.OFFSET_OUT_OF_RANGE
+
+
+def test_a_fetch_with_nothing_to_read_waits_for_a_write(sb: Sandbox) -> None:
+    """DelayedFetch: held until min_bytes are there (max_wait_ms at most), answered as soon as a write comes."""
+    started = time.monotonic()
+    assert fetch_raw(sb.brokers[1], "t", 0, 0, max_wait_ms=300).records == b""  # nothing came: after max_wait_ms
+    assert time.monotonic() - started >= 0.25
+    threading.Timer(0.3, produce_raw, (sb.brokers[1], "t", 0, batch(2))).start()
+    started = time.monotonic()
+    answer = fetch_raw(sb.brokers[1], "t", 0, 0, max_wait_ms=4000)  # (the test client waits 5 s at most)
+    assert answer.high_watermark == 2 and answer.records and time.monotonic() - started < 3.5
 
 
 def test_without_an_active_controller_a_new_producer_gets_no_id_until_the_quorum_is_back(
