@@ -56,7 +56,6 @@ log = logging.getLogger("leader_election_cli.sandbox")
 
 PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
-NO_PRODUCER_ID = -1
 MAX_SEQUENCE = 2**31 - 1
 HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's header, 61 bytes
 LOG_APPEND_TIME_FLAG = 0x08
@@ -208,9 +207,10 @@ class Logs:
         if plog.topic_id != topic_id:  # the topic was deleted (and perhaps made again)
             self._drop(key)
             return
-        if leader != plog.leader and leader != NO_LEADER and leader in live:
-            self._truncate(key, plog, plog.replica_end(leader))
-        plog.leader = leader
+        if leader != plog.leader and (leader == NO_LEADER or leader in live):  # (a leader not running yet: later)
+            if leader != NO_LEADER:
+                self._truncate(key, plog, plog.replica_end(leader))
+            plog.leader = leader
         for replica in isr:
             if replica not in plog.isr and replica in live and plog.leader in live:
                 plog.leo[replica] = plog.end_offset  # maybeExpandIsr: it joins having caught up
@@ -239,11 +239,7 @@ class Logs:
         lost = plog.end_offset - end
         if lost <= 0:
             return
-        kept = [b for b in plog.batches if b.last_offset < end]
-        for batch in plog.batches:
-            if batch.last_offset >= end:
-                self.bytes -= batch_cost(batch)
-        plog.batches = deque(kept)
+        plog.batches = deque(b for b in plog.batches if b.last_offset < end)  # (counted until the budget's turn)
         plog.end_offset = end
         if end < plog.log_start_offset:  # the new leader's log ends before the old log start
             plog.log_start_offset = end
@@ -261,9 +257,7 @@ class Logs:
                     key[0], key[1], end, lost)
 
     def _drop(self, key: tuple[str, int]) -> None:
-        plog = self.partitions.pop(key)
-        self.bytes -= sum(map(batch_cost, plog.batches))
-        plog.batches.clear()
+        self.partitions.pop(key).batches.clear()  # (their bytes count until the budget's turn comes)
 
     @property
     def lost(self) -> dict[str, int]:
@@ -329,13 +323,14 @@ class Logs:
         return Appended(ke.NONE, first.base_offset, now if log_append_time else -1, plog.log_start_offset)
 
     def _enforce_budget(self) -> None:
-        """Drop the oldest batches of all until the records fit `max_bytes`; their log start offset moves on."""
+        """Drop the oldest batches of all until the records fit `max_bytes`; their log start offset moves on.
+        Batches truncated away or of a deleted topic count until their turn comes, as the memory they hold."""
         while self.bytes > self.max_bytes and self._oldest:
             plog, batch = self._oldest.popleft()
-            if not plog.batches or plog.batches[0] is not batch:
-                continue  # truncated, or its topic deleted: counted off then
-            plog.batches.popleft()
             self.bytes -= batch_cost(batch)
+            if not plog.batches or plog.batches[0] is not batch:
+                continue  # truncated, or its topic deleted
+            plog.batches.popleft()
             plog.log_start_offset = batch.last_offset + 1
             plog.high_watermark = max(plog.high_watermark, min(plog.log_start_offset, plog.end_offset))
 
