@@ -362,8 +362,8 @@ def _read(plog: PartitionLog | None, asked: Any, budget: int, version: int) -> t
             fields["diverging_epoch"] = FetchResponse.FetchableTopicResponse.PartitionData.EpochEndOffset(
                 epoch=epoch, end_offset=epoch_end)
             return ke.NONE, fields
-    if offset < start or offset > end:
-        return ke.OFFSET_OUT_OF_RANGE, fields
+    if offset < start or offset > end:  # readFromLocalLog's error result: no offsets known
+        return ke.OFFSET_OUT_OF_RANGE, dict(fields, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1)
     if plog is None:
         return ke.NONE, fields
     limit = min(asked.partition_max_bytes, budget)
