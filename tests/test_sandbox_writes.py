@@ -201,7 +201,7 @@ def test_without_an_active_controller_a_new_producer_gets_no_id_until_the_quorum
 
 
 def test_an_unclean_election_truncates_to_the_new_leaders_log_and_the_loss_is_shown(
-        sandbox_factory: Callable[..., Sandbox]) -> None:
+        sandbox_factory: Callable[..., Sandbox], caplog: pytest.LogCaptureFixture) -> None:
     sb = sandbox_factory(2, broker_configs={"auto.leader.rebalance.enable": "false"})
     sb.create_topic("u", assignment={0: [1, 2]})
     assert produce_raw(sb.brokers[1], "u", 0, batch(10))[0].error_code == ke.NONE  # on both replicas
@@ -213,6 +213,8 @@ def test_an_unclean_election_truncates_to_the_new_leaders_log_and_the_loss_is_sh
     sb.cluster.elect_leaders(UNCLEAN, [("u", [0])], broker=2)
     assert sb.partition_state("u", 0).leader == 2
     assert sb.lost_records == {"u-0": 5}
+    assert ("ERROR", "u-0: 5 records lost: the new leader's log ends at offset 10 (an unclean election)") in [
+        (r.levelname, r.getMessage()) for r in caplog.records]
     control = ControlServer(sb, catch_up_seconds=0).start()
     try:
         assert control.answer({"op": "status"})["lost_records"] == {"u-0": 5}

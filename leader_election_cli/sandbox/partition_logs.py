@@ -253,8 +253,9 @@ class Logs:
             else:
                 del plog.producers[producer]
         plog.lost += lost
-        log.warning("%s-%d: the new leader's log ends at offset %d: %d records above it are lost",
-                    key[0], key[1], end, lost)
+        # an error, so that `kafka-leaders sandbox` shows it without --debug: a rehearsal sees what it cost
+        log.error("%s-%d: %d records lost: the new leader's log ends at offset %d (an unclean election)",
+                  key[0], key[1], lost, end)
 
     def _drop(self, key: tuple[str, int]) -> None:
         self.partitions.pop(key).batches.clear()  # (their bytes count until the budget's turn comes)
