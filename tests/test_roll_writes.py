@@ -18,7 +18,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.sandbox.remote import ControlServer
+from leader_election_cli.sandbox.remote import ControlServer, request
 
 KL = str(BIN / "kafka-leaders")
 CATCH_UP_SECONDS = 6  # how long a restarted broker's replicas take to catch up, spread over its partitions
@@ -82,11 +82,6 @@ def cluster(sandbox_factory: Callable[..., Sandbox]) -> Iterator[tuple[Sandbox, 
     control.stop()
 
 
-def ctl(control: ControlServer, *args: str) -> None:
-    subprocess.run([KL, "sandbox-ctl", "--control", control.path, *args], check=True, capture_output=True,
-                   timeout=60)
-
-
 def wait_for_writes(writer: Writer, count: int) -> None:
     deadline = time.monotonic() + 60
     while writer.acknowledged < count and time.monotonic() < deadline:
@@ -113,14 +108,15 @@ def test_a_roll_with_a_producer_running_fails_no_write(cluster: tuple[Sandbox, C
 
 @pytest.mark.timeout(200)
 def test_a_naive_restart_loop_fails_writes(cluster: tuple[Sandbox, ControlServer]) -> None:
-    """Each broker stopped and started at once, the next while the previous still catches up: partitions
-    fall below min.insync.replicas (NOT_ENOUGH_REPLICAS) or lose their leader for longer than a record may wait."""
+    """Each broker stopped and started at once (the control socket's stop-broker and start-broker, as
+    sandbox-ctl sends them), the next while the previous still catches up: partitions fall below
+    min.insync.replicas (NOT_ENOUGH_REPLICAS) or lose their leader for longer than a record may wait."""
     sb, control = cluster
     with Writer(sb, idempotent=False) as writer:
         wait_for_writes(writer, 100)
-        for broker in (1, 2, 3, 4):
-            ctl(control, "stop-broker", str(broker))
-            ctl(control, "start-broker", str(broker))
+        for broker in (1, 2, 3, 4):  # what sandbox-ctl sends, without its start-up time between the steps
+            assert request(control.path, {"op": "stop-broker", "broker": broker})["ok"]
+            assert request(control.path, {"op": "start-broker", "broker": broker})["ok"]
         deadline = time.monotonic() + 60
         while not writer.failed and time.monotonic() < deadline:
             time.sleep(0.05)
