@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.protocol.admin import (
     AlterConfigsRequest,
@@ -26,6 +28,7 @@ from test_sandbox import call
 from leader_election_cli.cli.sandbox_command import sandbox as sandbox_command
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.controller.configs import TOPIC_RULES, value_problem
 
 REFERENCE = Path(__file__).resolve().parent.parent / "leader_election_cli/sandbox/data/kafka-4.1.0-configs.txt"
 TOPIC = ConfigResourceType.TOPIC
@@ -201,3 +204,23 @@ def test_topic_config_option_sets_the_scenarios_topics() -> None:
                                                   "min.insync.replicas=2", "--topic-config", "retention.ms=1000",
                                                   "--run", check])
     assert result.exit_code == 0, result.output
+
+
+@given(st.integers(min_value=-(2**31), max_value=2**31 - 1))
+def test_an_int_config_is_checked_as_configdef_parses_and_validates_it(value: int) -> None:
+    problem = value_problem("min.insync.replicas", str(value), TOPIC_RULES["min.insync.replicas"])
+    if value >= 1:
+        assert problem is None
+    else:
+        assert problem == f"Invalid value {value} for configuration min.insync.replicas: Value must be at least 1"
+
+
+@given(st.text(max_size=12).filter(lambda s: s.strip().lower() not in ("true", "false")))
+def test_a_boolean_config_takes_true_or_false_alone(value: str) -> None:
+    assert value_problem("preallocate", value, TOPIC_RULES["preallocate"]) == (
+        f"Invalid value {value} for configuration preallocate: Expected value to be either true or false")
+
+
+def test_a_value_out_of_a_long_is_not_a_number() -> None:
+    assert value_problem("retention.ms", str(2**63), TOPIC_RULES["retention.ms"]) == (
+        f"Invalid value {2**63} for configuration retention.ms: Not a number of type LONG")

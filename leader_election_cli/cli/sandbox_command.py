@@ -248,11 +248,14 @@ def parse_topic_configs(values: tuple[str, ...]) -> dict[str, str]:
         key, sep, setting = value.partition("=")
         if not sep or not key.strip():
             raise InputError(f"--topic-config {value!r} is not KEY=VALUE", "Write it as min.insync.replicas=2.")
-        configs[key.strip()] = setting
-        problem = topic_config_problem({key.strip(): setting})
+        key = key.strip()
+        configs[key] = setting
+        problem = topic_config_problem({key: setting})
         if problem:
+            unknown = problem.startswith("Unknown topic config name")
             raise InputError(f"--topic-config {value}: {problem}",
-                             "Use a topic config of Kafka 4.1 (kafka-configs.sh --describe --all lists them).")
+                             "Use a topic config of Kafka 4.1 (kafka-configs.sh --describe --all lists them)."
+                             if unknown else f"Give {key} a value Kafka accepts.")
     return configs
 
 

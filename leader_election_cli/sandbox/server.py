@@ -35,8 +35,8 @@ from leader_election_cli.sandbox.apis.registry import (
     INTER_BROKER_APIS,
     Api,
     advertised,
-    unimplemented,
 )
+from leader_election_cli.sandbox.apis.unmodelled import unimplemented
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import Mode
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
@@ -335,7 +335,7 @@ class Server:
             return False
         api = APIS.get(api_key)
         if api is None:
-            return await self._unimplemented(conn, api_key, version, correlation_id)
+            return await self._unimplemented(conn, api_key, version, correlation_id, frame)
         ctx = Context(broker, self.cluster, self.settings, version, conn.principal,
                       conn.security_protocol, conn.id)
         if api_key == API_VERSIONS and version > high:
@@ -486,9 +486,10 @@ class Server:
             conn.authenticated = True
             conn.principal = conn.sasl.user
 
-    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int) -> bool:
+    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int,
+                             frame: bytes) -> bool:
         self.record(RequestRecord(conn.broker_id, api_key, version))
-        response = unimplemented(api_key, version)
+        response = unimplemented(api_key, version, frame)
         if response is None or not conn.authenticated:
             log.warning("broker %d: closing %s: API key %d is not implemented by the sandbox",
                         conn.broker_id, conn.id, api_key)

@@ -30,7 +30,6 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
@@ -104,7 +103,7 @@ from leader_election_cli.sandbox.controller.model import (
 # ApiVersions exactly as real brokers of the sandbox's Kafka release advertise them (versions.py); zk
 # brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
 # kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an
-# UNSUPPORTED_VERSION error response (see `unimplemented`).
+# UNSUPPORTED_VERSION error response (unmodelled.py).
 INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
 FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
@@ -130,20 +129,6 @@ def advertised(settings: Settings, mode: Mode) -> dict[int, tuple[int, int]]:
         if high >= low:
             versions[key] = (low, high)
     return versions
-
-
-def unimplemented(api_key: int, version: int) -> Any:
-    """The answer to an API a real broker offers but the sandbox does not model: UNSUPPORTED_VERSION.
-
-    None when kafka-python has no class for that API (the connection is then closed).
-    """
-    response_class = ResponseClassRegistry._response_class_registry.get(api_key)
-    if response_class is None or version > response_class.max_version:
-        return None
-    response = response_class[version]()
-    if "error_code" in response_class.fields:
-        response.error_code = ke.UNSUPPORTED_VERSION
-    return response
 
 
 # -- ApiVersions ------------------------------------------------------------------------------------

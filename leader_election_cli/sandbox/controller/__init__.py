@@ -7,7 +7,9 @@ independent of the CLI's planner (a separate implementation checked against this
   starts (fencing, unfencing, rejoining the ISRs);
 - `model.py`: the records it holds (`Topic`, `Partition`), the modelled configs and the mode;
 - `partition_change.py`: who leads one partition (KRaft's `PartitionChangeBuilder`, ZooKeeper's `Election`);
-- `elections.py`: ElectLeaders requests and the automatic leader rebalance;
+- `elections.py`: ElectLeaders requests, the automatic leader rebalance, the scheduled unclean elections;
 - `reassignments.py`: AlterPartitionReassignments and its completion;
-- `quorum.py`: the controller (zk: a broker; KRaft: the quorum, combined or dedicated).
+- `quorum.py`: the controller (zk: a broker; KRaft: the quorum, combined or dedicated);
+- `configs.py`: a real 4.1.0 cluster's topic and broker config sets and Kafka's rules for them;
+  `config_control.py`: AlterConfigs and IncrementalAlterConfigs.
 """
