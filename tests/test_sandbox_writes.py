@@ -143,6 +143,10 @@ def test_acks_all_below_min_insync_replicas_fails_with_not_enough_replicas(sb: S
         assert p.send("t", value=b"y", partition=1).get(timeout=30).offset == 0  # its ISR is whole
     finally:
         p.close(timeout=10)
+    answer, _ = produce_raw(sb.brokers[1], "t", 0, batch())
+    assert (answer.error_code, answer.error_message) == (ke.NOT_ENOUGH_REPLICAS, "The size of the current ISR Set(1) "
+                                                         "is insufficient to satisfy the min.isr requirement of 2 "
+                                                         "for partition t-0")
     answer, _ = produce_raw(sb.brokers[1], "t", 0, batch(), acks=1)  # acks=1 does not ask for the ISR
     assert (answer.error_code, answer.base_offset) == (ke.NONE, 0)
     admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=10_000)

@@ -72,6 +72,11 @@ def _leader_problem(c: Cluster, broker: int, found: tuple[Topic, Partition] | No
     return ke.NONE
 
 
+def effective_min_isr(topic: Topic, p: Partition) -> int:
+    """`Partition.effectiveMinIsr`: min.insync.replicas, at most the replication factor."""
+    return min(topic.min_isr, len(p.replicas))
+
+
 # -- InitProducerId -----------------------------------------------------------------------------------
 
 def init_producer_id(ctx: Context, req: Any) -> Any:
@@ -111,10 +116,11 @@ def produce(ctx: Context, req: Any) -> Any:
                     answers[key] = Appended(code)
                     continue
                 topic, p = found  # type: ignore[misc]
-                if req.acks == -1 and len(p.isr) < min(topic.min_isr, len(p.replicas)):
+                min_isr = effective_min_isr(topic, p)
+                if req.acks == -1 and len(p.isr) < min_isr:  # appendRecordsToLeader's words (a Scala Set)
                     answers[key] = Appended(ke.NOT_ENOUGH_REPLICAS, message=(
-                        f"The size of the current ISR {set(p.isr)} is insufficient to satisfy the min.isr "
-                        f"requirement of {min(topic.min_isr, len(p.replicas))} for partition {name}-{data.index}"))
+                        f"The size of the current ISR Set({', '.join(map(str, p.isr))}) is insufficient to satisfy "
+                        f"the min.isr requirement of {min_isr} for partition {name}-{data.index}"))
                     continue
                 answer = c.logs.append(key, topic.topic_id, p.leader, p.leader_epoch, p.isr, live, data.records,
                                        topic.config("message.timestamp.type") == "LogAppendTime")
@@ -144,7 +150,7 @@ async def _await_replication(ctx: Context, req: Any, answers: dict[tuple[str, in
                     answers[key] = Appended(ke.NOT_LEADER_OR_FOLLOWER)
                 elif plog.high_watermark >= offset:
                     topic, p = found
-                    if len(p.isr) < min(topic.min_isr, len(p.replicas)):
+                    if len(p.isr) < effective_min_isr(topic, p):
                         answers[key] = answers[key]._replace(error_code=ke.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
                 else:
                     continue
