@@ -346,7 +346,10 @@ def test_idempotent_sequences_are_checked_as_kafka_checks_them() -> None:
     again = append(logs, batch(3, producer_id=7, epoch=0, sequence=0))  # a retry: the original's offsets
     assert (again.error_code, again.base_offset) == (ke.NONE, 0)
     assert logs.partitions[("t", 0)].end_offset == 3
-    assert append(logs, batch(1, producer_id=7, epoch=0, sequence=5)).error_code == ke.OUT_OF_ORDER_SEQUENCE_NUMBER
+    gap = append(logs, batch(1, producer_id=7, epoch=0, sequence=5))
+    assert (gap.error_code, gap.message) == (ke.OUT_OF_ORDER_SEQUENCE_NUMBER, (
+        "Out of order sequence number for producer 7 at offset 3 in partition t-0: 5 (incoming seq. number), 2 "
+        "(current end sequence number)"))
     assert append(logs, batch(1, producer_id=7, epoch=0, sequence=3)).base_offset == 3
     assert append(logs, batch(1, producer_id=7, epoch=1, sequence=4)).error_code == ke.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert append(logs, batch(1, producer_id=7, epoch=1, sequence=0)).base_offset == 4  # a new epoch from 0

@@ -284,7 +284,8 @@ class Logs:
             (_, _, _, _, _, attributes, last_delta, _, max_ts, producer_id, epoch, first_seq, _) = header
             last_seq = -1 if first_seq < 0 else (first_seq + last_delta) % (MAX_SEQUENCE + 1)
             if producer_id >= 0:
-                problem = check_producer(plog, producer_id, epoch, first_seq, last_seq, plog.end_offset)
+                problem = check_producer(plog, producer_id, epoch, first_seq, last_seq, plog.end_offset,
+                                         f"{key[0]}-{key[1]}")
                 if isinstance(problem, Batch):  # a duplicate: the original's offsets, nothing written
                     return Appended(ke.NONE, problem.base_offset, now if log_append_time else -1,
                                     plog.log_start_offset)
@@ -342,7 +343,7 @@ def batch_cost(batch: Batch) -> int:
 
 
 def check_producer(plog: PartitionLog, producer_id: int, epoch: int, first_seq: int, last_seq: int,
-                   offset: int) -> Appended | Batch | None:
+                   offset: int, partition: str) -> Appended | Batch | None:
     """`ProducerAppendInfo.checkProducerEpoch` and `checkSequence`, and `findDuplicateBatch`: an error answer,
     the duplicated batch, or None (the batch may be appended)."""
     current = plog.producers.get(producer_id)
@@ -351,13 +352,14 @@ def check_producer(plog: PartitionLog, producer_id: int, epoch: int, first_seq: 
     current_epoch, recent = current
     if epoch < current_epoch:
         return Appended(ke.INVALID_PRODUCER_EPOCH, message=(
-            f"Epoch of producer {producer_id} at offset {offset} is {epoch}, which is smaller than the last seen "
-            f"epoch {current_epoch}"))
+            f"Epoch of producer {producer_id} at offset {offset} in {partition} is {epoch}, which is smaller than "
+            f"the last seen epoch {current_epoch}"))
     if epoch != current_epoch:
         if first_seq != 0:
             return Appended(ke.OUT_OF_ORDER_SEQUENCE_NUMBER, message=(
-                f"Invalid sequence number for new epoch of producer {producer_id} at offset {offset}: {epoch} "
-                f"(request epoch), {first_seq} (seq. number), {current_epoch} (current producer epoch)"))
+                f"Invalid sequence number for new epoch of producer {producer_id} at offset {offset} in partition "
+                f"{partition}: {epoch} (request epoch), {first_seq} (seq. number), {current_epoch} (current producer "
+                "epoch)"))
         return None
     for batch in recent:
         if (batch.first_sequence, batch.last_sequence) == (first_seq, last_seq):
@@ -365,8 +367,8 @@ def check_producer(plog: PartitionLog, producer_id: int, epoch: int, first_seq: 
     last = recent[-1].last_sequence if recent else -1
     if not (first_seq == last + 1 or (first_seq == 0 and last == MAX_SEQUENCE)):
         return Appended(ke.OUT_OF_ORDER_SEQUENCE_NUMBER, message=(
-            f"Out of order sequence number for producer {producer_id} at offset {offset}: {first_seq} "
-            f"(incoming seq. number), {last} (current end sequence number)"))
+            f"Out of order sequence number for producer {producer_id} at offset {offset} in partition {partition}: "
+            f"{first_seq} (incoming seq. number), {last} (current end sequence number)"))
     return None
 
 
