@@ -18,7 +18,8 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.sandbox.remote import ControlServer, request
+from leader_election_cli.sandbox.control_client import request
+from leader_election_cli.sandbox.remote import ControlServer
 
 KL = str(BIN / "kafka-leaders")
 CATCH_UP_SECONDS = 6  # how long a restarted broker's replicas take to catch up, spread over its partitions
