@@ -6,7 +6,8 @@
 `elections.py` (ElectLeaders, Alter/ListPartitionReassignments), `configs.py` (DescribeConfigs, AlterConfigs,
 IncrementalAlterConfigs), `quorum.py` (DescribeQuorum), `sasl.py` (SaslHandshake and SaslAuthenticate once
 authenticated), `produce_fetch.py` to come (Produce, Fetch, ListOffsets, InitProducerId), and `unmodelled.py`
-(every other advertised key, in its own schema with UNSUPPORTED_VERSION).
+(every other advertised key, in its own schema with UNSUPPORTED_VERSION, or CLUSTER_AUTHORIZATION_FAILED for
+a zk broker's inter-broker APIs: kafka-python's classes, else `message_schemas.py` over `schema_codec.py`).
 
 Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
 code at top level, where the response has one, and on every requested item), used for fault
