@@ -11,6 +11,7 @@ definitions give the answer (`BY_HAND`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import io
@@ -295,3 +296,11 @@ def test_every_schema_version_the_releases_advertise_reads_back_with_kio() -> No
             assert set(kio_error_codes(response)) <= {message.error}, (key, version)  # none: no group asked for
             checked += 1
     assert checked >= 33  # 4.1-era keys and versions; the zk-only APIs and versions 4.0 removed are BY_HAND
+
+
+@given(data=st.binary(max_size=64), flexible=st.booleans())
+def test_the_schema_codec_refuses_any_bytes_with_a_value_error(data: bytes, flexible: bool) -> None:
+    """What a malformed request becomes: a ValueError (the connection closed), never another exception."""
+    fields = MESSAGES[84].request(0)
+    with contextlib.suppress(ValueError):
+        schema_codec.decode(fields, data, 0, flexible)
