@@ -46,11 +46,44 @@ ZK_ONLY = {4, 5, 6, 7, 56, 58, 67}  # the inter-broker APIs: CLUSTER_AUTHORIZATI
 # flexible struct (no tagged fields).
 _EMPTY, _CODE31, _CODE35 = struct.pack(">i", 0), struct.pack(">h", 31), struct.pack(">h", 35)
 _STRING = struct.pack(">h", 4) + b"User" + struct.pack(">h", 9) + b"ANONYMOUS"
+_INT, _TOPIC_ID = struct.Struct(">i"), bytes(range(16))
+
+
+def _partition_state_v7(index: int) -> bytes:
+    """PartitionIndex ControllerEpoch Leader LeaderEpoch Isr PartitionEpoch Replicas AddingReplicas RemovingReplicas
+    IsNew LeaderRecoveryState, no tagged fields."""
+    return struct.pack(">iiii", index, 1, 1, 1) + b"\x02" + _INT.pack(1) + _INT.pack(0) + b"\x02" + _INT.pack(1) + (
+        b"\x01\x01\x00\x00\x00")
+
+
+# LeaderAndIsr and StopReplica requests naming partitions 0 and 1 of topic "t" (Kafka 3.9's definitions)
+REQUESTS = {
+    # ControllerId ControllerEpoch UngroupedPartitionStates[TopicName PartitionIndex ControllerEpoch Leader
+    # LeaderEpoch Isr PartitionEpoch Replicas] LiveLeaders
+    (4, 0): struct.pack(">iii", 1, 1, 2) + b"".join(
+        struct.pack(">h", 1) + b"t" + struct.pack(">iiiiiiiii", i, 1, 1, 1, 1, 1, 0, 1, 1) for i in (0, 1)) + _EMPTY,
+    # ControllerId IsKRaftController ControllerEpoch BrokerEpoch Type TopicStates[TopicName TopicId
+    # PartitionStates] LiveLeaders
+    (4, 7): struct.pack(">i?iqb", 1, False, 1, -1, 0) + b"\x02" + b"\x02t" + _TOPIC_ID + b"\x03" + (
+        _partition_state_v7(0) + _partition_state_v7(1) + b"\x00" + b"\x01" + b"\x00"),
+    # ControllerId ControllerEpoch DeletePartitions UngroupedPartitions[TopicName PartitionIndex]
+    (5, 0): struct.pack(">ii?i", 1, 1, False, 2) + b"".join(struct.pack(">h", 1) + b"t" + _INT.pack(i) for i in (0, 1)),
+    # ControllerId IsKRaftController ControllerEpoch BrokerEpoch TopicStates[TopicName PartitionStates[
+    # PartitionIndex LeaderEpoch DeletePartition]]
+    (5, 4): struct.pack(">i?iq", 1, False, 1, -1) + b"\x02" + b"\x02t" + b"\x03" + b"".join(
+        struct.pack(">ii?", i, 1, False) + b"\x00" for i in (0, 1)) + b"\x00" + b"\x00",
+}
 BY_HAND = {
-    (4, 0): (False, _CODE31 + _EMPTY),  # ErrorCode PartitionErrors
-    (4, 7): (True, _CODE31 + b"\x01\x00"),  # ErrorCode Topics
-    (5, 0): (False, _CODE31 + _EMPTY),  # ErrorCode PartitionErrors
-    (5, 4): (True, _CODE31 + b"\x01\x00"),
+    # ErrorCode PartitionErrors[TopicName PartitionIndex ErrorCode]: LeaderAndIsrRequest.getErrorResponse
+    (4, 0): (False, _CODE31 + _INT.pack(2) + b"".join(struct.pack(">h", 1) + b"t" + _INT.pack(i) + _CODE31
+                                                      for i in (0, 1))),
+    # ErrorCode Topics[TopicId PartitionErrors[PartitionIndex ErrorCode]]
+    (4, 7): (True, _CODE31 + b"\x02" + _TOPIC_ID + b"\x03" + b"".join(_INT.pack(i) + _CODE31 + b"\x00" for i in (0, 1))
+             + b"\x00\x00"),
+    # ErrorCode PartitionErrors[TopicName PartitionIndex ErrorCode]: StopReplicaRequest.getErrorResponse
+    (5, 0): (False, _CODE31 + _INT.pack(2) + b"".join(struct.pack(">h", 1) + b"t" + _INT.pack(i) + _CODE31
+                                                      for i in (0, 1))),
+    (5, 4): (True, _CODE31 + b"\x03" + b"".join(b"\x02t" + _INT.pack(i) + _CODE31 + b"\x00" for i in (0, 1)) + b"\x00"),
     (6, 0): (False, _CODE31),  # ErrorCode
     (6, 8): (True, _CODE31 + b"\x00"),
     (7, 0): (False, _CODE31 + _EMPTY),  # ErrorCode RemainingPartitions
@@ -183,11 +216,11 @@ def kafka_python_answer(address: tuple[str, int], key: int, version: int) -> Non
 
 
 def schema_answer(address: tuple[str, int], key: int, version: int) -> Any:
-    """Send a key kafka-python has no classes for (the body kio writes, or none where kio has no class: those
+    """Send a key kafka-python has no classes for (the body kio writes, else `REQUESTS`'s, else none: those
     answers do not read it) and check the answer: the correlation id, the header, the whole frame read, every
     error code the expected one. The kio response, None where kio has none."""
     ask = kio_class(key, version, "request")
-    body = b"" if ask is None else kio_body(ask, kio_sample(ask))
+    body = REQUESTS.get((key, version), b"") if ask is None else kio_body(ask, kio_sample(ask))
     payload = exchange(address, schema_request(key, version, body))
     assert payload is not None, f"key {key} v{version}: connection closed"
     assert struct.unpack_from(">i", payload)[0] == CORRELATION_ID

@@ -36,6 +36,7 @@ class Message:
     requests: dict[tuple[int, int], str] = field(default_factory=dict)  # only where the answer mirrors it
     error: int = ke.UNSUPPORTED_VERSION
     values: dict[str, Any] = field(default_factory=dict)
+    partition_errors: bool = False  # the error on every requested partition too (LeaderAndIsr, StopReplica)
 
     def is_flexible(self, version: int) -> bool:
         return self.flexible is not None and version >= self.flexible
@@ -82,6 +83,18 @@ _CREATED = ("ErrorCode:int16 PrincipalType:string PrincipalName:string {}IssueTi
             "ExpiryTimestampMs:int64 MaxTimestampMs:int64 TokenId:string Hmac:bytes ThrottleTimeMs:int32")
 _ALTERED = ("ThrottleTimeMs:int32 ErrorCode:int16 Topics:[ {} Partitions:[ PartitionIndex:int32 ErrorCode:int16 "
             "LeaderId:int32 LeaderEpoch:int32 Isr:[]int32 {}PartitionEpoch:int32 ] ]")
+# LeaderAndIsr and StopReplica requests (Kafka 3.9): a partition's state, by version
+_STATE = ("PartitionIndex:int32 ControllerEpoch:int32 Leader:int32 LeaderEpoch:int32 Isr:[]int32 PartitionEpoch:int32 "
+          "Replicas:[]int32 {} ]")
+_ADDING = "AddingReplicas:[]int32 RemovingReplicas:[]int32 IsNew:bool"
+_RECOVERY = f"{_ADDING} LeaderRecoveryState:int8"
+_LEADER_AND_ISR = ("ControllerId:int32 ControllerEpoch:int32 {} {} "
+                   "LiveLeaders:[ BrokerId:int32 HostName:string Port:int32 ]")
+_UNGROUPED = "UngroupedPartitionStates:[ TopicName:string "
+_TOPIC_STATES = "TopicStates:[ TopicName:string {} PartitionStates:[ {} ]"
+_EPOCH_TYPE = "BrokerEpoch:int64 Type:int8"
+_STOP_STATES = ("BrokerEpoch:int64 TopicStates:[ TopicName:string PartitionStates:[ PartitionIndex:int32 "
+                "LeaderEpoch:int32=-1 DeletePartition:bool ] ]")
 # CreateDelegationTokenRequest.getErrorResponse: the owner and requester KafkaPrincipal.ANONYMOUS
 _ANONYMOUS = {"PrincipalType": "User", "PrincipalName": "ANONYMOUS",
               "TokenRequesterPrincipalType": "User", "TokenRequesterPrincipalName": "ANONYMOUS"}
@@ -91,8 +104,24 @@ MESSAGES: dict[int, Message] = {
     4: Message("LeaderAndIsr", 4, {
         (0, 4): _PARTITION_ERRORS,
         (5, 7): "ErrorCode:int16 Topics:[ TopicId:uuid PartitionErrors:[ PartitionIndex:int32 ErrorCode:int16 ] ]",
-    }, error=_CLUSTER),
-    5: Message("StopReplica", 2, {(0, 4): _PARTITION_ERRORS}, error=_CLUSTER),
+    }, {
+        (0, 0): _LEADER_AND_ISR.format("", _UNGROUPED + _STATE.format("")),
+        (1, 1): _LEADER_AND_ISR.format("", _UNGROUPED + _STATE.format("IsNew:bool")),
+        (2, 2): _LEADER_AND_ISR.format("BrokerEpoch:int64", _TOPIC_STATES.format("", _STATE.format("IsNew:bool"))),
+        (3, 4): _LEADER_AND_ISR.format("BrokerEpoch:int64", _TOPIC_STATES.format("", _STATE.format(_ADDING))),
+        (5, 5): _LEADER_AND_ISR.format(_EPOCH_TYPE, _TOPIC_STATES.format("TopicId:uuid", _STATE.format(_ADDING))),
+        (6, 6): _LEADER_AND_ISR.format(_EPOCH_TYPE, _TOPIC_STATES.format("TopicId:uuid", _STATE.format(_RECOVERY))),
+        (7, 7): _LEADER_AND_ISR.format(_EPOCH_TYPE, _TOPIC_STATES.format("TopicId:uuid", _STATE.format(_RECOVERY)))
+        .replace("ControllerId:int32", "ControllerId:int32 IsKRaftController:bool"),
+    }, error=_CLUSTER, partition_errors=True),
+    5: Message("StopReplica", 2, {(0, 4): _PARTITION_ERRORS}, {
+        (0, 0): "ControllerId:int32 ControllerEpoch:int32 DeletePartitions:bool UngroupedPartitions:[ "
+                "TopicName:string PartitionIndex:int32 ]",
+        (1, 2): "ControllerId:int32 ControllerEpoch:int32 BrokerEpoch:int64 DeletePartitions:bool Topics:[ "
+                "Name:string PartitionIndexes:[]int32 ]",
+        (3, 3): f"ControllerId:int32 ControllerEpoch:int32 {_STOP_STATES}",
+        (4, 4): f"ControllerId:int32 IsKRaftController:bool ControllerEpoch:int32 {_STOP_STATES}",
+    }, error=_CLUSTER, partition_errors=True),
     6: Message("UpdateMetadata", 6, {(0, 8): "ErrorCode:int16"}, error=_CLUSTER),
     7: Message("ControlledShutdown", 3, {
         (0, 3): "ErrorCode:int16 RemainingPartitions:[ TopicName:string PartitionIndex:int32 ]"}, error=_CLUSTER),

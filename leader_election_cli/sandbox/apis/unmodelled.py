@@ -83,7 +83,26 @@ def _from_schema(message: Message, api_key: int, version: int, frame: bytes) -> 
         if end != len(frame):
             return None
     values = {**message.values, **_level(response, request, message.error)}
+    if message.partition_errors:
+        values.update(_partition_errors(response, request, message.error))
     return Answer(schema_codec.encode(response, values, flexible), flexible)
+
+
+def _partition_errors(fields: tuple[schema_codec.Field, ...], request: dict[str, Any], code: int) -> dict[str, Any]:
+    """The error on every partition a LeaderAndIsr or StopReplica request names, as their `getErrorResponse`
+    lists them: by topic id from LeaderAndIsr v5 on, else each with its topic name."""
+    topics = [(t.get("TopicName", t.get("Name")), t.get("TopicId"),
+               [p["PartitionIndex"] if isinstance(p, dict) else p for p in t.get("PartitionStates", t.get(
+                   "PartitionIndexes", []))])
+              for t in request.get("TopicStates", request.get("Topics", []))]
+    topics += [(p["TopicName"], None, [p["PartitionIndex"]])
+               for p in request.get("UngroupedPartitionStates", request.get("UngroupedPartitions", []))]
+    if any(f.name == "Topics" for f in fields):
+        return {"Topics": [{"TopicId": topic_id, "PartitionErrors": [{"PartitionIndex": i, "ErrorCode": code}
+                                                                     for i in partitions]}
+                           for _, topic_id, partitions in topics]}
+    return {"PartitionErrors": [{"TopicName": name, "PartitionIndex": i, "ErrorCode": code}
+                                for name, _, partitions in topics for i in partitions]}
 
 
 def _body_offset(frame: bytes, api_key: int, version: int, flexible: bool) -> int:
