@@ -32,7 +32,6 @@ from leader_election_cli.sandbox.apis.produce_fetch import NO_ANSWER
 from leader_election_cli.sandbox.apis.registry import (
     APIS,
     FORWARDED_APIS,
-    INTER_BROKER_APIS,
     Api,
     advertised,
 )
@@ -325,7 +324,7 @@ class Server:
             return False
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
         versions = advertised(self.settings, self.cluster.mode, controller=broker not in self.cluster.broker_ids)
-        if api_key not in versions or api_key in INTER_BROKER_APIS:
+        if api_key not in versions:
             log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
             return False
         low, high = versions[api_key]
@@ -490,12 +489,12 @@ class Server:
     async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int,
                              frame: bytes) -> bool:
         self.record(RequestRecord(conn.broker_id, api_key, version))
-        response = unimplemented(api_key, version, frame)
-        if response is None or not conn.authenticated:
+        answer = unimplemented(api_key, version, frame)
+        if answer is None or not conn.authenticated:
             log.warning("broker %d: closing %s: API key %d is not implemented by the sandbox",
                         conn.broker_id, conn.id, api_key)
             return False
-        await self._send(conn, type(response), response, version, correlation_id)
+        await self._write_frame(conn, answer.body, answer.flexible_header, correlation_id)
         return True
 
     async def _send(self, conn: Connection, response_class: type, response: Any, version: int,
@@ -505,6 +504,11 @@ class Server:
     async def _write(self, conn: Connection, response_class: type, body: bytes, version: int,
                      correlation_id: int, corrupt: bool = False) -> None:
         flexible_header = response_class.flexible_version_q(version) and response_class.API_KEY != API_VERSIONS
+        await self._write_frame(conn, body, flexible_header, correlation_id, corrupt)
+
+    @staticmethod
+    async def _write_frame(conn: Connection, body: bytes, flexible_header: bool, correlation_id: int,
+                           corrupt: bool = False) -> None:
         header = struct.pack(">i", correlation_id) + (b"\x00" if flexible_header else b"")
         payload = header + bytes(body)
         if corrupt:

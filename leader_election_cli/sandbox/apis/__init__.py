@@ -7,7 +7,8 @@
 IncrementalAlterConfigs), `quorum.py` (DescribeQuorum), `sasl.py` (SaslHandshake and SaslAuthenticate once
 authenticated), `produce_fetch.py` (Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch, on the
 logs of sandbox/partition_logs.py), and `unmodelled.py` (every other advertised key, in its own schema with
-UNSUPPORTED_VERSION).
+UNSUPPORTED_VERSION, or CLUSTER_AUTHORIZATION_FAILED for a zk broker's inter-broker APIs: kafka-python's
+classes, else `message_schemas.py` over `schema_codec.py`).
 
 Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
 code at top level, where the response has one, and on every requested item), used for fault

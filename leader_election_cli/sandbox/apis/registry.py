@@ -102,9 +102,8 @@ from leader_election_cli.sandbox.controller.model import (
 
 # ApiVersions exactly as real brokers of the sandbox's Kafka release advertise them (versions.py); zk
 # brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
-# kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an
-# UNSUPPORTED_VERSION error response (unmodelled.py).
-INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
+# kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an error response in
+# their own schema (unmodelled.py; zk brokers' inter-broker APIs with CLUSTER_AUTHORIZATION_FAILED).
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
 # A dedicated controller's listener (KIP-919 clients, --bootstrap-controller): of what ControllerApis handles, the
 # APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum

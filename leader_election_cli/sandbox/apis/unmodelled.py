@@ -9,18 +9,30 @@ array is filled from the request's array of the same name (the level's first arr
 arrays: `topic_names` -> `responses`, `partition_indexes` -> `partitions`, `topic_data` -> `responses`),
 each entry taking the request entry's fields of the same name (topic, partition, group or resource names), the
 error code and message (`error_code`, or a name ending so: `partition_error_code`).
-An API kafka-python has no classes for cannot be answered in its schema: the broker closes the connection
-instead (docs/SANDBOX_APIS.md lists them).
+An API kafka-python has no classes for is answered the same way from its schema in `message_schemas.py`
+(Kafka's message definitions; the zk-only inter-broker APIs with CLUSTER_AUTHORIZATION_FAILED, 31, there).
 """
 
 from __future__ import annotations
 
+import struct
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafka.protocol.api_header import ResponseClassRegistry
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.apis import schema_codec
+from leader_election_cli.sandbox.apis.message_schemas import MESSAGES, Message
+
+CONTROLLED_SHUTDOWN = 7  # its v0 request header has no client id (Kafka's ApiKeys.requestHeaderVersion)
+
+
+class Answer(NamedTuple):
+    """A response body, and whether its header is flexible (has tagged fields)."""
+
+    body: bytes
+    flexible_header: bool
 
 
 def response_class(api_key: int) -> Any:
@@ -40,8 +52,10 @@ def request_class(api_key: int) -> Any:
     return getattr(sys.modules[response.__module__], response.__name__.removesuffix("Response") + "Request", None)
 
 
-def unimplemented(api_key: int, version: int, frame: bytes) -> Any:
-    """The UNSUPPORTED_VERSION answer to the request in `frame` (None: no class to answer it in)."""
+def unimplemented(api_key: int, version: int, frame: bytes) -> Answer | None:
+    """The error answer to the request in `frame` (None: a malformed request, or no schema to answer it in)."""
+    if api_key in MESSAGES:
+        return _from_schema(MESSAGES[api_key], api_key, version, frame)
     answer, ask = response_class(api_key), request_class(api_key)
     if answer is None or ask is None or not answer.min_version <= version <= answer.max_version:
         return None
@@ -49,7 +63,91 @@ def unimplemented(api_key: int, version: int, frame: bytes) -> Any:
         request = ask.decode(frame, version=version, header=True)
     except Exception:  # a malformed request: closed, as for a modelled API
         return None
-    return answer(version=version, **_mirrored(answer.fields, request, version, ke.UNSUPPORTED_VERSION, None))
+    response = answer(version=version, **_mirrored(answer.fields, request, version, ke.UNSUPPORTED_VERSION, None))
+    return Answer(response.encode(version=version), answer.flexible_version_q(version))
+
+
+def _from_schema(message: Message, api_key: int, version: int, frame: bytes) -> Answer | None:
+    """The answer to an API kafka-python has no classes for, by the same rule as `_mirrored`."""
+    response = message.response(version)
+    if response is None:
+        return None
+    flexible = message.is_flexible(version)
+    request: dict[str, Any] = {}
+    schema = message.request(version)
+    if schema is not None:
+        try:
+            request, end = schema_codec.decode(schema, frame, _body_offset(frame, api_key, version, flexible), flexible)
+        except (ValueError, struct.error):  # a malformed request: closed, as for a modelled API
+            return None
+        if end != len(frame):
+            return None
+    values = {**message.values, **_level(response, request, message.error)}
+    if message.partition_errors:
+        values.update(_partition_errors(response, request, message.error))
+    return Answer(schema_codec.encode(response, values, flexible), flexible)
+
+
+def _partition_errors(fields: tuple[schema_codec.Field, ...], request: dict[str, Any], code: int) -> dict[str, Any]:
+    """The error on every partition a LeaderAndIsr or StopReplica request names, as their `getErrorResponse`
+    lists them: by topic id from LeaderAndIsr v5 on, else each with its topic name."""
+    topics = [(t.get("TopicName", t.get("Name")), t.get("TopicId"),
+               [p["PartitionIndex"] if isinstance(p, dict) else p for p in t.get("PartitionStates", t.get(
+                   "PartitionIndexes", []))])
+              for t in request.get("TopicStates", request.get("Topics", []))]
+    topics += [(p["TopicName"], None, [p["PartitionIndex"]])
+               for p in request.get("UngroupedPartitionStates", request.get("UngroupedPartitions", []))]
+    if any(f.name == "Topics" for f in fields):
+        return {"Topics": [{"TopicId": topic_id, "PartitionErrors": [{"PartitionIndex": i, "ErrorCode": code}
+                                                                     for i in partitions]}
+                           for _, topic_id, partitions in topics]}
+    return {"PartitionErrors": [{"TopicName": name, "PartitionIndex": i, "ErrorCode": code}
+                                for name, _, partitions in topics for i in partitions]}
+
+
+def _body_offset(frame: bytes, api_key: int, version: int, flexible: bool) -> int:
+    """Where the request body starts: after the api key, version, correlation id, client id (not in
+    ControlledShutdown v0's header) and, for a flexible version, the header's tagged fields."""
+    at = 8
+    if not (api_key == CONTROLLED_SHUTDOWN and version == 0):
+        (n,) = struct.unpack_from(">h", frame, at)
+        at += 2 + max(n, 0)
+    if flexible:
+        _, at = schema_codec.decode((), frame, at, True)
+    return at
+
+
+def _level(fields: tuple[schema_codec.Field, ...], source: dict[str, Any], code: int) -> dict[str, Any]:
+    """One level of a schema answer: its ErrorCode set and, when it has one, its arrays left empty; otherwise its
+    arrays of structs filled from the request level (the same-named array, else for the first array the
+    request level's arrays), each entry taking the request entry's same-named fields."""
+    values: dict[str, Any] = {}
+    own_error = any(f.name == "ErrorCode" for f in fields)
+    arrays = [f for f in fields if f.kind == "array" and f.fields]
+    for f in fields:
+        if f.name == "ErrorCode":
+            values[f.name] = code
+        elif f in arrays and not own_error:
+            if isinstance(source.get(f.name), list):
+                items = source[f.name]
+            elif f is arrays[0]:
+                items = [i for v in source.values() if isinstance(v, list) for i in v]
+            else:
+                items = []
+            values[f.name] = [_level(f.fields, _as_level(f.fields, item), code) for item in items]
+        elif f.kind not in ("array", "struct") and f.name in source:
+            values[f.name] = source[f.name]
+    return values
+
+
+def _as_level(fields: tuple[schema_codec.Field, ...], item: Any) -> dict[str, Any]:
+    """A request entry as a level: a struct as it is, a bare name or number as the entry's first field of its
+    kind that is not an error (ConsumerGroupDescribe: a group id -> GroupId)."""
+    if isinstance(item, dict):
+        return item
+    kind = "string" if isinstance(item, str) else "int32"
+    name = next((f.name for f in fields if f.kind == kind and not f.name.startswith("Error")), None)
+    return {} if name is None else {name: item}
 
 
 def _present(fields: dict[str, Any], version: int) -> dict[str, Any]:
