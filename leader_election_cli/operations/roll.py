@@ -1,5 +1,8 @@
 """`roll`: a rolling restart, one broker at a time, never leaving a partition offline or under min ISR.
 
+One roll per cluster at a time: a roll holds the cluster's roll lock (`operations.lock`, taken right
+after the cluster id is read, before anything else) for its whole run; a second one is refused (exit 5).
+
 For each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's quorum leader in
 combined mode):
 1. wait until it is safe to stop (`planning.maintenance.stop_verdict`), polling up to `safe_wait_s`;
@@ -7,15 +10,21 @@ combined mode):
 2. drain: `demote`'s moves with the broker last everywhere (so neither a preferred election nor the
    controller's automatic rebalance gives it leadership back), its restore file kept; then check it
    leads nothing (partitions of a single replica excepted, with `allow_rf1`);
-3. restart it: run the command (`{broker}`, `{host}` filled in; its output on stderr, bounded by
-   `exec_timeout_s`) or, with `pause`, wait for Enter (the end of the input fails the step);
+3. restart it: read the cluster again and apply the same verdict at the moment of acting (another broker
+   may have died meanwhile): while it does not hold, the broker stays drained and the roll waits, up to
+   `safe_wait_s` (then exit 5, resumable); once it holds, at once run the command (`{broker}`, `{host}`
+   filled in; its output on stderr, bounded by `exec_timeout_s`; in a session of its own, ended as a whole
+   by `process_group.end` when it times out or a second stop signal comes) or, with `pause`, wait for
+   Enter (the end of the input fails the step). The report records the time from that read to the command;
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
 5. restore: put back the replica orders of its restore files and elect the preferred replicas, read back.
 
-The state file (`roll_state`) is written after every step. A stop signal ends the roll after the step in
-flight (a command being run is waited for, bounded by its timeout); so does a failure; `--resume` goes on
-from the state file, at the step after the last one finished.
+The state file (`roll_state`) is written after every step, and says why a roll stopped. A stop signal ends
+the roll after the step in flight (a command being run is waited for, bounded by its timeout); so does a
+failure; `--resume` checks the state file (its schema, its brokers against the cluster, its cluster id, its
+restore files as `restore` checks them) before anything is done, then goes on at the step after the last
+one finished (a restart, whatever the step before it, is decided at the moment of acting as above).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -39,18 +48,20 @@ from leader_election_cli.errors import (
     LeaderElectionError,
     RefusedError,
     UnreachableError,
+    interrupted_exit,
     shown,
 )
 from leader_election_cli.model import ClusterState, ControllerMode, Outcome, TopicPartition
-from leader_election_cli.operations import roll_state
+from leader_election_cli.operations import process_group, roll_state
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
+from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
 from leader_election_cli.operations.maintenance import check_brokers, read_for_stop
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
-from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file
+from leader_election_cli.operations.restore_file import check_written_for, default_restore_path, load_restore_file
 from leader_election_cli.operations.roll_state import BrokerState, RollState
-from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning.maintenance import stop_verdict
+from leader_election_cli.operations.signals import StopFlag, before_a_hard_stop, stop_on_signals
+from leader_election_cli.planning.maintenance import StopVerdict, stop_verdict
 from leader_election_cli.planning.reorders import demote_plan, restore_plan
 from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep
 from leader_election_cli.reports.moves import MoveReport
@@ -92,42 +103,81 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     pressed, False when a stop signal came first, None at the end of the input; None when nobody can answer
     (a roll without a command is then refused before anything is done, exit 2).
     `command_output` takes the command's output (default: stderr)."""
+    saved = _resumable(settings.state_file) if settings.resume and settings.state_file else None  # before connecting
     client = connection.settings(hooks.warn)
-    with connection.open(client) as cluster:
-        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
-        quorum_leader = None
-        if state.mode is ControllerMode.KRAFT and not settings.resume:
-            with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
-                quorum_leader = cluster.quorum_leader()
-    path = settings.state_file or roll_state.default_state_path(state.cluster_id)
-    saved = roll_state.load(path)
-    if settings.resume:
-        if saved is None or saved.finished:
-            raise InputError(f"No unfinished roll to resume in {path}",
-                             hint="Start a roll with --brokers and --exec or --pause.")
-        if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
-            raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
-                              f"({state.cluster_id}); nothing was done", "Check --bootstrap-server.", path)
-        plan = saved
-    else:
-        if saved is not None and not saved.finished:
-            raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
-                              "Carry it on with roll --resume, or remove the file after checking the brokers it "
-                              "names (kafka-leaders restore puts back a drained broker's orders).", path)
-        plan = RollState(state.cluster_id, settings.command, [BrokerState(b, _host(state, b))
-                                                               for b in roll_order(state, settings.brokers,
-                                                                                        quorum_leader)])
-    if plan.command is None and ask is None and not settings.dry_run:
-        raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to press "
-                         "it on; nothing was done", hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
-    report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
-    if settings.dry_run:
-        report.brokers = dry_run(state, plan, settings)
-        return report
-    roll_state.save(path, plan)
-    runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output)
-    runner.run()
+    with ExitStack() as held:
+        with connection.open(client) as cluster:
+            cluster_id = cluster.cluster_id()
+            if not settings.dry_run:  # a dry run sends nothing: no lock, it never waits on a real roll
+                held.enter_context(exclusive_lock(default_lock_path(cluster_id, connection.bootstrap_servers,
+                                                                    kind="roll"),
+                                                  kind="roll", why="two rolls at once could stop two brokers together"))
+            path = settings.state_file or roll_state.default_state_path(cluster_id)
+            if settings.resume:
+                saved = saved or _resumable(path)
+                if saved.cluster_id and cluster_id and saved.cluster_id != cluster_id:
+                    raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
+                                      f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
+            state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
+            quorum_leader = None
+            if state.mode is ControllerMode.KRAFT and not settings.resume:
+                with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
+                    quorum_leader = cluster.quorum_leader()
+        restore_files = {}
+        if settings.resume:
+            assert saved is not None
+            restore_files = _checked(saved, path, state)
+            plan = saved
+        else:
+            saved = roll_state.load(path)
+            if saved is not None and not saved.finished:
+                raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
+                                  "Carry it on with roll --resume, or remove the file after checking the brokers it "
+                                  "names (kafka-leaders restore puts back a drained broker's orders).", path)
+            plan = RollState(state.cluster_id, settings.command,
+                             [BrokerState(b, _host(state, b)) for b in roll_order(state, settings.brokers,
+                                                                                    quorum_leader)])
+        if plan.command is None and ask is None and not settings.dry_run:
+            raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to "
+                             "press it on; nothing was done",
+                             hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
+        report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
+        if settings.dry_run:
+            report.brokers = dry_run(state, plan, settings)
+            return report
+        plan.stopped = None
+        roll_state.save(path, plan)
+        runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output)
+        runner.saved.update(restore_files)
+        runner.run()
     return report
+
+
+def _resumable(path: Path) -> RollState:
+    """The unfinished roll of the state file (checked against its schema, each broker once), or an input error."""
+    saved = roll_state.load(path)
+    if saved is None or saved.finished:
+        raise InputError(f"No unfinished roll to resume in {path}",
+                         hint="Start a roll with --brokers and --exec or --pause.")
+    return saved
+
+
+def _checked(saved: RollState, path: Path, state: ClusterState) -> dict[str, dict[TopicPartition, tuple[int, ...]]]:
+    """The orders of the restore files a resumed roll will put back, read now: before anything is done, its
+    brokers must be the cluster's (`check_brokers`, exit 2) and its restore files ones `restore` would put
+    back here (read and validated, of this cluster: `restore_file.check_written_for`, exit 5)."""
+    try:
+        check_brokers(state, [b.broker for b in saved.brokers])
+    except InputError as exc:
+        raise InputError(f"The roll's state file {shown(str(path))} names brokers the cluster lacks: {exc.message}; "
+                         "nothing was done", hint="Give the --state-file of a roll of this cluster.") from None
+    orders = {}
+    for b in saved.brokers:
+        for file in b.restore_files if b.step != "done" else ():
+            restore_file = load_restore_file(file)
+            check_written_for(restore_file, file, state.cluster_id)
+            orders[file] = dict(restore_file.orders)
+    return orders
 
 
 def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leader: int | None = None) -> list[int]:
@@ -200,6 +250,7 @@ class _Runner:
         # the orders each restore file written by this run holds (reading a file back validates it: 4 s for
         # 16,700 partitions); a file from before a --resume is read
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+        self.configs: ClusterState | None = None  # the last read's min ISR, for the check right before a restart
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -213,15 +264,17 @@ class _Runner:
                     self._roll_one(b, entry)
                 except _StepFailed as exc:
                     entry.status = "failed" if exc.exit_code is not ExitCode.REFUSED else "refused"
-                    self.report.abort(exc.exit_code, exc.reason)
+                    self._stopped(exc.exit_code, exc.reason)
                     return
                 except LeaderElectionError as exc:
                     entry.status = "failed"
-                    self.report.abort(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
+                    self._stopped(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
                     return
                 if self.stop.stopped:
                     entry.status = "interrupted"
                     self.report.interrupted, self.report.stop_signal = True, self.stop.signum
+                    self._stopped(interrupted_exit(self.stop.signum), f"stopped by a signal during broker {b.broker}'s "
+                                  "roll, after the step in flight")
                     return
                 entry.status = "done"
             self.plan.finished = True
@@ -229,6 +282,16 @@ class _Runner:
                 roll_state.save(self.path, self.plan)
             except InputError as exc:
                 self.report.abort(self._exit_code(exc), exc.message)
+
+    def _stopped(self, exit_code: ExitCode, reason: str) -> None:
+        """The roll stops here: the report and the state file say why."""
+        if not self.report.interrupted:
+            self.report.abort(exit_code, reason)
+        self.plan.stopped = {"exit_code": int(exit_code), "error": reason}
+        try:
+            roll_state.save(self.path, self.plan)
+        except InputError as exc:  # the step's own state was saved, or it failed saving it: that failure says so
+            self.hooks.warn(exc.message)
 
     def _exit_code(self, exc: LeaderElectionError) -> ExitCode:
         """A failure's exit code; an input error (a state file that cannot be written, a restore file that
@@ -289,8 +352,8 @@ class _Runner:
 
         def safe() -> bool:
             with self._cluster() as cluster:
-                verdict = stop_verdict(read_for_stop(cluster, [b.broker]), [b.broker],
-                                       allow_rf1=self.settings.allow_rf1)
+                self.configs = read_for_stop(cluster, [b.broker])
+            verdict = stop_verdict(self.configs, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
             return verdict.safe
 
@@ -338,36 +401,92 @@ class _Runner:
                         moved=moved)
 
     def _restart(self, b: BrokerState) -> RollStep:
+        self.hooks.note(f"Broker {b.broker} leads nothing: checking it is still safe to stop, then restarting it.")
+        safe, polls, verdict, read_at, unreachable = self._safe_now(b)
+        if not safe:
+            if self.stop.stopped:
+                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for it to be safe to stop "
+                                "again", polls=polls, verdict=verdict, completed=False)
+            if unreachable is not None:
+                return RollStep("restart", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
+                                f"it is still safe to stop ({unreachable.message}); it was not restarted and stays "
+                                "drained", polls=polls, verdict=verdict, exit_code=ExitCode.UNREACHABLE)
+            blocking = len(verdict.blocking) if verdict else "?"
+            return RollStep("restart", 0.0, False, f"no longer safe to stop, and still not after "
+                            f"{self.settings.safe_wait_s:g} s: {blocking} partition(s) would go offline or under min "
+                            f"ISR (kafka-leaders can-stop {b.broker} lists them); it was not restarted and stays "
+                            "drained (roll --resume carries on)", polls=polls, verdict=verdict,
+                            exit_code=ExitCode.REFUSED)
         if self.plan.command is None:
             assert self.ask is not None  # `roll` refuses a roll without a command when nobody can answer
+            age = round(time.monotonic() - read_at, 4)
             pressed = self.ask(f"Broker {b.broker}{f' ({b.host})' if b.host else ''} leads nothing now: restart "
                                "it, then press Enter.")
             if pressed is None:
                 return RollStep("restart", 0.0, False, "the input ended before Enter was pressed: the broker may not "
-                                "have been restarted", exit_code=ExitCode.PARTITION_FAILED)
+                                "have been restarted", polls=polls, verdict=verdict, verdict_age_s=age,
+                                exit_code=ExitCode.PARTITION_FAILED)
             if not pressed:
-                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", completed=False)
-            return RollStep("restart", 0.0, True, "Enter pressed")
+                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", polls=polls,
+                                verdict=verdict, verdict_age_s=age, completed=False)
+            return RollStep("restart", 0.0, True, "Enter pressed", polls=polls, verdict=verdict, verdict_age_s=age)
         argv = fill(self.plan.command, b.broker, b.host)
         try:
-            # its own process group: a Ctrl-C at the terminal stops the roll after the command, not the command
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, process_group=0)
+            # its own session: a Ctrl-C at the terminal stops the roll after the command, not the command
+            process = process_group.start(argv)
         except OSError as exc:
-            return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}",
-                            exit_code=ExitCode.PARTITION_FAILED)
+            return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}", polls=polls,
+                            verdict=verdict, exit_code=ExitCode.PARTITION_FAILED)
+        age = round(time.monotonic() - read_at, 4)
+        step = self._run_command(process)
+        return replace(step, polls=polls, verdict=verdict, verdict_age_s=age)
+
+    def _safe_now(self, b: BrokerState) -> tuple[bool, int, StopVerdict | None, float, UnreachableError | None]:
+        """Poll the verdict on stopping `b` now, as `_wait_safe` does, with only what it needs read (the min ISR
+        of the last full read, `read_for_stop`'s `known`): (safe, polls, the last verdict, when its read ended,
+        the error of the last poll when the cluster did not answer it). The first unsafe verdict is noted."""
+        last: list[tuple[StopVerdict, float]] = []
+
+        def safe() -> bool:
+            with self._cluster() as cluster:
+                state = read_for_stop(cluster, [b.broker], with_reassignments=False, known=self.configs)
+            read_at = time.monotonic()
+            self.configs = state
+            verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
+            if not verdict.safe and not last:
+                self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {len(verdict.blocking)} partition(s) "
+                                "would go offline or under min ISR; it stays drained, waiting up to "
+                                f"{self.settings.safe_wait_s:g} s.")
+            last[:] = [(verdict, read_at)]
+            return verdict.safe
+
+        ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
+        verdict, read_at = last[0] if last else (None, 0.0)
+        return ok, polls, verdict, read_at, unreachable
+
+    def _run_command(self, process: subprocess.Popen[bytes]) -> RollStep:
+        """Wait for the command (a stop signal waits for it: a restart is not cut in half), its output passed
+        through; past `exec_timeout_s`, or at a second stop signal, its whole process group is ended."""
         passing = threading.Thread(target=_pass_through, args=(process, self.command_output or sys.stderr),
                                    daemon=True)
         passing.start()
-        deadline = time.monotonic() + self.settings.exec_timeout_s
-        while process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # a stop signal waits for the command: a restart is not cut in half
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-            passing.join(timeout=5)
-            return RollStep("restart", 0.0, False, f"the command did not finish within {self.settings.exec_timeout_s:g}"
-                            " s and was killed", exit_code=ExitCode.PARTITION_FAILED)
+        before_a_hard_stop("roll-command", lambda: process_group.end(process))
+        try:
+            deadline = time.monotonic() + self.settings.exec_timeout_s
+            while process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if process.poll() is None:
+                ended = process_group.end(process)
+                passing.join(timeout=5)
+                gone = (f"every process of it gone at {ended.gone_at}" if ended.gone_at else
+                        f"some still there {process_group.GONE_WAIT_S:g} s after the SIGKILL")
+                return RollStep("restart", 0.0, False, f"the command did not finish within "
+                                f"{self.settings.exec_timeout_s:g} s and was killed: SIGTERM to its process group "
+                                f"{ended.process_group} ({len(ended.processes)} process(es)) at {ended.sigterm_at}"
+                                + (f", SIGKILL at {ended.sigkill_at}" if ended.sigkill_at else "") + f", {gone}",
+                                killed=ended, exit_code=ExitCode.PARTITION_FAILED)
+        finally:
+            before_a_hard_stop("roll-command", None)
         passing.join(timeout=5)
         if process.returncode != 0:
             return RollStep("restart", 0.0, False, f"the command exited {process.returncode}",
@@ -405,8 +524,7 @@ class _Runner:
     def _restore(self, b: BrokerState) -> RollStep:
         orders: dict[TopicPartition, tuple[int, ...]] = {}
         for file in b.restore_files:
-            saved = self.saved[file].items() if file in self.saved else load_restore_file(file).orders
-            for tp, replicas in saved:
+            for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
             state = cluster.describe(with_reassignments=True)
