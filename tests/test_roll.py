@@ -96,28 +96,30 @@ def test_an_interrupted_roll_resumes_where_it_stopped(sandbox: tuple[Sandbox, Co
     gates = tmp_path / "gates"  # the second broker's restart waits for the signal (it was 0.5 s ahead of it)
     gates.mkdir()
     (gates / str(first)).touch()
-    process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
-                   "--exec", restart_command(control, log, gates))
-    deadline = time.monotonic() + 120
-    while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
-        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
-        time.sleep(0.02)
-    process.send_signal(signal.SIGTERM)
-    (gates / str(second)).touch()
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 143, err
-    report = json.loads(out)
-    assert report["interrupted"] and [b["status"] for b in report["brokers"]] == ["done", "interrupted"]
-    saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
-    assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
-    assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
-    (gates / str(third)).touch()
-    resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
-                              str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
-    steps = {b["broker"]: [s["step"] for s in b["steps"]] for b in json.loads(resumed.stdout)["brokers"]}
-    assert steps == {second: ["wait_back", "restore"], third: ["wait_safe", "drain", "restart", "wait_back",
-                                                                "restore"]}
+    with Sampler(sb, {"orders": 2, "logs": 1}) as sampler:
+        process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
+                       "--exec", restart_command(control, log, gates))
+        deadline = time.monotonic() + 120
+        while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        (gates / str(second)).touch()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 143, err
+        report = json.loads(out)
+        assert report["interrupted"] and [b["status"] for b in report["brokers"]] == ["done", "interrupted"]
+        saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
+        assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
+        assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
+        (gates / str(third)).touch()
+        resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
+                                  str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        steps = {b["broker"]: [s["step"] for s in b["steps"]] for b in json.loads(resumed.stdout)["brokers"]}
+        assert steps == {second: ["wait_back", "restore"], third: ["wait_safe", "drain", "restart", "wait_back",
+                                                                    "restore"]}
+    assert sampler.seen() == set()
     assert log.read_text().split() == [str(first), str(second), str(third)]  # each restarted once
     assert preferred_and_unchanged(sb, before)
     code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
@@ -167,8 +169,10 @@ def test_a_failed_command_leaves_the_broker_drained_and_recorded(sandbox: tuple[
                                                                  tmp_path: Path) -> None:
     sb, _ = sandbox
     state_file = tmp_path / "roll.json"
-    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
-                                 "--state-file", str(state_file), "--output", "json", "--exec", "exit 7")
+    with Sampler(sb, {"orders": 2, "logs": 1}) as sampler:
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
+                                     "--state-file", str(state_file), "--output", "json", "--exec", "exit 7")
+    assert sampler.seen() == set()
     assert code == 1 and "the command exited 7" in json.loads(out)["error"]
     (entry,) = json.loads(state_file.read_text())["brokers"]
     assert entry["step"] == "drained" and len(entry["restore_files"]) == 1 and Path(entry["restore_files"][0]).exists()
@@ -199,7 +203,9 @@ def test_allow_rf1_rolls_a_broker_holding_a_single_replica_and_it_leads_it_again
                 "--exec", restart_command(control, tmp_path / "log"), "--safe-timeout", "0.3"]
         code, out, _ = run_command(cli, *args, "--state-file", str(tmp_path / "refused.json"))
         assert code == 5 and json.loads(out)["brokers"][0]["steps"][0]["verdict"]["blocking"][0]["problem"] == "rf1"
-        code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        with Sampler(sb, {"t": 1}) as sampler:  # (solo-0 is offline while its broker restarts: allowed)
+            code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        assert sampler.seen() == set()
         assert code == 0, err
         drain = json.loads(out)["brokers"][0]["steps"][1]
         assert drain["ok"] and drain["moved"] == 1  # t-0 moved; solo-0 could not be, and is allowed
@@ -242,9 +248,11 @@ def test_in_kraft_combined_mode_the_quorum_leader_goes_last(sandbox_factory: Cal
     control = ControlServer(sb, catch_up_seconds=0.3).start()
     try:
         log = tmp_path / "restarted.txt"
-        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
-                                     "--state-file", str(tmp_path / "roll.json"), "--output", "json",
-                                     "--exec", restart_command(control, log))
+        with Sampler(sb, {"t": 1}) as sampler:
+            code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                         "--state-file", str(tmp_path / "roll.json"), "--output", "json",
+                                         "--exec", restart_command(control, log))
+        assert sampler.seen() == set()
         assert code == 0, err
         assert [b["broker"] for b in json.loads(out)["brokers"]] == [1, 3, 2]
         assert log.read_text().split() == ["1", "3", "2"]

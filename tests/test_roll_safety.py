@@ -295,6 +295,28 @@ def test_a_command_ignoring_sigterm_is_killed_and_gone_when_the_roll_ends(cluste
     assert time.monotonic() - started >= KILL_GRACE_S  # the grace period was given
 
 
+def test_a_second_signal_ends_the_command_with_every_process_it_started(cluster: tuple[Sandbox, ControlServer],
+                                                                       tmp_path: Path) -> None:
+    """The first SIGTERM waits for the command (a restart is not cut in half); the second exits at once, and
+    ended the roll before, but not the command: it kept running after the roll had gone."""
+    sb, _ = cluster
+    group_file = tmp_path / "group"
+    command = f"echo $$ > {group_file}; (trap '' TERM; sleep 300) & trap '' TERM; sleep 300"
+    process = roll(sb, "--brokers", "1", "--state-file", str(tmp_path / "roll.json"), "--exec", command)
+    deadline = time.monotonic() + 120
+    while not group_file.exists() or not group_file.read_text().strip():
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    group = int(group_file.read_text())
+    process.send_signal(signal.SIGTERM)
+    time.sleep(0.2)  # (the first signal is seen within 50 ms; the second must come after it)
+    assert process.poll() is None  # the first one waits for the command
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143 and f"Ending the --exec command (process group {group})" in err, err
+    assert group_left(group) == []
+
+
 def test_the_grace_period_is_named_in_the_help() -> None:
     code, out, _ = run_command(cli, "roll", "--help")
     assert code == 0 and f"SIGKILL {KILL_GRACE_S:g} s later" in " ".join(out.split())

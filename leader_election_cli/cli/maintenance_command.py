@@ -131,9 +131,8 @@ SIGKILL 5 s later; the roll waits until none is left."""
 ROLL_EXIT_CODES = exit_code_help({
     0: "every broker was restarted and given its leadership back (or a dry run finished)",
     1: "the --exec command failed or timed out, the input ended before Enter was pressed (--pause), a broker "
-       "could not be drained, or its leadership did not come back, or, once a broker was drained, the state or "
-       "restore file could not be written or read (the state file keeps where the roll stands), or an internal "
-       "error",
+       "could not be drained, or its leadership did not come back, or, once a broker was drained, the state file "
+       "could not be written (it keeps where the roll stands), or an internal error",
     3: "cluster unreachable, or a broker not back in every ISR within --rejoin-timeout",
     2: "usage or input error: nothing was done (a state file that is not one a roll wrote, or naming a broker "
        "twice, or brokers the cluster lacks; a restore file it names that cannot be read)",

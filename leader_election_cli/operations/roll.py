@@ -29,6 +29,7 @@ one finished (a restart, whatever the step before it, is decided at the moment o
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -294,8 +295,8 @@ class _Runner:
             self.hooks.warn(exc.message)
 
     def _exit_code(self, exc: LeaderElectionError) -> ExitCode:
-        """A failure's exit code; an input error (a state file that cannot be written, a restore file that
-        cannot be read) once a broker was drained is the roll's failure, exit 1: something was sent."""
+        """A failure's exit code; an input error (a state file that cannot be written) once a broker was drained
+        is the roll's failure, exit 1: something was sent."""
         changed = any(b.step not in ("pending", "safe") or b.restore_files for b in self.plan.brokers)
         return ExitCode.PARTITION_FAILED if changed and exc.exit_code is ExitCode.USAGE else exc.exit_code
 
@@ -470,7 +471,7 @@ class _Runner:
         passing = threading.Thread(target=_pass_through, args=(process, self.command_output or sys.stderr),
                                    daemon=True)
         passing.start()
-        before_a_hard_stop("roll-command", lambda: process_group.end(process))
+        before_a_hard_stop("roll-command", lambda: _end_at_a_hard_stop(process))
         try:
             deadline = time.monotonic() + self.settings.exec_timeout_s
             while process.poll() is None and time.monotonic() < deadline:
@@ -542,6 +543,16 @@ class _Runner:
         leads = sum(1 for r in moves.results if r.leader_after == b.broker)
         return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}; "
                         f"it leads {leads} of them", moved=moved)
+
+
+def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:
+    """A second stop signal while the command runs: end its process group before the roll exits, and say so
+    (written straight to stderr, as `signals` writes from its handler)."""
+    os.write(2, f"Ending the --exec command (process group {process.pid}): SIGTERM, SIGKILL "
+                f"{process_group.KILL_GRACE_S:g} s later if anything is left.\n".encode())
+    ended = process_group.end(process)
+    os.write(2, f"The --exec command was ended at {ended.gone_at or '(some of it still running)'}; the broker "
+                "stays drained: kafka-leaders roll --resume carries on.\n".encode())
 
 
 def _pass_through(process: subprocess.Popen[bytes], out: IO[str]) -> None:
