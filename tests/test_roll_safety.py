@@ -163,8 +163,12 @@ def _kill_at(step: str, sb: Sandbox, other: int) -> Hooks:
             kill()
 
     def note(line: str) -> None:  # right before the check the command waits on
-        if step == "before_command" and "checking it is still safe to stop" in line:
+        if "checking it is still safe to stop" not in line:
+            return
+        if step == "before_command":
             once()
+        elif step == "after_the_check_read":  # once the read it judges is answered, before its confirmation
+            sb.after_next(METADATA, kill)
 
     @contextmanager
     def progress(*_args: object) -> Iterator[None]:  # wait_back's first look at the restarted broker
@@ -175,11 +179,13 @@ def _kill_at(step: str, sb: Sandbox, other: int) -> Hooks:
     return Hooks(note=note, progress=progress)
 
 
-@pytest.mark.parametrize("step", ["wait_safe", "drain", "before_command", "wait_back", "restore"])
+@pytest.mark.parametrize("step", ["wait_safe", "drain", "before_command", "after_the_check_read", "wait_back",
+                                  "restore"])
 def test_another_broker_dying_at_each_step_never_leaves_a_partition_offline_or_under_min_isr(
         cluster: tuple[Sandbox, ControlServer], tmp_path: Path, step: str) -> None:
-    """Broker 2 dies during broker 1's `step`. Before the restart: broker 1 is not restarted while broker 2
-    is down (exit 5, drained), and the roll finishes once broker 2 is back. After it (broker 1 back): the
+    """Broker 2 dies during broker 1's `step`. Before the restart (even after the read the check judged, whose
+    verdict a second read confirms): broker 1 is not restarted while broker 2 is down (exit 5, drained), and
+    the roll finishes once broker 2 is back. After it (broker 1 back): the
     roll goes on, broker 2 (down, so safe to stop) restarted in its turn. Never a partition offline or under
     min ISR."""
     sb, control = cluster
@@ -217,8 +223,9 @@ def test_the_time_from_the_last_read_to_the_command_is_in_the_report_and_the_tab
 
 def test_the_check_before_a_restart_reads_only_what_the_verdict_needs(
         cluster: tuple[Sandbox, ControlServer], tmp_path: Path) -> None:
-    """Right before the command: a connection and the metadata (the ELR too where it counts), not the topic
-    configs again (wait_safe's read has them) nor the reassignments (they do not change the verdict)."""
+    """Right before the command: a connection and the metadata (the ELR too where it counts), then the
+    metadata once more to confirm the verdict at a later moment; not the topic configs again (wait_safe's read
+    has them) nor the reassignments (they do not change the verdict)."""
     sb, control = cluster
     seen: dict[str, int] = {}
 
@@ -238,7 +245,7 @@ def test_the_check_before_a_restart_reads_only_what_the_verdict_needs(
     report = run_roll(Connection(sb.bootstrap_servers), settings, Hooks(note=note), command_output=FirstLine())
     assert int(report.exit_code) == 0, report.aborted_reason
     between = [r.api_key for r in sb.request_log[seen["check"]:seen["command"]]]
-    assert between.count(METADATA) == 1 and set(between) <= {API_VERSIONS, METADATA}, between
+    assert between.count(METADATA) == 2 and set(between) <= {API_VERSIONS, METADATA}, between  # read, confirmed
     restart = next(s for s in report.brokers[0].steps if s.name == "restart")
     assert restart.polls == 1 and restart.verdict is not None and restart.verdict.safe
     assert restart.verdict_age_s is not None and 0 <= restart.verdict_age_s < 1
