@@ -15,7 +15,8 @@ combined mode):
    `safe_wait_s` (then exit 5, resumable); once it holds, at once run the command (`{broker}`, `{host}`
    filled in; its output on stderr, bounded by `exec_timeout_s`; in a session of its own, ended as a whole
    by `process_group.end` when it times out or a second stop signal comes) or, with `pause`, wait for
-   Enter (the end of the input fails the step). The report records the time from that read to the command;
+   Enter (the end of the input fails the step). A safe verdict is confirmed by one more metadata read
+   (`_Runner._safe_now`), so the command follows a read by milliseconds; the report records that time;
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
 5. restore: put back the replica orders of its restore files and elect the preferred replicas, read back.
