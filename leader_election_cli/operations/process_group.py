@@ -86,7 +86,8 @@ def _gone(process: subprocess.Popen[bytes], group: int, seconds: float) -> bool:
 
 
 def _signal(group: int, signum: signal.Signals) -> None:
-    with suppress(ProcessLookupError):  # every process already gone
+    # every process already gone, or none left that we may signal (another user's: waited for, then reported)
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signum)
 
 
