@@ -20,11 +20,13 @@ def read_for_stop(cluster: ClusterConnection, brokers: Collection[int], *, with_
     default), pending reassignments and, on a KRaft cluster whose features enable them, the eligible
     leader replicas of the topics the stop could leave without an in-sync replica.
 
-    Right before a stop (`roll`), only what `stop_verdict` needs, the metadata last but for the ELR where it
-    counts: no reassignments (they only name the replicas being added), and the min ISR of `known` (an
-    earlier read) when it has that of every topic with a replica on `brokers`."""
+    Right before a stop (`roll`), only what `stop_verdict` needs: no reassignments (they only name the
+    replicas being added), and the min ISR of `known` (an earlier read) when it has that of every topic with
+    a replica on `brokers` (no DescribeConfigs then: the metadata is the last read, but for the ELR where it
+    counts)."""
     state = cluster.describe(with_reassignments=with_reassignments)
-    topics = {p.topic for p in state.partitions.values() if not set(brokers).isdisjoint(p.replicas)}
+    stopping = set(brokers)
+    topics = {p.topic for p in state.partitions.values() if not stopping.isdisjoint(p.replicas)}
     if known is not None and topics <= known.min_insync_replicas.keys() | known.min_isr_unknown:
         state = replace(state, min_insync_replicas=known.min_insync_replicas, min_isr_unknown=known.min_isr_unknown,
                         min_isr_capped=known.min_isr_capped)
