@@ -304,8 +304,8 @@ def test_a_command_ignoring_sigterm_is_killed_and_gone_when_the_roll_ends(cluste
 
 def test_a_second_signal_ends_the_command_with_every_process_it_started(cluster: tuple[Sandbox, ControlServer],
                                                                        tmp_path: Path) -> None:
-    """The first SIGTERM waits for the command (a restart is not cut in half); the second exits at once, and
-    ended the roll before, but not the command: it kept running after the roll had gone."""
+    """The first SIGTERM waits for the command (a restart is not cut in half); the second exits at once, now
+    ending the command's process group first (it ended only the roll: the command ran on after it)."""
     sb, _ = cluster
     group_file = tmp_path / "group"
     command = f"echo $$ > {group_file}; (sleep 300; echo late) & sleep 300"
