@@ -114,6 +114,23 @@ def test_a_broker_dying_after_the_drain_election_keeps_the_drained_one_from_its_
         control.stop()
 
 
+def test_in_zookeeper_mode_too_a_broker_dying_after_the_drain_keeps_the_drained_one_from_its_restart(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """The same in ZooKeeper mode (the order 2, 3, then the controller 1): broker 3 dies after broker 2's drain
+    election; broker 2 is not restarted while it is down."""
+    sb = sandbox_factory(3, mode="zk")
+    sb.create_topic("orders", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
+    log = tmp_path / "restarted.txt"
+    sb.after_next(ELECT_LEADERS, lambda: sb.stop_broker(3))
+    with Sampler(sb, {"orders": 2}) as sampler:
+        process = roll_without(sb, 3, "--brokers", "all", "--state-file", str(tmp_path / "roll.json"),
+                               "--safe-timeout", "1", "--exec", f"echo {{broker}} >> {log}")
+        out, err = process.communicate(timeout=300)
+    assert process.returncode == 5, out + err
+    assert json.loads(out)["brokers"][0]["broker"] == 2 and restarted(log) == []
+    assert sampler.seen() == set()
+
+
 @pytest.mark.parametrize("stop", ["failed command", "SIGTERM in the drain"])
 def test_a_resume_does_not_restart_a_drained_broker_at_once_when_another_died(
         cluster: tuple[Sandbox, ControlServer], tmp_path: Path, stop: str) -> None:
