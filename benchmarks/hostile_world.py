@@ -11,8 +11,11 @@ both commands, --debug), small (values that were internal errors or hangs); issu
 token endpoint, special token files), secrets (values never echoed, the sandbox's credential files), numbers
 (ASCII digits, weights in range), exits (exit codes and leftovers of balance, prefer, snapshot, rebalance,
 sandbox --run), output (a whole document through a slow reader and signals; plan files in linear time),
-second (what a second signal still says) and analyze (hostile rows: bad rows, never a refused artifact).
-Each case checks a promise;
+second (what a second signal still says) and analyze (hostile rows: bad rows, never a refused artifact);
+issue 40's: control (sandbox-ctl against a control socket that is not a sandbox: no ok, a 50 MB line, endless
+bytes, a trickle, silence) and round-three (long broker lists quoted cut, a 300,000-entry prefer file refused
+on the metadata alone, one error line for a blank election file and a silent server, a refused token
+endpoint said refused). Each case checks a promise;
 a broken one is a failure, with what was seen on stderr. The last line of stdout is the JSON object
 benchmarks/run reads: cases and failures per class (target: 0 failures).
 """
@@ -31,12 +34,14 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import test_reliability_exits as exits  # noqa: E402
 import test_reliability_numbers as numbers  # noqa: E402
+import test_reliability_small as small  # noqa: E402
 from hostile_server import BEHAVIOURS, HTTP_BEHAVIOURS, hostile_server, hostile_token_endpoint  # noqa: E402
 from test_reliability_config_values import BROKEN, COMMANDS, MARK  # noqa: E402
 from test_reliability_config_values import run_all as run_config_cases  # noqa: E402
@@ -52,11 +57,13 @@ from test_reliability_signals import (  # noqa: E402
     off_preferred,
     signalled,
 )
+from test_sandbox_remote import fake_control, replying, streaming  # noqa: E402
 
 from leader_election_cli.sandbox import Sandbox  # noqa: E402
 
 DROP_IN = [sys.executable, "-m", "leader_election_cli"]
 UNUSED = "127.0.0.1:1"
+API_VERSIONS = 18
 Case = tuple[str, Callable[[], None]]
 SIGNALS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -564,13 +571,105 @@ def _election_files(out: Path) -> None:
     check([str(tp) for tp in load_election_file(str(files[0]))] == ["t-0"], str(files))
 
 
+# -- issue 40: a control socket that is not a sandbox, and the smaller ones ---------------------------------
+
+CONTROL_ANSWERS: dict[str, Callable[[Any], None]] = {
+    "JSON without ok": replying(b'{"brokers": {"1": "up"}}\n'),
+    "ok false without its error": replying(b'{"ok": false}\n'),
+    "ok not a boolean": replying(b'{"ok": 1, "brokers": {"1": "up"}}\n'),
+    "ok true without the states": replying(b'{"ok": true}\n'),
+    "a 50 MB line": replying(b'{"ok": true, "brokers": {"1": "' + b"x" * 50_000_000 + b'"}}\n'),
+    "bytes without a newline, endless": streaming(b"x" * 65536, 0.001),
+    "a byte every 0.1 s": streaming(b"x", 0.1),
+    "not JSON": replying(b"not json\n"),
+    "not UTF-8": replying(b"\xff\xfe\n"),
+    "nested 100,000 deep": replying(b"[" * 100_000 + b"\n"),
+    "an answer, then more": replying(b'{"ok": true, "brokers": {"1": "up"}}\n{"ok": true}\n'),
+    "closed without an answer": lambda connection: None,
+    "silence": lambda connection: time.sleep(45),
+}
+
+
+def control_cases(tmp: Path) -> Iterator[Case]:
+    for name, answer in CONTROL_ANSWERS.items():
+        yield f"sandbox-ctl, a control socket: {name}", lambda a=answer: _control(tmp, a)
+
+
+def _control(tmp: Path, answer: Callable[[Any], None]) -> None:
+    """Exit 3 with one line and its hint, nothing on stdout, within the client's 30 s (a sandbox answers in
+    milliseconds)."""
+    path = str(Path(tempfile.mkdtemp(dir=tmp)) / "s")
+    with fake_control(path, [answer]):
+        started = time.monotonic()
+        result = _toolkit("sandbox-ctl", "--control", path, "status")
+        took = time.monotonic() - started
+    lines = result.stderr.splitlines()
+    check(result.returncode == 3 and result.stdout == "" and len(lines) == 2 and lines[1].startswith("Hint: "),
+          result.stderr + result.stdout[:200])
+    check(took < 45, f"{took:.1f} s")
+
+
+def round_three_cases(tmp: Path) -> Iterator[Case]:
+    ids = ",".join(map(str, range(1000, 11_000)))
+    for args in (["can-stop", ids], ["roll", "--brokers", ids, "--exec", "true"], ["balance", "--exclude-broker", ids]):
+        yield f"{args[0]} with 10,000 unknown broker ids", lambda a=args: _short_line(a)
+    yield "prefer, a 300,000-entry file naming unknown partitions", lambda: _large_prefer_file(tmp)
+    for program in ("drop-in", "elect"):
+        yield f"{program}: an election file of white space and a BOM", \
+            lambda p=program: small.test_an_election_file_of_white_space_and_a_bom_is_one_error_line(
+                p, Path(tempfile.mkdtemp(dir=tmp)))
+    yield "balance --execute --output json, a silent server", \
+        small.test_a_silent_server_is_one_error_line_beside_the_json_document
+    yield "token endpoint refusing connections", _token_endpoint_refusing
+
+
+def _short_line(args: list[str]) -> None:
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        result = _toolkit(*args, "--bootstrap-server", sb.bootstrap_servers, "--output", "json")
+        sent = [r.api_key for r in sb.request_log]
+    lines = result.stderr.splitlines()
+    check(result.returncode == 2 and len(lines) == 2 and len(lines[0]) < 300, result.stderr[:1500])
+    check(not set(sent) & {ELECT_LEADERS, ALTER_REASSIGNMENTS}, str(sent))
+
+
+def _large_prefer_file(tmp: Path) -> None:
+    path = Path(tempfile.mkdtemp(dir=tmp)) / "leaders.json"
+    path.write_text(json.dumps({"partitions": [{"topic": "t", "partition": p, "leader": 1} for p in range(300_000)]}))
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]})
+        result = _toolkit("prefer", "--bootstrap-server", sb.bootstrap_servers, "--path-to-json-file", str(path))
+        sent = [r.api_key for r in sb.request_log]
+    check(result.returncode == 2 and sent == [API_VERSIONS, METADATA], f"{sent} {result.stderr[:1000]}")
+    check(len(result.stderr.splitlines()[0]) < 300, result.stderr[:1000])
+
+
+def _token_endpoint_refusing() -> None:
+    import socket
+
+    from leader_election_cli.cluster.oauth import OAuthTokenProvider
+    from leader_election_cli.config.login import OAuthSettings
+    from leader_election_cli.errors import LeaderElectionError
+
+    with socket.socket() as held:  # bound, never listening: every connection is refused
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/token"
+        try:
+            OAuthTokenProvider(OAuthSettings(token_endpoint=url, client_id="c", client_secret="s"),
+                               on_secret=lambda _s: None, total_s=30).token()
+        except LeaderElectionError as failure:
+            check(str(failure).endswith("no connection: Connection refused"), str(failure))
+        else:
+            raise AssertionError("a token from a port that refuses")
+
+
 # -- the campaign -------------------------------------------------------------------------------------
 
 CLASSES: dict[str, Callable[[Path], Iterator[Case]]] = {
     "signals": signal_cases, "zookeeper": zookeeper_cases, "files": file_cases, "inputs": input_cases,
     "config-values": config_cases, "small": small_cases, "oauth": oauth_cases, "secrets": secret_cases,
     "numbers": number_cases, "exits": exit_cases, "output": output_cases, "second": second_cases,
-    "analyze": analyze_cases,
+    "analyze": analyze_cases, "control": control_cases, "round-three": round_three_cases,
 }
 
 

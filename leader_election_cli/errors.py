@@ -6,6 +6,7 @@ documented exit code. Only `--debug` ever shows a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
@@ -95,6 +96,17 @@ def shown(text: str, limit: int = 256) -> str:
             break
         kept.append(part)
     return f"{''.join(kept)}...({len(text)} characters)"
+
+
+LISTED = 10  # items of a list quoted in one message; the rest are counted
+
+
+def listed(items: Iterable[object], separator: str = ", ", limit: int = LISTED) -> str:
+    """A list quoted in a one-line message: its first `limit` items, each `shown`, then "... (N more)"
+    (a command line of 10,000 broker ids made an error line of 48,963 characters)."""
+    items = list(items)
+    more = len(items) - limit
+    return separator.join(shown(str(item)) for item in items[:limit]) + (f" ... ({more} more)" if more > 0 else "")
 
 
 def extra_hint(extra: str) -> str:

@@ -28,6 +28,10 @@ _TABLE = [
      "This server does not host this topic-partition."),
     (5, "LEADER_NOT_AVAILABLE", "LeaderNotAvailableException",
      "There is no leader for this topic-partition as we are in the middle of a leadership election."),
+    (6, "NOT_LEADER_OR_FOLLOWER", "NotLeaderOrFollowerException",
+     "For requests intended only for the leader, this error indicates that the broker is not the current leader. "
+     "For requests intended for any replica, this error indicates that the broker is not a replica of the topic "
+     "partition."),
     (7, "REQUEST_TIMED_OUT", "TimeoutException", "The request timed out."),
     (9, "REPLICA_NOT_AVAILABLE", "ReplicaNotAvailableException",
      "The replica is not available for the requested topic-partition."),
@@ -70,6 +74,7 @@ UNKNOWN_SERVER_ERROR = -1
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
+NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 REPLICA_NOT_AVAILABLE = 9
 INVALID_TOPIC_EXCEPTION = 17
@@ -82,6 +87,7 @@ TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REPLICA_ASSIGNMENT = 39
+INVALID_CONFIG = 40
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42
 POLICY_VIOLATION = 44

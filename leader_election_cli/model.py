@@ -102,6 +102,37 @@ class ClusterState:
         return min(value, len(partition.replicas))
 
 
+class QuorumReplica(NamedTuple):
+    """One replica of the KRaft metadata log as the quorum's leader reports it (DescribeQuorum's
+    ReplicaState); -1 where it does not know (a voter it never heard from, as a new leader after a failover)."""
+
+    node: int
+    log_end_offset: int
+    last_fetch_ms: int
+    last_caught_up_ms: int
+
+
+@dataclass(frozen=True)
+class QuorumState:
+    """A DescribeQuorum answer: the KRaft controller quorum's leader (-1: none), its epoch and high watermark,
+    the voters' progress, the observers (brokers) and each voter's controller listener (v2 Nodes; empty before
+    v2)."""
+
+    leader: int
+    epoch: int
+    high_watermark: int
+    voters: tuple[QuorumReplica, ...]
+    observers: tuple[int, ...] = ()
+    endpoints: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def voter_ids(self) -> tuple[int, ...]:
+        return tuple(v.node for v in self.voters)
+
+    def voter(self, node: int) -> QuorumReplica | None:
+        return next((v for v in self.voters if v.node == node), None)
+
+
 class Outcome(str, Enum):
     """What happened to one selected partition."""
 

@@ -194,3 +194,14 @@ def hostile_token_endpoint(behaviour: str) -> Iterator[tuple[str, list[bytes]]]:
             thread.join(5)
         for listener in listeners:
             listener.close()
+
+
+@contextmanager
+def full_backlog() -> Iterator[str]:
+    """"127.0.0.1:PORT" of a socket that listens but never accepts, its accept queue already full: Linux
+    drops a further SYN, so a connect there waits until its own timeout (a silent host, on loopback)."""
+    with socket.socket() as server, socket.socket() as queued:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        queued.connect(server.getsockname())  # fills the queue of one
+        yield f"127.0.0.1:{server.getsockname()[1]}"

@@ -24,8 +24,8 @@ from leader_election_cli.operations.plan_file import load_plan_file, write_plan_
 from leader_election_cli.planning.leadership_balance import LeaderChange, solve_leadership
 from leader_election_cli.reports.balance_plan import BalanceOptions, BalanceReport, document, plan_from_document
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.controller.model import default_log_size
 from leader_election_cli.sandbox.scenarios import build
-from leader_election_cli.sandbox.state import default_log_size
 from leader_election_cli.selection.files import load_weights_file
 
 ELECT_LEADERS, ALTER_REASSIGNMENTS, DESCRIBE_LOG_DIRS = 43, 45, 35

@@ -13,7 +13,7 @@ from commands import run_command
 from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.sandbox import Sandbox
 
-ELECT_LEADERS, ALTER_REASSIGNMENTS = 43, 45
+API_VERSIONS, METADATA, ELECT_LEADERS, ALTER_REASSIGNMENTS = 18, 3, 43, 45
 ASSIGNMENT = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3], 5: [3, 2, 1]}
 
 
@@ -119,6 +119,7 @@ def test_an_unknown_broker_is_an_input_error(sb: Sandbox) -> None:
     code, out, err = demote(sb, "--broker", "9")
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == "Broker 9 is neither live nor a replica of any partition (live brokers: 1,2,3)"
+    assert [r.api_key for r in sb.request_log] == [API_VERSIONS, METADATA]  # the metadata said it all
 
 
 def test_a_broker_that_leads_nothing_has_nothing_to_do(sb: Sandbox, tmp_path: Path) -> None:
@@ -150,6 +151,7 @@ def test_restore_refuses_a_file_from_another_cluster(sb: Sandbox, tmp_path: Path
     assert demote(sb, "--broker", "1", "--restore-file", str(file))[0] == 0
     document = json.loads(file.read_text())
     file.write_text(json.dumps({**document, "cluster_id": "another-cluster"}))
+    since = len(sb.request_log)
     code, out, err = restore(sb, file)
     assert code == 5
     assert err.startswith(f"Restore file {file} was written for cluster another-cluster, not this one")
@@ -157,6 +159,7 @@ def test_restore_refuses_a_file_from_another_cluster(sb: Sandbox, tmp_path: Path
     assert (document["command"], document["partitions"]) == ("restore", [])
     assert document["summary"]["exit_code"] == 5 and document["summary"]["stopped"] == err.splitlines()[0]
     assert sb.request_count(ALTER_REASSIGNMENTS) == 1  # the demotion's only
+    assert [r.api_key for r in sb.request_log[since:]] == [API_VERSIONS, METADATA]  # refused on the metadata alone
 
 
 def test_restore_dry_run_sends_nothing(sb: Sandbox, tmp_path: Path) -> None:

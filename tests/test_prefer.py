@@ -23,7 +23,7 @@ from leader_election_cli.model import TopicPartition
 from leader_election_cli.operations.moves import wait_for_reassignments
 from leader_election_cli.sandbox import Sandbox
 
-ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 43, 45, 46
+API_VERSIONS, METADATA, ELECT_LEADERS, ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 18, 3, 43, 45, 46
 RESTORE_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/restore-file.schema.json")
                             .read_text())
 
@@ -117,6 +117,23 @@ def test_each_refusal_reason_and_only_the_rest_is_changed(tmp_path: Path, mode: 
         assert [sb.partition_state(t, 0).replicas for t in "ac"] == [(1, 2, 3), (1, 2, 3)]
         assert [p["topic"] for p in json.loads(restore.read_text())["partitions"]] == ["e"]
         assert sb.request_count(ALTER_REASSIGNMENTS) == 1
+
+
+def test_a_large_file_naming_an_unknown_partition_near_its_end_is_refused_on_the_metadata_alone(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """100,000 entries (4.9 MB), the last but one naming a partition the topic lacks: exit 2 after the metadata
+    read, before any other request (it read the pending reassignments too: 3 requests), nothing changed."""
+    count = 100_000
+    sb = sandbox_factory(3, topics={"t": {p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(count)}})
+    wanted = [{"topic": "t", "partition": p, "leader": 1 + (p + 1) % 3} for p in range(count)]
+    wanted.insert(-1, {"topic": "t", "partition": count + 7, "leader": 1})
+    file = tmp_path / "leaders.json"
+    file.write_text(json.dumps({"partitions": wanted}))
+    before = {p: sb.partition_state("t", p) for p in (0, 1, count - 1)}
+    code, out, err = prefer(sb, "--path-to-json-file", str(file))
+    assert (code, out) == (2, "") and err.startswith(f"Unknown partition(s): t-{count + 7} (t has {count})"), err
+    assert [r.api_key for r in sb.request_log] == [API_VERSIONS, METADATA]
+    assert {p: sb.partition_state("t", p) for p in before} == before
 
 
 def test_refusals_in_the_table(sb: Sandbox) -> None:

@@ -11,10 +11,11 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hostile_server import hostile_token_endpoint
+from hostile_server import full_backlog, hostile_token_endpoint
 
 from leader_election_cli.cluster.oauth import OAuthTokenProvider
 from leader_election_cli.config.login import OAuthSettings
@@ -55,6 +56,22 @@ def test_the_connect_and_read_timeouts_bound_the_whole_exchange() -> None:
         started = time.monotonic()
         fetch(url, connect_timeout_ms=1000, read_timeout_ms=1000)
         assert time.monotonic() - started < 20
+
+
+def test_a_refused_connection_is_said_refused_not_a_timeout(refused_address: Callable[[], str]) -> None:
+    started = time.monotonic()
+    error = fetch(f"http://{refused_address()}/token", connect_timeout_ms=10_000)
+    assert error.exit_code == ExitCode.UNREACHABLE and str(error).endswith("no connection: Connection refused")
+    assert time.monotonic() - started < 5  # was "no connection within 10 s", said at once
+
+
+def test_a_connect_that_times_out_is_said_a_timeout() -> None:
+    with full_backlog() as address:
+        started = time.monotonic()
+        error = fetch(f"http://{address}/token", connect_timeout_ms=1000)
+        took = time.monotonic() - started
+    assert error.exit_code == ExitCode.UNREACHABLE and str(error).endswith("no connection within 1 s")
+    assert 0.9 < took < 20, took
 
 
 @pytest.mark.parametrize("behaviour, words", [("not_http", "did not answer with HTTP"),

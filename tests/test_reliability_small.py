@@ -4,12 +4,15 @@ non-ASCII SASL passwords, and what the cluster sends printed inert."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from commands import BIN
+from hostile_server import hostile_server
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cli.toolkit import cli
@@ -131,3 +134,53 @@ def test_moves_tables_print_topic_names_inert() -> None:
     out, err = io.StringIO(), io.StringIO()
     render_moves_table(report, out, err)
     assert "\x1b" not in out.getvalue() + err.getvalue()
+
+
+MANY_IDS = ",".join(map(str, range(1000, 11_000)))  # 10,000 broker ids the cluster does not have
+
+
+@pytest.mark.parametrize("args", [["can-stop", MANY_IDS], ["roll", "--brokers", MANY_IDS, "--exec", "true"],
+                                  ["balance", "--exclude-broker", MANY_IDS]])
+def test_a_long_list_of_unknown_brokers_is_quoted_cut(args: list[str]) -> None:
+    """The error lines were 23,962 (can-stop) and 48,963 characters (roll --brokers): ten ids, then a count."""
+    with Sandbox(brokers=3) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        result = CliRunner().invoke(cli, [*args, "--bootstrap-server", sb.bootstrap_servers, "--output", "json"])
+    assert result.exit_code == 2, result.output
+    line, hint = result.stderr.splitlines()
+    assert "1000,1001,1002,1003,1004,1005,1006,1007,1008,1009 ... (9990 more)" in line and len(line) < 200, line
+
+
+def test_a_quoted_list_is_ten_items_each_cut_then_a_count() -> None:
+    from leader_election_cli.errors import listed
+
+    assert listed([1, 2, 3], ",") == "1,2,3"
+    assert listed(range(12)) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ... (2 more)"
+    quoted = listed(["x" * 10_000, "a\nb"] * 5_000)
+    assert quoted.endswith(" ... (9990 more)") and len(quoted) < 2000 and "\n" not in quoted
+
+
+@pytest.mark.parametrize("program", ["drop-in", "elect"])
+def test_an_election_file_of_white_space_and_a_bom_is_one_error_line(program: str, tmp_path: Path) -> None:
+    """It was three lines: Kafka's "is empty", the file's name on a line of its own, and the hint."""
+    path = tmp_path / "election.json"
+    path.write_bytes(b"\xef\xbb\xbf \n\t\r\n ")
+    argv = ([str(BIN / "kafka-leader-election"), "--election-type", "preferred"] if program == "drop-in"
+            else [str(BIN / "kafka-leaders"), "elect"])
+    result = subprocess.run([*argv, "--bootstrap-server", "127.0.0.1:1", "--path-to-json-file", str(path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    error, hint = result.stderr.splitlines()
+    assert error == f"Replica election data is empty: {path} holds no JSON document" and hint.startswith("Hint: ")
+
+
+def test_a_silent_server_is_one_error_line_beside_the_json_document() -> None:
+    """balance --execute --output json against a server that accepts and never answers: the JSON document on
+    stdout, and on stderr one line (it was three: the error, what the server did, the hint)."""
+    with hostile_server("stall") as address:
+        result = CliRunner().invoke(cli, ["balance", "--execute", "--output", "json", "--bootstrap-server", address,
+                                          "--timeout", "2"])
+    assert result.exit_code == 3, result.output
+    error, hint = result.stderr.splitlines()
+    assert error == f"Could not reach any broker of {address} within 2000 ms: {address} did not answer in time"
+    assert hint.startswith("Hint: ") and json.loads(result.stdout)["error"] == error

@@ -210,7 +210,7 @@ def test_another_broker_dying_at_each_step_never_leaves_a_partition_offline_or_u
     settings = RollSettings(None, restart_command(control, log), safe_wait_s=1.5, state_file=state_file)
     connection = Connection(but(sb, 2))
     output = open(os.devnull, "w")  # noqa: SIM115 (the commands' output)
-    with Sampler(sb, MIN_ISR) as sampler, output:
+    with Sampler(sb, MIN_ISR, interval_s=0.05) as sampler, output:  # (a roll of brokers back at once is short)
         report = run_roll(connection, settings, _kill_at(step, sb, 2), command_output=output)
         check(roll_document(report), "roll.schema.json")
         if step in ("wait_back", "restore"):
@@ -223,7 +223,7 @@ def test_another_broker_dying_at_each_step_never_leaves_a_partition_offline_or_u
                               command_output=output)
             assert int(report.exit_code) == 0, report.aborted_reason
     assert restarted(log) == ["1", "2", "3"]
-    assert sampler.samples >= 5 and sampler.seen() == set()
+    assert sampler.samples >= 3 and sampler.seen() == set()
 
 
 def test_the_time_from_the_last_read_to_the_command_is_in_the_report_and_the_table(
@@ -393,7 +393,7 @@ def test_a_state_file_naming_a_broker_twice_is_refused_before_connecting(tmp_pat
     state_file.write_text(json.dumps(document))
     code, _, err = run_command(cli, "roll", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1", "--resume",
                                "--state-file", str(state_file))  # nothing listens there: exit 3 if it connected
-    assert code == 2 and "names broker 1 twice" in err and len(err.splitlines()) == 2, err
+    assert code == 2 and "names node 1 twice" in err and len(err.splitlines()) == 2, err
 
 
 def test_a_state_file_naming_brokers_the_cluster_lacks_is_an_input_error(cluster: tuple[Sandbox, ControlServer],

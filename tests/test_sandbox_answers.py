@@ -16,14 +16,11 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from leader_election_cli.sandbox.handlers import (
-    Context,
-    Settings,
-    describe_topic_partitions,
-    elect_leaders,
-    metadata,
-)
-from leader_election_cli.sandbox.state import PREFERRED, Cluster
+from leader_election_cli.sandbox.apis.context import Context, Settings
+from leader_election_cli.sandbox.apis.elections import elect_leaders
+from leader_election_cli.sandbox.apis.metadata_topics import describe_topic_partitions, metadata
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.elections import PREFERRED
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS
 
 # Utils.to32BitField of AclEntry.supportedOperations(TOPIC): READ WRITE CREATE DELETE ALTER DESCRIBE

@@ -281,7 +281,8 @@ def test_describe_quorum_v2_names_the_voters_controller_listeners_and_directory_
     assert all(name == "CONTROLLER" and host == "127.0.0.1" for name, host, _ in listeners)
     ports = {port for _, _, port in listeners}
     assert len(ports) == 3 and not ports & {port for _, port in sb.brokers.values()}
-    assert all(refuses(("127.0.0.1", port)) for port in ports)  # the sandbox serves no controller listener
+    if combined:  # the brokers' listeners serve; the controller ports refuse
+        assert all(refuses(("127.0.0.1", port)) for port in ports)
     assert describe_quorum(sb.brokers[4], version=1).nodes in (None, [])  # Nodes is v2+
 
 
@@ -343,3 +344,94 @@ def test_a_command_that_gives_up_first_says_the_request_may_still_be_carried_out
     assert sb.partition_state("t", 0).leader == 2
     sb.start_controller(1001)  # the held election goes through after all
     wait_for(lambda: sb.partition_state("t", 0).leader == 1)
+
+
+def voters(answer: object) -> dict[int, tuple[int, int, int]]:
+    """Each voter's (log end offset, last fetch, last caught-up timestamp) in a DescribeQuorum answer."""
+    partition = answer.topics[0].partitions[0]
+    return {v.replica_id: (v.log_end_offset, v.last_fetch_timestamp, v.last_caught_up_timestamp)
+            for v in partition.current_voters}
+
+
+def test_a_restarted_controller_lags_then_catches_up_as_the_recorded_one_did(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """reference/kafka-4.1.0-dedicated-controllers.txt (b): the stopped follower's log end offset and
+    timestamps freeze while its lag grows; restarted, it is a voter again that first fetches nothing, then
+    fetches while its last caught-up time stays the old one, then is caught up (lag 0, a fresh time). (c):
+    after a failover the new leader knows nothing of the old one (-1s)."""
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}})
+    sb.stop_controller(1002)
+    frozen = voters(describe_quorum(sb.brokers[1]))[1002]
+    sb.create_topic("more", assignment={0: [1, 2, 3]})  # the leader's log grows
+    answer = describe_quorum(sb.brokers[1])
+    assert voters(answer)[1002] == frozen and answer.topics[0].partitions[0].high_watermark > frozen[0]
+    sb.start_controller_catching_up(1002, 3)
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        answer = describe_quorum(sb.brokers[1])
+        end, fetched, caught = voters(answer)[1002]
+        high_watermark = answer.topics[0].partitions[0].high_watermark
+        seen.append("frozen" if (end, fetched, caught) == frozen else
+                    "fetching" if caught == frozen[2] and fetched > frozen[1] else
+                    "caught up" if end == high_watermark and caught > frozen[2] else "other")
+        if seen[-1] == "caught up":
+            break
+        time.sleep(0.1)
+    assert seen[0] == "frozen" and "fetching" in seen and seen[-1] == "caught up" and "other" not in seen, seen
+    assert sb.quorum_leader == 1000
+    sb.stop_controller(1000)  # the leader: 1001 leads, epoch + 1, and never heard from 1000
+    answer = describe_quorum(sb.brokers[1])
+    partition = answer.topics[0].partitions[0]
+    assert (partition.leader_id, partition.leader_epoch) == (1001, 2) and voters(answer)[1000] == (-1, -1, -1)
+
+
+def test_sandbox_ctl_restarts_a_controller_that_catches_up_over_the_catch_up_time(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    from commands import run_command
+
+    from leader_election_cli.cli.toolkit import cli
+
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}})
+    control = ControlServer(sb, catch_up_seconds=0).start()
+    try:
+        ctl = ("sandbox-ctl", "--control", control.path)
+        before = voters(describe_quorum(sb.brokers[1]))[1001][2]
+        result = run_command(cli, *ctl, "restart-controller", "1001", "--catch-up-seconds", "60")
+        assert result.out == "1000:leader 1001:up 1002:up\n"
+        answer = describe_quorum(sb.brokers[1])
+        assert voters(answer)[1001][2] <= before + 1000  # lagging: its last caught-up time from before the stop
+        time.sleep(0.1)
+        assert voters(describe_quorum(sb.brokers[1]))[1001][2] == voters(answer)[1001][2]
+        result = run_command(cli, *ctl, "restart-controller", "1001")  # the sandbox's own catch-up time: 0 s
+        assert result.out == "1000:leader 1001:up 1002:up\n"
+        caught = voters(describe_quorum(sb.brokers[1]))[1001][2]
+        assert caught > voters(answer)[1001][2]
+        code, _, err = run_command(cli, *ctl, "restart-controller", "7")
+        assert code == 2 and err.startswith("no controller 7 in this sandbox")
+    finally:
+        control.stop()
+
+
+def test_a_dedicated_controllers_own_listener_answers_describe_quorum_only_as_the_leader(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """KIP-919 (`--bootstrap-controller`): a controller answers DescribeQuorum itself while it leads the quorum;
+    another says NOT_LEADER_OR_FOLLOWER for the partition (KafkaRaftClient.handleDescribeQuorumRequest); a
+    stopped one refuses connections; its ApiVersions names the controller's APIs, not the broker's."""
+    from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+    sb = sandbox_factory(3, topics={"t": {0: [1, 2, 3]}})
+    listeners = {n.node_id: ("127.0.0.1", n.listeners[0].port) for n in describe_quorum(sb.brokers[1]).nodes}
+    leader = describe_quorum(listeners[1000])
+    partition = leader.topics[0].partitions[0]
+    assert (leader.error_code, partition.error_code, partition.leader_id) == (0, 0, 1000)
+    assert [v.replica_id for v in partition.current_voters] == [1000, 1001, 1002]
+    follower = describe_quorum(listeners[1001]).topics[0].partitions[0]
+    assert (follower.error_code, follower.leader_id) == (6, -1)  # NOT_LEADER_OR_FOLLOWER
+    keys = {k.api_key for k in call(listeners[1001], ApiVersionsRequest(version=0), ApiVersionsResponse, 0).api_keys}
+    assert keys == {18, 32, 55}
+    sb.stop_controller(1000)
+    assert refuses(listeners[1000])
+    assert describe_quorum(listeners[1001]).topics[0].partitions[0].leader_id == 1001  # it leads now
+    sb.start_controller(1000)
+    assert describe_quorum(listeners[1000]).topics[0].partitions[0].error_code == 6  # back, a follower

@@ -12,7 +12,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,9 @@ from test_unix_schemas import check
 from leader_election_cli.cli.sandbox_command import write_ready_file
 from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.sandbox import Sandbox
-from leader_election_cli.sandbox.remote import ControlServer, request
+from leader_election_cli.sandbox import Sandbox, control_client
+from leader_election_cli.sandbox.control_client import MAX_ANSWER, request
+from leader_election_cli.sandbox.remote import ControlServer
 
 ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(12)}
 
@@ -185,31 +187,90 @@ def test_a_ready_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     assert done.returncode == 2 and "FIFO" in done.stderr and len(done.stderr.splitlines()) == 2, done.stderr
 
 
-def test_a_socket_that_answers_not_as_a_sandbox_does_is_one_line_exit_3(tmp_path: Path) -> None:
-    import socket
-    import threading
-
-    path = str(tmp_path / "s")
+@contextmanager
+def fake_control(path: str, answers: list[Callable[[socket.socket], None]]) -> Iterator[list[float]]:
+    """A Unix socket at `path` that serves one client per entry of `answers`, each given the connection
+    once the client's request line is in; yields the seconds each client stayed connected."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(4)
+    server.settimeout(60)
+    held: list[float] = []
 
-    def answer() -> None:
-        for reply in (b"[1]\n", b'{"ok": true, "brokers": 5}\n'):
+    def serve() -> None:
+        for answer in answers:
             connection, _ = server.accept()
             with connection:
+                started = time.monotonic()
                 connection.recv(65536)
-                connection.sendall(reply)
+                with suppress(OSError):  # the client left
+                    answer(connection)
+                held.append(time.monotonic() - started)
 
-    thread = threading.Thread(target=answer, daemon=True)
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        for _ in range(2):
-            code, _, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
-            assert code == 3 and "did not answer as a sandbox does" in err and len(err.splitlines()) == 2, err
+        yield held
     finally:
-        thread.join(timeout=10)
+        thread.join(timeout=120)
         server.close()
+
+
+def replying(line: bytes) -> Callable[[socket.socket], None]:
+    return lambda connection: connection.sendall(line)
+
+
+def streaming(chunk: bytes, pause: float, seconds: float = 60) -> Callable[[socket.socket], None]:
+    """Bytes without a newline, `chunk` every `pause` s until the client leaves (at most `seconds`)."""
+
+    def stream(connection: socket.socket) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            connection.sendall(chunk)
+            time.sleep(pause)
+
+    return stream
+
+
+def test_a_socket_that_answers_not_as_a_sandbox_does_is_one_line_exit_3(tmp_path: Path) -> None:
+    path = str(tmp_path / "s")
+    answers = (b"[1]\n", b'{"ok": true, "brokers": 5}\n', b"not json\n", b'{"brokers": {"1": "up"}}\n',
+               b'{"ok": "yes", "brokers": {"1": "up"}}\n', b'{"ok": false}\n', b"[" * 100_000 + b"\n")
+    with fake_control(path, [replying(a) for a in answers]):
+        for answer in answers:
+            code, out, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+            assert (code, out) == (3, "") and "did not answer as a sandbox does" in err, (answer[:40], err)
+            assert len(err.splitlines()) == 2 and "Traceback" not in err, err  # the line and its hint
+    # was: no "ok" printed None (exit 2), "ok": false without an error the same
+
+
+def test_an_answer_line_longer_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = str(tmp_path / "s")
+    brokers = {str(b): "up" for b in range(500_000)}  # 6 MB on one line, 90 times MAX_ANSWER
+    huge = (json.dumps({"ok": True, "brokers": brokers}) + "\n").encode()
+    with fake_control(path, [replying(huge)]):
+        code, out, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+    assert (code, out) == (3, "") and f"an answer longer than {MAX_ANSWER} bytes" in err, err[:500]
+    assert len(err) < 1000  # was: exit 0 and the whole line printed
+
+
+def test_a_socket_that_streams_bytes_without_a_newline_is_left_at_the_limit(tmp_path: Path) -> None:
+    path = str(tmp_path / "s")
+    with fake_control(path, [streaming(b"x" * 65536, 0.001)]) as held:
+        started = time.monotonic()
+        code, out, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+        took = time.monotonic() - started
+    assert (code, out) == (3, "") and "an answer longer than" in err and len(err.splitlines()) == 2, err
+    assert took < 30 and held[0] < 30  # was: read until the stream ended (the campaign killed it after 90 s)
+
+
+def test_a_socket_that_trickles_bytes_is_left_at_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(control_client, "ANSWER_TIMEOUT", 1.0)
+    path = str(tmp_path / "s")
+    with fake_control(path, [streaming(b"x", 0.05)]) as held:
+        code, out, err = run_command(cli, "sandbox-ctl", "--control", path, "status")
+    assert (code, out) == (3, "") and "did not answer: no whole answer line within 1 s" in err, err
+    assert held[0] < 20  # was: each byte restarted a 30 s wait: held for as long as the bytes came (60 s)
 
 
 def test_the_help_lists_the_exit_codes_the_command_gives() -> None:

@@ -1,4 +1,4 @@
-"""The controller rules of `sandbox.state`, case by case and as invariants over random histories."""
+"""The controller rules of `sandbox.controller`, case by case and as invariants over random histories."""
 
 from __future__ import annotations
 
@@ -6,15 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leader_election_cli.sandbox.state import (
-    PREFERRED,
-    UNCLEAN,
-    Cluster,
-    ElectionKind,
-    Partition,
-    kraft_partition_change,
-    round_robin_assignment,
-)
+from leader_election_cli.sandbox.controller.cluster import Cluster, round_robin_assignment
+from leader_election_cli.sandbox.controller.elections import PREFERRED, UNCLEAN
+from leader_election_cli.sandbox.controller.model import Partition
+from leader_election_cli.sandbox.controller.partition_change import ElectionKind, kraft_partition_change
 
 LIVE = {1, 2, 3}.__contains__
 

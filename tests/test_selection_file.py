@@ -68,7 +68,7 @@ def test_utf8_bom_and_surrounding_whitespace(tmp_path: Path) -> None:
 def test_empty_file(tmp_path: Path, content: str) -> None:
     path = write(tmp_path, content)
     error = load_error(path)
-    assert (error.message, error.detail) == ("Replica election data is empty", f"{path} holds no JSON document")
+    assert (error.message, error.detail) == (f"Replica election data is empty: {path} holds no JSON document", None)
     assert error.hint == FORMAT_HINT
 
 

@@ -52,6 +52,7 @@ CAN_STOP_EXAMPLES = """\
 Examples:
   kafka-leaders can-stop --bootstrap-server localhost:9092 3
   kafka-leaders can-stop 2,3 --output json       (with KAFKA_BOOTSTRAP_SERVERS set)
+  kafka-leaders can-stop 101                      (a KRaft controller: the quorum rule)
   until kafka-leaders can-stop 3 --output json >/dev/null; do sleep 5; done"""
 
 CAN_STOP_NOTE = """\
@@ -59,25 +60,39 @@ A partition blocks the stop when stopping the brokers takes an in-sync replica f
 offline (no live in-sync replica, nor an eligible leader replica where the cluster has ELR), under its
 topic's min.insync.replicas (acks=all producers fail), or with a min.insync.replicas that could not be
 read. A partition already offline or under min ISR that the stop takes no in-sync replica from is listed,
-and does not block. A replica a reassignment is adding counts once it is in the ISR."""
+and does not block. A replica a reassignment is adding counts once it is in the ISR.
+
+A KRaft controller (a voter of the controller quorum; node ids are unique across roles) may stop only if,
+without it, a majority of the voters has caught up with the quorum's leader within
+controller.quorum.fetch.timeout.ms (DescribeQuorum's LastCaughtUpTimestamp, against the leader's own; the
+timeout is read from the quorum leader's config where it is a broker, else Kafka's default, 2000 ms), and
+the leader only while every other voter has caught up. In combined mode a node is both a broker and a
+controller, and both rules hold. The JSON report lists each voter's lag and the age of its last caught-up
+time."""
 
 CAN_STOP_EXIT_CODES = exit_code_help({
-    0: "safe: no partition would go offline or under min.insync.replicas",
+    0: "safe: no partition would go offline or under min.insync.replicas, and the controller quorum keeps a "
+       "caught-up majority",
     1: "an internal error",
-    5: "not safe: the partitions that would are listed"})
+    5: "not safe: the partitions that would are listed, or the quorum would lose its caught-up majority"})
 
 
 @click.command(cls=Command, epilog=verbatim(CAN_STOP_EXAMPLES, CAN_STOP_NOTE, CAN_STOP_EXIT_CODES),
                context_settings=COMMAND_SETTINGS)
 @connection_options
-@click.argument("brokers", type=BrokerList(), metavar="BROKER[,BROKER...]")
+@click.argument("brokers", type=BrokerList(), metavar="NODE[,NODE...]")
+@click.option("--bootstrap-controller", metavar="HOST:PORT",
+              help="KRaft controller(s) to ask instead of brokers, comma-separated (KIP-919; where only they are "
+                   "reachable): controllers only, by the quorum rule.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
 @output_option
 def can_stop(**o: Any) -> None:
-    """Whether stopping these brokers now would leave any partition offline or under its min.insync.replicas.
+    """Whether stopping these brokers or controllers now would leave any partition offline or under its
+    min.insync.replicas, or the KRaft controller quorum without a caught-up majority.
 
-    One read of the cluster (metadata, topic configs, pending reassignments, and eligible leader replicas
-    where they count); sends nothing that changes it. Brokers already down are counted as down.
+    One read of the cluster (metadata, topic configs, pending reassignments, eligible leader replicas
+    where they count, and the controller quorum on KRaft); sends nothing that changes it. Brokers already
+    down are counted as down.
     """
     sys.exit(run(lambda: _can_stop(o), o["debug"]))
 
@@ -88,7 +103,7 @@ def _can_stop(o: dict[str, Any]) -> int:
 
     configure_logging(o["debug"])
     output = resolve(o["output"], sys.stdout, TOOLKIT_MODES)
-    connection_ = connection(o)
+    connection_ = _controllers_connection(o) if o["bootstrap_controller"] is not None else connection(o)
 
     def stopped(exc: Any) -> CanStopReport:
         report = CanStopReport(None, tuple(sorted(o["brokers"])))
@@ -101,6 +116,24 @@ def _can_stop(o: dict[str, Any]) -> int:
     return int(report.exit_code)
 
 
+def _controllers_connection(o: dict[str, Any]) -> Any:
+    """--bootstrap-controller: the controllers to ask (one of it and --bootstrap-server, as Kafka's tools)."""
+    from dataclasses import replace
+
+    from click.core import ParameterSource
+
+    from leader_election_cli.errors import InputError
+    from leader_election_cli.operations.connection import Connection
+
+    if click.get_current_context().get_parameter_source("bootstrap_server") is ParameterSource.COMMANDLINE:
+        raise InputError("Give only one of --bootstrap-server and --bootstrap-controller",
+                         hint="--bootstrap-controller asks the KRaft controllers themselves, about controllers only.")
+    servers = o["bootstrap_controller"].strip()
+    if not servers:
+        raise InputError("--bootstrap-controller is empty", hint="Give the controllers as HOST:PORT, comma-separated.")
+    return replace(Connection.of(servers, o["command_config"], o["timeout"]), controllers=True)
+
+
 # -- roll -----------------------------------------------------------------------------------------------
 
 ROLL_EXAMPLES = """\
@@ -109,6 +142,8 @@ Examples:
   kafka-leaders roll --brokers all --exec 'ssh {host} sudo systemctl restart kafka'
   kafka-leaders roll --brokers 3,1,2 --exec 'kubectl delete pod kafka-{broker} --wait=true'
   kafka-leaders roll --brokers 2 --pause                    (restart it yourself, then press Enter)
+  kafka-leaders roll --nodes all --exec 'ssh {host} sudo systemctl restart kafka'   (controllers, then brokers)
+  kafka-leaders roll --controllers all --exec 'kubectl delete pod kafka-controller-{node} --wait=true'
   kafka-leaders roll --resume                               (after Ctrl-C, a failed command, a timeout)"""
 
 ROLL_NOTE = """\
@@ -121,25 +156,31 @@ and {host} filled in, through sh -c, in a session of its own, its output on stde
 --exec-timeout), or wait for Enter with --pause; (4) wait until it is registered, unfenced and back in the
 ISR of every partition it replicates, up to --rejoin-timeout; (5) put its replica orders back and elect
 the preferred replicas, read back. Then the next broker; the active controller goes last (ZooKeeper mode;
-in KRaft combined mode, the quorum's leader). One roll per cluster at a time (a lock). A state file
-records each step finished and why a roll stopped: Ctrl-C or SIGTERM stops the roll after the step in
-flight (a running command is waited for), and roll --resume carries on from there, as after any failure,
-once it has checked the state file and the restore files it names. A command that times out, or is
-running at a second Ctrl-C, is ended with every process it started (its process group): SIGTERM, then
-SIGKILL 5 s later; the roll waits until none is left."""
+in KRaft combined mode, the quorum's leader). KRaft controllers (--controllers, --nodes all) go first, the
+quorum's leader last among them: before each, wait until, without it, a majority of the voters has caught
+up with the quorum's leader (the can-stop rule for controllers; read again right before the command);
+after it, wait until it is a voter again, caught up (lag 0, a fresh last caught-up time), up to
+--rejoin-timeout. A dedicated controller has no partitions to drain; {node} is any node's id, {host} a
+controller's from its controller listener. One roll per cluster at a time (a lock). A state file records
+each step finished and why a roll stopped: Ctrl-C or SIGTERM stops the roll after the step in flight (a
+running command is waited for), and roll --resume carries on from there, as after any failure, once it
+has checked the state file and the restore files it names. A command that times out, or is running at a
+second Ctrl-C, is ended with every process it started (its process group): SIGTERM, then SIGKILL 5 s
+later; the roll waits until none is left."""
 
 ROLL_EXIT_CODES = exit_code_help({
     0: "every broker was restarted and given its leadership back (or a dry run finished)",
     1: "the --exec command failed or timed out, the input ended before Enter was pressed (--pause), a broker "
        "could not be drained, or its leadership did not come back, or, once a broker was drained, the state file "
        "could not be written (it keeps where the roll stands), or an internal error",
-    3: "cluster unreachable, or a broker not back in every ISR within --rejoin-timeout",
-    2: "usage or input error: nothing was done (a state file that is not one a roll wrote, or naming a broker "
+    2: "usage or input error: nothing was done (a state file that is not one a roll wrote, or naming a node "
        "twice, or brokers the cluster lacks; a restore file it names that cannot be read)",
-    5: "not safe to stop the next broker within --safe-timeout (nothing was done to it), or no longer safe to "
-       "restart the drained broker within --safe-timeout (it stays drained), or another roll of this cluster is "
-       "running, or an unfinished roll of this cluster exists (use --resume), or the state file or a restore file "
-       "it names is of another cluster"})
+    3: "cluster unreachable, or a broker not back in every ISR (a controller: not a caught-up voter) within "
+       "--rejoin-timeout",
+    5: "not safe to stop the next broker or controller within --safe-timeout (nothing was done to it), or no "
+       "longer safe to restart the drained broker within --safe-timeout (it stays drained), or another roll of "
+       "this cluster is running, or an unfinished roll of this cluster exists (use --resume), or the state file "
+       "or a restore file it names is of another cluster"})
 
 
 class BrokersOrAll(BrokerList):
@@ -154,10 +195,16 @@ class BrokersOrAll(BrokerList):
 @connection_options
 @click.option("--brokers", type=BrokersOrAll(), metavar="all|BROKER[,BROKER...]",
               help="The brokers to restart, in this order (all: every broker, by id), the active controller moved last "
-                   "(ZooKeeper mode; KRaft combined mode: the quorum's leader). REQUIRED unless --resume.")
+                   "(ZooKeeper mode; KRaft combined mode: the quorum's leader). This, --controllers or --nodes is "
+                   "REQUIRED unless --resume.")
+@click.option("--controllers", type=BrokersOrAll(), metavar="all|NODE[,NODE...]",
+              help="KRaft controllers (the quorum's voters) to restart first, in this order (all: every voter, by "
+                   "id), the quorum's leader moved last, each by the quorum rule.")
+@click.option("--nodes", type=click.Choice(["all"]), metavar="all",
+              help="Every node: the controllers first (as --controllers all), then the brokers (as --brokers all).")
 @click.option("--exec", "command", metavar="COMMAND",
-              help="Restart one broker: a shell command, {broker} and {host} filled in; exit 0 means it was "
-                   "restarted (it need not wait for the broker to be back: the roll does).")
+              help="Restart one node: a shell command, {node} (any node's id), {broker} and {host} filled in; exit 0 "
+                   "means it was restarted (it need not wait for the node to be back: the roll does).")
 @click.option("--pause", is_flag=True, help="Instead of --exec: wait for Enter while you restart the broker.")
 @click.option("--resume", is_flag=True, help="Carry on the unfinished roll of the state file.")
 @click.option("--state-file", metavar="PATH",
@@ -176,10 +223,11 @@ class BrokersOrAll(BrokerList):
 @click.option("--dry-run", is_flag=True, help="Print the order and each step's verdict now; do nothing.")
 @output_option
 def roll(**o: Any) -> None:
-    """Restart brokers one at a time, never leaving a partition offline or under min.insync.replicas.
+    """Restart brokers one at a time, never leaving a partition offline or under min.insync.replicas, and
+    KRaft controllers never leaving the quorum without a caught-up majority.
 
     Each broker is drained of leadership before its restart and given it back after, once it is back in
-    every ISR.
+    every ISR; each controller waits for the quorum rule before, and to be a caught-up voter again after.
     """
     sys.exit(run(lambda: _roll(o), o["debug"]))
 
@@ -188,12 +236,16 @@ def _roll_settings(o: dict[str, Any]) -> Any:
     from leader_election_cli.errors import InputError
     from leader_election_cli.operations.roll import RollSettings
 
+    chosen = o["brokers"] is not None or o["controllers"] is not None or o["nodes"] is not None
     if o["resume"]:
-        if o["brokers"] is not None or o["command"] is not None or o["pause"]:
-            raise InputError("--resume takes the brokers and the command from the state file",
-                             hint="Leave out --brokers, --exec and --pause.")
-    elif o["brokers"] is None:
-        raise InputError("Missing --brokers", hint="Give --brokers all, or the ids in order, e.g. --brokers 1,2,3.")
+        if chosen or o["command"] is not None or o["pause"]:
+            raise InputError("--resume takes the nodes and the command from the state file",
+                             hint="Leave out --brokers, --controllers, --nodes, --exec and --pause.")
+    elif o["nodes"] is not None and (o["brokers"] is not None or o["controllers"] is not None):
+        raise InputError("--nodes all rolls every controller and broker", hint="Leave out --brokers and --controllers.")
+    elif not chosen:
+        raise InputError("Missing --brokers", hint="Give --brokers all, or the ids in order, e.g. --brokers 1,2,3 "
+                                                   "(--controllers all or --nodes all for KRaft controllers).")
     elif o["command"] is not None and o["pause"] or (o["command"] is None and not o["pause"] and not o["dry_run"]):
         raise InputError("Give exactly one of --exec and --pause",
                          hint="--exec 'ssh {host} sudo systemctl restart kafka' restarts each broker; --pause waits "
@@ -204,9 +256,12 @@ def _roll_settings(o: dict[str, Any]) -> Any:
         raise InputError("--pause needs a terminal to press Enter on", hint="Use --exec COMMAND in scripts.")
     if o["state_file"] is not None and not o["state_file"].strip():
         raise InputError("--state-file is empty", hint="Give a file path, or leave it out for the default.")
-    return RollSettings(None if o["brokers"] in (None, "all") else o["brokers"], o["command"], o["pause"],
-                        o["safe_timeout"], o["exec_timeout"], o["rejoin_timeout"], o["allow_rf1"], o["batch_size"],
-                        Path(o["state_file"]) if o["state_file"] else None, o["resume"], o["dry_run"])
+    every = o["nodes"] == "all"
+    brokers = None if every or o["brokers"] == "all" or o["resume"] else o["brokers"] or ()
+    controllers = None if every or o["controllers"] == "all" else o["controllers"] or ()
+    return RollSettings(brokers, o["command"], o["pause"], o["safe_timeout"], o["exec_timeout"], o["rejoin_timeout"],
+                        o["allow_rf1"], o["batch_size"], Path(o["state_file"]) if o["state_file"] else None,
+                        o["resume"], o["dry_run"], controllers)
 
 
 def wait_for_enter(line: str) -> bool | None:

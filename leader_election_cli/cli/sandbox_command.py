@@ -89,6 +89,9 @@ class BuildInterrupted(Exception):
 @click.option("--scenario", type=click.Choice(["balanced", "imbalanced", "broker-down", "leaderless", "no-controller",
                                                "skewed"]),
               default="balanced", show_default=True, help=SCENARIO_HELP)
+@click.option("--topic-config", "topic_configs", multiple=True, metavar="KEY=VALUE",
+              help="A config of every topic the scenario creates (repeatable), checked as Kafka's CreateTopics "
+                   "checks it, e.g. min.insync.replicas=2.")
 @click.option("--racks", metavar="RACK[,RACK...]",
               help="Give the brokers a broker.rack, in turn: --racks a,b with 4 brokers puts 1 and 3 in a, "
                    "2 and 4 in b.")
@@ -140,7 +143,8 @@ class BuildInterrupted(Exception):
               show_default=True, metavar="SECONDS", help="Kafka's leader.imbalance.check.interval.seconds.")
 @click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), default=3, show_default=True, metavar="SECONDS",
               help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
-                   "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest.")
+                   "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest. A KRaft "
+                   "controller restarted lags behind the quorum's leader as long (fetching for the second half).")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")
@@ -191,6 +195,7 @@ class _Checked:
     argv: list[str] | None  # --run's words
     oauth: OAuthValidation | None = None
     kerberos: KerberosAcceptor | None = None
+    topic_configs: dict[str, str] | None = None
 
 
 def _sandbox(o: dict[str, Any]) -> int:
@@ -229,7 +234,27 @@ def _checked(o: dict[str, Any]) -> _Checked:
     version, features = parse_version_options(o)
     return _Checked(parse_users(o["sasl_users"]), rf, parse_racks(o["racks"], o["brokers"]), version, features,
                     parse_run(o["command"]) if o["command"] is not None else None, parse_oauth(o),
-                    parse_kerberos(o))
+                    parse_kerberos(o), parse_topic_configs(o["topic_configs"]))
+
+
+def parse_topic_configs(values: tuple[str, ...]) -> dict[str, str]:
+    """--topic-config KEY=VALUE, each checked as the controller checks a CreateTopics config."""
+    from leader_election_cli.sandbox.controller.configs import topic_config_problem
+
+    configs: dict[str, str] = {}
+    for value in values:
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--topic-config {value!r} is not KEY=VALUE", "Write it as min.insync.replicas=2.")
+        key = key.strip()
+        configs[key] = setting
+        problem = topic_config_problem({key: setting})
+        if problem:
+            unknown = problem.startswith("Unknown topic config name")
+            raise InputError(f"--topic-config {value}: {problem}",
+                             "Use a topic config of Kafka 4.1 (kafka-configs.sh --describe --all lists them)."
+                             if unknown else f"Give {key} a value Kafka accepts.")
+    return configs
 
 
 def parse_oauth(o: dict[str, Any]) -> OAuthValidation | None:
@@ -366,7 +391,7 @@ def _start_and_build(sb: Any, o: dict[str, Any], c: _Checked) -> None:
                          "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
     if o["topics"] * o["partitions"] >= 100_000:
         click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
-    build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor)
+    build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor, c.topic_configs)
 
 
 def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:

@@ -14,10 +14,12 @@ from leader_election_cli.cli.common import echo, run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.errors import InputError, UnreachableError, exit_code_help, shown
 from leader_election_cli.local_files import read_regular_file
+from leader_election_cli.sandbox.control_client import ANSWER_TIMEOUT, MAX_ANSWER, request
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
-OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "status")
-CONTROLLER_OPS = ("stop-controller", "start-controller")
+OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "restart-controller",
+       "status")
+CONTROLLER_OPS = ("stop-controller", "start-controller", "restart-controller")
 
 EXAMPLES = """\
 Examples:
@@ -27,6 +29,7 @@ Examples:
   kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker 2 --catch-up-seconds 1
   kafka-leaders sandbox-ctl --ready-file sandbox.json status
   kafka-leaders sandbox-ctl --ready-file sandbox.json stop-controller 1001     (KRaft: 1000-1002)
+  kafka-leaders sandbox-ctl --ready-file sandbox.json restart-controller 1001 --catch-up-seconds 5
   kafka-leaders roll --brokers all \
       --exec 'kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker {broker}'"""
 
@@ -37,15 +40,19 @@ fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spr
 restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down.
 stop-controller and start-controller stop and start one of a KRaft sandbox's three controller nodes (1000 to
 1002) and print theirs: leader, up or down; with two down the quorum has no leader, and the brokers hold what
-they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later."""
+they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later.
+A started controller is a voter at once but lags behind the quorum's leader over the catch-up time, as
+DescribeQuorum shows (its log end offset and last caught-up time those before its stop; fetching again for
+the second half); restart-controller is a stop, then a start."""
 
 _STOPPED = "before the sandbox answered (a request it got is carried out)"
 EXIT_CODES = exit_code_help({0: "done (or the status printed)",
                              1: "an internal error",
                              2: "usage or input error (no ready file, both --ready-file and --control, no such "
                                 "broker or controller), nothing was changed",
-                             3: "the sandbox's control socket did not answer, or not as a sandbox does (is the "
-                                "sandbox running?)",
+                             3: f"the sandbox's control socket did not answer within {ANSWER_TIMEOUT:g} s, or not as a "
+                                f"sandbox does (one JSON line of at most {MAX_ANSWER // 1024} KiB with its ok): is the "
+                                "sandbox running?",
                              4: None, 5: None,
                              129: f"stopped by SIGHUP {_STOPPED}",
                              130: f"interrupted (Ctrl-C, SIGINT) {_STOPPED}",
@@ -55,14 +62,15 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
 @click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|"
-                                                      "stop-controller|start-controller|status")
+                                                      "stop-controller|start-controller|restart-controller|status")
 @click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[ID]")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="The sandbox's --ready-file: its control socket is read from it.")
 @click.option("--control", metavar="SOCKET", envvar=CONTROL_ENV, show_envvar=True,
               help="The control socket itself (set for commands the sandbox's --run starts).")
 @click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), metavar="SECONDS",
-              help="start-broker, restart-broker: this catch-up time instead of the sandbox's --catch-up-seconds.")
+              help="start-broker, restart-broker, start-controller, restart-controller: this catch-up time instead "
+                   "of the sandbox's --catch-up-seconds.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def sandbox_ctl(**o: Any) -> None:
     """Stop, start or restart a broker (or a KRaft controller) of a running sandbox, as systemctl would.
@@ -100,8 +108,6 @@ def control_socket(ready_file: str | None, control: str | None, control_from_env
 
 
 def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
-    from leader_election_cli.sandbox.remote import request
-
     op, broker = o["op"], o["broker"]
     controller = op in CONTROLLER_OPS
     if op != "status" and broker is None:
@@ -117,18 +123,24 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
         message["catch_up_seconds"] = o["catch_up_seconds"]
     try:
         answer = request(path, message)
-    except (OSError, ValueError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {reason}",
+    except OSError as e:
+        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer: {e.strerror or e}",
                                hint="Is the sandbox still running? Its ready file is removed when it stops.") from None
-    states = answer.get("controllers" if controller else "brokers") if isinstance(answer, dict) else None
-    if not isinstance(answer, dict) or (answer.get("ok") and not isinstance(states, dict)):
-        raise UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does",
-                               hint="Check --control: it names the socket of a running kafka-leaders sandbox.")
-    if not answer.get("ok"):
-        raise InputError(shown(str(answer.get("error"))), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    except ValueError as e:
+        raise _not_a_sandbox(path, str(e)) from None
+    states = answer.get("controllers" if controller else "brokers")
+    if not answer["ok"]:
+        if not isinstance(answer.get("error"), str):
+            raise _not_a_sandbox(path, 'an "ok": false answer without its "error"')
+        raise InputError(shown(answer["error"]), hint="kafka-leaders sandbox-ctl --help lists what it takes.")
+    if not isinstance(states, dict):
+        raise _not_a_sandbox(path, f"an answer without the {'controllers' if controller else 'brokers'}' states")
     echo(" ".join(f"{shown(str(node))}:{shown(str(state))}" for node, state in states.items()))
     return 0
 
 
-
+def _not_a_sandbox(path: str, why: str) -> UnreachableError:
+    """A control socket whose answer is not one a sandbox gives (`control_client.request` bounds what it reads)."""
+    return UnreachableError(f"The sandbox's control socket {shown(path)} did not answer as a sandbox does: "
+                            f"{shown(why, 128)}",
+                            hint="Check --control: it names the socket of a running kafka-leaders sandbox.")

@@ -48,6 +48,8 @@ from leader_election_cli.model import (
     ControllerMode,
     ElectionType,
     PartitionState,
+    QuorumReplica,
+    QuorumState,
     TopicPartition,
 )
 
@@ -354,14 +356,16 @@ class ClusterConnection:
         return replace(state, min_insync_replicas=min_isr, min_isr_unknown=frozenset(topics) - min_isr.keys(),
                        min_isr_capped=capped)
 
-    def broker_configs(self, broker: int, names: Sequence[str]) -> dict[str, str]:
+    def broker_configs(self, broker: int, names: Sequence[str], *, bootstrap: bool = False) -> dict[str, str]:
         """Some configs of one broker: its BROKER resource, asked of that broker (Kafka answers only
-        for itself). Empty when the broker does not say (no DESCRIBE_CONFIGS on CLUSTER, say)."""
+        for itself; `bootstrap`: the node connected to is that one, a KRaft controller say, which answers
+        DescribeConfigs for its own node id too). Empty when the broker does not say (no DESCRIBE_CONFIGS on
+        CLUSTER, say)."""
         from kafka.protocol.admin import DescribeConfigsRequest
 
         request = DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
             resource_type=_RESOURCE_TYPE_BROKER, resource_name=str(broker), configuration_keys=list(names))])
-        response = self._send(request, node_id=broker, what="reading broker configs")
+        response = self._send(request, node_id=None if bootstrap else broker, what="reading broker configs")
         return {entry.name: entry.value for result in response.results if not result.error_code
                 for entry in result.configs or () if entry.value is not None}
 
@@ -410,18 +414,39 @@ class ClusterConnection:
         """The node id of the KRaft controller quorum's leader (DescribeQuorum, KIP-595, forwarded by the
         broker to the active controller); None where the brokers do not offer it (ZooKeeper mode, before
         Kafka 3.3) or do not say (an error answer)."""
-        if self.max_version(_DESCRIBE_QUORUM) is None:
+        quorum = self.describe_quorum(errors=False)
+        return quorum.leader if quorum is not None and quorum.leader >= 0 else None
+
+    def describe_quorum(self, errors: bool = True) -> QuorumState | None:
+        """The KRaft controller quorum as its leader reports it (DescribeQuorum, KIP-595/KIP-853; v2 adds each
+        voter's controller listener, Nodes), asked of a broker, which forwards it to the active controller.
+        None where the brokers do not offer it (ZooKeeper mode, before Kafka 3.3); an error answer is None too
+        with `errors=False`, else a `LeaderElectionError` (REQUEST_TIMED_OUT: no quorum leader in time)."""
+        version = self.max_version(_DESCRIBE_QUORUM)
+        if version is None:
             return None
         from kafka.protocol.admin import DescribeQuorumRequest
 
-        request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
+        request = DescribeQuorumRequest(version=min(version, 2), topics=[DescribeQuorumRequest.TopicData(
             topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.TopicData.PartitionData(
                 partition_index=0)])])
         response = self._send_to_controller(request, None, "reading the controller quorum")
         partitions = [p for t in response.topics or () for p in t.partitions or ()]
-        if response.error_code or len(partitions) != 1 or partitions[0].error_code or partitions[0].leader_id < 0:
-            return None
-        return int(partitions[0].leader_id)
+        code = response.error_code or (partitions[0].error_code if len(partitions) == 1 else kafka_errors.NONE)
+        if code or len(partitions) != 1:
+            if not errors:
+                return None
+            self._raise_top_level(code or kafka_errors.UNKNOWN_SERVER_ERROR, "reading the controller quorum")
+        p = partitions[0]
+
+        def replicas(states: Any) -> tuple[QuorumReplica, ...]:
+            return tuple(QuorumReplica(s.replica_id, s.log_end_offset, getattr(s, "last_fetch_timestamp", -1),
+                                       getattr(s, "last_caught_up_timestamp", -1)) for s in states or ())
+
+        endpoints = {n.node_id: (n.listeners[0].host, n.listeners[0].port)
+                     for n in getattr(response, "nodes", None) or () if n.listeners}
+        return QuorumState(p.leader_id, p.leader_epoch, p.high_watermark, replicas(p.current_voters),
+                           tuple(s.replica_id for s in p.observers or ()), endpoints)
 
     # -- writes ----------------------------------------------------------------------------------
 

@@ -91,7 +91,7 @@ def _exchange(connection: HTTPConnection, path: str, body: bytes, headers: dict[
     except ssl.SSLError as exc:
         raise TokenHttpError(f"TLS failed: {exc.reason or type(exc).__name__}", tls=True) from None
     except (OSError, urllib3.exceptions.HTTPError) as exc:
-        if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.ConnectTimeoutError)):
+        if expired.is_set() or _connect_timed_out(exc):
             raise TokenHttpError(f"no connection within {min(limits.connect_s, limits.total_s):g} s",
                                  timed_out=True) from None
         raise TokenHttpError(f"no connection: {_reason(exc)}") from None
@@ -121,6 +121,14 @@ def _exchange(connection: HTTPConnection, path: str, body: bytes, headers: dict[
     if len(data) > limits.body_bytes:
         raise TokenHttpError(f"its answer is larger than {limits.body_bytes // 1024} KiB")
     return HttpAnswer(response.status, bytes(data))
+
+
+def _connect_timed_out(exc: BaseException) -> bool:
+    """Whether a failed connect ran out of time. urllib3's NewConnectionError (a refusal, an unreachable
+    network, a name not found) is a subclass of its ConnectTimeoutError: a refusal at once is no timeout."""
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return False
+    return isinstance(exc, (TimeoutError, urllib3.exceptions.ConnectTimeoutError))
 
 
 def _reason(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from leader_election_cli import __version__
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.cluster.wire_codec import ApiVersionsCall, Call
-from leader_election_cli.errors import LeaderElectionError, TimedOutError, UnreachableError
+from leader_election_cli.errors import LeaderElectionError, TimedOutError, UnreachableError, listed, shown
 
 CLIENT_ID = f"leader-election-cli-{__version__}"  # the request headers' client id unless client.id is set
 SOFTWARE = ApiVersionsCall("leader-election-cli", __version__)  # who we are in ApiVersions v3+ (KIP-511)
@@ -128,14 +128,15 @@ class BootstrapAttempts:
     def error(self, bootstrap_servers: str, api_timeout_ms: int) -> TimedOutError:
         """Why the bootstrap failed: each server's cause where every one failed for a cause that can be
         named (refused, not Kafka), else no server answering in time, with what each did meanwhile.
-        Either way Kafka's tool would have printed its timeout line: a `TimedOutError`."""
+        Either way Kafka's tool would have printed its timeout line: a `TimedOutError`, one line (with its hint)."""
         kinds = {address: self._last.get(address, ("", ""))[0] for address in self._addresses}
         said = [f"{address} {self._said(address)}" for address in self._addresses if address in self._last]
         if all(kind in _HINTS for kind in kinds.values()):
             hints = dict.fromkeys(_HINTS[kind] for kind in kinds.values())
-            return TimedOutError("; ".join(said), hint=" ".join(hints))
-        return TimedOutError(f"Could not reach any broker of {bootstrap_servers} within {api_timeout_ms} ms",
-                             detail="; ".join(said) or None,
+            return TimedOutError(listed(said, "; "), hint=" ".join(hints))
+        meanwhile = f": {listed(said, '; ')}" if said else ""
+        return TimedOutError(f"Could not reach any broker of {shown(bootstrap_servers)} within {api_timeout_ms} "
+                             f"ms{meanwhile}",
                              hint="Check --bootstrap-server, the network, and security.protocol in the config file.")
 
     def _said(self, address: str) -> str:

@@ -28,6 +28,7 @@ from leader_election_cli.errors import (
     RefusedError,
     UnreachableError,
     extra_hint,
+    listed,
 )
 from leader_election_cli.model import (
     NO_LEADER,
@@ -222,9 +223,7 @@ def select(zk: ZooKeeper, requested: Sequence[TopicPartition] | None) -> dict[To
     if unknown and not zk.exists(TOPICS_PATH, f"looking for {TOPICS_PATH}"):
         raise _no_cluster(zk)
     if unknown:
-        listed = ", ".join(map(str, unknown[:MAX_LISTED])) + (f", ... ({len(unknown)} in all)"
-                                                              if len(unknown) > MAX_LISTED else "")
-        raise InputError(f"Unknown topic or partition in ZooKeeper: {listed}",
+        raise InputError(f"Unknown topic or partition in ZooKeeper: {listed(unknown, limit=MAX_LISTED)}",
                          "Check the topic names and partition numbers; nothing was written.")
     return {tp: assignments[tp] for tp in requested}
 

@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError, LeaderElectionError, RefusedError, shown
+from leader_election_cli.errors import InputError, LeaderElectionError, RefusedError, listed, shown
 from leader_election_cli.model import NO_LEADER, ClusterState, TopicPartition
 from leader_election_cli.operations.balance_dry_run import plan_report, refused
 from leader_election_cli.operations.connection import Connection
@@ -118,11 +118,11 @@ def _check_brokers(state: ClusterState, excluded: Iterable[int]) -> None:
     known = set(state.live_brokers).union(*(p.replicas for p in state.partitions.values()))
     unknown = [b for b in excluded if b not in known]
     if unknown:
-        raise InputError(f"--exclude-broker {','.join(map(str, unknown))}: neither live nor a replica of any "
-                         f"partition (live brokers: {','.join(map(str, sorted(state.live_brokers)))})",
+        raise InputError(f"--exclude-broker {listed(unknown, ',')}: neither live nor a replica of any "
+                         f"partition (live brokers: {listed(sorted(state.live_brokers), ',')})",
                          hint="Check the broker ids.")
     if state.live_brokers and set(state.live_brokers) <= set(excluded):
-        raise InputError(f"--exclude-broker names every live broker ({','.join(map(str, sorted(state.live_brokers)))}"
+        raise InputError(f"--exclude-broker names every live broker ({listed(sorted(state.live_brokers), ',')}"
                          "): no broker would be left to lead", hint="Exclude fewer brokers.")
 
 
@@ -164,8 +164,7 @@ def _check_unchanged(state: ClusterState, cluster_id: str | None, planned: list[
 
 
 def _named(changes: list[LeaderChange]) -> str:
-    listed = ", ".join(shown(str(c.tp), 64) for c in changes[:_LISTED])
-    return listed + (f", ... {len(changes) - _LISTED} more" if len(changes) > _LISTED else "")
+    return listed((c.tp for c in changes), limit=_LISTED)
 
 
 def _move_plan(state: ClusterState, partitions: list[LeaderChange]) -> MovePlan:

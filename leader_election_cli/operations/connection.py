@@ -12,12 +12,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Connection:
-    """The bootstrap servers, the admin client's config file, and the time limit of each request batch
-    (`timeout_ms`, None: the config file's default.api.timeout.ms)."""
+    """The bootstrap servers (brokers, or `controllers`), the admin client's config file, and the time limit of
+    each request batch (`timeout_ms`, None: the config file's default.api.timeout.ms)."""
 
     bootstrap_servers: str
     command_config: str | None = None
     timeout_ms: int | None = None
+    controllers: bool = False  # the bootstrap servers are KRaft controllers (--bootstrap-controller, KIP-919)
 
     @classmethod
     def of(cls, bootstrap_servers: str | None, command_config: str | None = None,

@@ -6,11 +6,12 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError
+from leader_election_cli.errors import InputError, listed
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.planning.maintenance import needs_elr, stop_verdict
+from leader_election_cli.operations.quorum import QuorumRead, read_quorum, read_quorum_from_controllers
+from leader_election_cli.planning.maintenance import StopVerdict, needs_elr, stop_verdict
 from leader_election_cli.reports.maintenance import CanStopReport
 
 
@@ -40,22 +41,60 @@ def read_for_stop(cluster: ClusterConnection, brokers: Collection[int], *, with_
     return state
 
 
+def known_brokers(state: ClusterState) -> frozenset[int]:
+    """The live brokers and every replica's broker."""
+    return state.live_brokers.union(*(p.replicas for p in state.partitions.values()))
+
+
 def check_brokers(state: ClusterState, brokers: Collection[int]) -> None:
     """A broker neither live nor a replica of anything is a typo: an input error naming the live ones."""
-    known = state.live_brokers.union(*(p.replicas for p in state.partitions.values()))
-    unknown = sorted(set(brokers) - known)
+    unknown = sorted(set(brokers) - known_brokers(state))
+    if unknown:
+        raise InputError(f"Broker {listed(unknown, ',')} is neither live nor a replica of any partition "
+                         f"(live brokers: {listed(sorted(state.live_brokers), ',')})", hint="Check the broker ids.")
+
+
+def split_nodes(state: ClusterState, quorum: QuorumRead | None, nodes: Collection[int]) -> tuple[int, ...]:
+    """The brokers among `nodes` (live, or a replica of a partition); the others must be voters of the KRaft
+    quorum (dedicated controllers; a node id is unique across roles): a node that is neither is a one-line
+    input error naming both."""
+    if quorum is None:
+        check_brokers(state, nodes)
+        return tuple(nodes)
+    brokers = known_brokers(state)
+    voters = set(quorum.quorum.voter_ids)
+    unknown = sorted(set(nodes) - brokers - voters)
     if unknown:
         live = ",".join(map(str, sorted(state.live_brokers)))
-        raise InputError(f"Broker {','.join(map(str, unknown))} is neither live nor a replica of any partition "
-                         f"(live brokers: {live})", hint="Check the broker ids.")
+        raise InputError(f"Node {','.join(map(str, unknown))} is neither a live broker, a replica of any partition "
+                         f"nor a controller (live brokers: {live}; controllers: {','.join(map(str, sorted(voters)))})",
+                         hint="Check the node ids.")
+    return tuple(n for n in nodes if n in brokers)
 
 
-def can_stop(connection: Connection, brokers: Collection[int], *, allow_rf1: bool = False,
+def can_stop(connection: Connection, nodes: Collection[int], *, allow_rf1: bool = False,
              hooks: Hooks = SILENT) -> CanStopReport:
-    """Whether stopping `brokers` now leaves any partition offline or under its min ISR (exit 0 or 5)."""
+    """Whether stopping `nodes` now leaves any partition offline or under its min ISR (the brokers among
+    them), or the KRaft controller quorum without a caught-up majority (the voters among them; in combined
+    mode a node can be both and both rules hold): exit 0 or 5."""
     settings = connection.settings(hooks.warn)
+    if connection.controllers:
+        return _can_stop_controllers(read_quorum_from_controllers(connection, settings), nodes)
     with connection.open(settings) as cluster:
-        state = read_for_stop(cluster, brokers)
-        check_brokers(state, brokers)
+        state = read_for_stop(cluster, nodes)
+        quorum = read_quorum(cluster, state, required=not set(nodes) <= known_brokers(state))
+        brokers = split_nodes(state, quorum, nodes)
+    voters = sorted(set(nodes) & set(quorum.quorum.voter_ids)) if quorum is not None else []
     return CanStopReport(stop_verdict(state, brokers, allow_rf1=allow_rf1), tuple(sorted(set(brokers))),
-                         state.cluster_id)
+                         state.cluster_id, quorum=quorum.verdict(voters) if voters and quorum is not None else None)
+
+
+def _can_stop_controllers(quorum: QuorumRead, nodes: Collection[int]) -> CanStopReport:
+    """can-stop through the controllers alone: only voters can be judged (partitions need the brokers)."""
+    voters = quorum.quorum.voter_ids
+    others = sorted(set(nodes) - set(voters))
+    if others:
+        raise InputError(f"With --bootstrap-controller only controllers can be judged: {','.join(map(str, others))} "
+                         f"is no voter of the quorum (voters: {','.join(map(str, sorted(voters)))})",
+                         hint="Judge brokers through --bootstrap-server: their partitions are read from the brokers.")
+    return CanStopReport(StopVerdict((), (), (), False), (), None, quorum=quorum.verdict(nodes))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError, shown
+from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError, listed, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -51,14 +51,9 @@ def prefer(connection: Connection, wanted: Sequence[tuple[TopicPartition, int]],
            hooks: Hooks = SILENT) -> MoveReport:
     """Make each broker the leader of its partition (`selection.leaders.prefer_targets` reads them). An unknown
     topic or partition is an input error before anything is sent, as in `elect`."""
-
-    def plan(state: ClusterState) -> MovePlan:
-        check_known((tp for tp, _ in wanted), state)
-        return prefer_plan(state, wanted)
-
-    report = _carry_out(connection, "prefer", plan, dry_run=dry_run,
-                        batch_size=batch_size, restore_path=_restore_path("prefer", restore_path),
-                        hooks=hooks)
+    report = _carry_out(connection, "prefer", lambda state: prefer_plan(state, wanted), dry_run=dry_run,
+                        batch_size=batch_size, restore_path=_restore_path("prefer", restore_path), hooks=hooks,
+                        check=lambda state: check_known((tp for tp, _ in wanted), state))
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -68,19 +63,18 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
     """Move leadership off `broker` (and, with `include_preferred`, make it last wherever it is first)."""
     matcher = topic_matcher(topic_regex)
 
-    def plan(state: ClusterState) -> MovePlan:
+    def check(state: ClusterState) -> None:
         known = broker in state.live_brokers or any(broker in p.replicas for p in state.partitions.values())
         if not known:
-            brokers = ",".join(map(str, sorted(state.live_brokers)))
             raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
-                             f"{brokers})", hint="Check the --broker id.")
+                             f"{listed(sorted(state.live_brokers), ',')})", hint="Check the --broker id.")
         if matcher is not None and not any(matcher(tp.topic) for tp in state.partitions):
             raise InputError(f"--topic-regex '{shown(topic_regex or '')}' matches no topic: nothing was sent",
                              hint="Check the pattern against the cluster's topics (kafka-topics --list).")
-        return demote_plan(state, broker, include_preferred, matcher)
 
-    report = _carry_out(connection, "demote", plan, dry_run=dry_run, batch_size=batch_size,
-                        restore_path=_restore_path("demote", restore_path), hooks=hooks)
+    report = _carry_out(connection, "demote", lambda state: demote_plan(state, broker, include_preferred, matcher),
+                        dry_run=dry_run, batch_size=batch_size, restore_path=_restore_path("demote", restore_path),
+                        hooks=hooks, check=check)
     return _restore_file_noted(report, restore_path, hooks)
 
 
@@ -89,12 +83,11 @@ def restore(connection: Connection, path: str, *, dry_run: bool = False, batch_s
     """Put back the replica orders of a restore file written for this cluster, and elect."""
     saved = load_restore_file(path)
 
-    def plan(state: ClusterState) -> MovePlan:
+    def check(state: ClusterState) -> None:
         check_written_for(saved, path, state.cluster_id)
-        return restore_plan(state, saved.orders)
 
-    return _carry_out(connection, "restore", plan, dry_run=dry_run, batch_size=batch_size, restore_path=None,
-                      hooks=hooks)
+    return _carry_out(connection, "restore", lambda state: restore_plan(state, saved.orders), dry_run=dry_run,
+                      batch_size=batch_size, restore_path=None, hooks=hooks, check=check)
 
 
 def _restore_file_noted(report: MoveReport, asked: Path | None, hooks: Hooks) -> MoveReport:
@@ -111,11 +104,15 @@ def _restore_path(command: str, given: Path | None) -> Callable[[ClusterState], 
 
 def _carry_out(connection: Connection, command: str, plan_for: Callable[[ClusterState], MovePlan], *,
                dry_run: bool, batch_size: int, restore_path: Path | Callable[[ClusterState], Path] | None,
-               hooks: Hooks) -> MoveReport:
-    """Read the cluster, plan, then predict (`dry_run`) or run the moves."""
+               hooks: Hooks, check: Callable[[ClusterState], None]) -> MoveReport:
+    """Read the cluster, plan, then predict (`dry_run`) or run the moves. `check` refuses the input against the
+    metadata read (unknown names, another cluster) before any other request: a 300,000-entry prefer file
+    naming unknown partitions was refused after the pending reassignments were read too."""
     settings = connection.settings(hooks.warn)
     with connection.open(settings) as cluster:
-        state = cluster.describe(with_reassignments=True)
+        state = cluster.describe()
+        check(state)
+        state = replace(state, reassigning=cluster.list_reassignments())
         plan = plan_for(state)
         if dry_run:
             return predict_moves(plan, state)

@@ -3,19 +3,21 @@
 One roll per cluster at a time: a roll holds the cluster's roll lock (`operations.lock`, taken right
 after the cluster id is read, before anything else) for its whole run; a second one is refused (exit 5).
 
-For each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's quorum leader in
-combined mode):
-1. wait until it is safe to stop (`planning.maintenance.stop_verdict`), polling up to `safe_wait_s`;
-   past it the roll is refused (exit 5) before anything is done to this broker;
+KRaft controllers first, when asked (`--controllers`, `--nodes all`; their steps and the quorum rule:
+`roll_controllers`), then each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's
+quorum leader in combined mode):
+1. wait until it is safe to stop (`planning.maintenance.stop_verdict`; a voter of the quorum in combined
+   mode: the quorum rule too), polling up to `safe_wait_s`; past it the roll is refused (exit 5) before
+   anything is done to this broker;
 2. drain: `demote`'s moves with the broker last everywhere (so neither a preferred election nor the
    controller's automatic rebalance gives it leadership back), its restore file kept; then check it
    leads nothing (partitions of a single replica excepted, with `allow_rf1`);
 3. restart it: read the cluster again and apply the same verdict at the moment of acting (another broker
    may have died meanwhile): while it does not hold, the broker stays drained and the roll waits, up to
-   `safe_wait_s` (then exit 5, resumable); once it holds, at once run the command (`{broker}`, `{host}`
-   filled in; its output on stderr, bounded by `exec_timeout_s`; in a session of its own, ended as a whole
-   by `process_group.end` when it times out or a second stop signal comes) or, with `pause`, wait for
-   Enter (the end of the input fails the step). A safe verdict is confirmed by one more metadata read
+   `safe_wait_s` (then exit 5, resumable); once it holds, at once run the command (`{broker}` and `{node}`,
+   `{host}` filled in; its output on stderr, bounded by `exec_timeout_s`; in a session of its own, ended as
+   a whole by `process_group.end` when it times out or a second stop signal comes) or, with `pause`, wait
+   for Enter (the end of the input fails the step). A safe verdict is confirmed by one more metadata read
    (`_Runner._safe_now`), so the command follows a read by milliseconds; the report records that time;
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
@@ -37,7 +39,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -58,12 +60,20 @@ from leader_election_cli.operations import process_group, roll_state
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
-from leader_election_cli.operations.maintenance import check_brokers, read_for_stop
+from leader_election_cli.operations.maintenance import check_brokers, known_brokers, read_for_stop
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
+from leader_election_cli.operations.quorum import QuorumRead, read_quorum
 from leader_election_cli.operations.restore_file import check_written_for, default_restore_path, load_restore_file
+from leader_election_cli.operations.roll_controllers import (
+    ControllerSteps,
+    RunnerHooks,
+    controller_dry_run,
+    controller_order,
+)
 from leader_election_cli.operations.roll_state import BrokerState, RollState
 from leader_election_cli.operations.signals import StopFlag, before_a_hard_stop, stop_on_signals
 from leader_election_cli.planning.maintenance import StopVerdict, metadata_read_by_verdict, stop_verdict
+from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.planning.reorders import demote_plan, restore_plan
 from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep
 from leader_election_cli.reports.moves import MoveReport
@@ -74,7 +84,8 @@ CONFIRMS = 3  # reads judged, at most, in one poll of the check right before a r
 
 @dataclass(frozen=True)
 class RollSettings:
-    """`brokers`: None for every broker; `command`: --exec's template, None with `pause`."""
+    """`brokers`: None for every broker, () for none; `controllers`: the KRaft controllers to roll first,
+    None for every voter, () for none; `command`: --exec's template, None with `pause`."""
 
     brokers: tuple[int, ...] | None
     command: str | None
@@ -87,6 +98,7 @@ class RollSettings:
     state_file: Path | None = None  # None: roll_state.default_state_path
     resume: bool = False
     dry_run: bool = False
+    controllers: tuple[int, ...] | None = ()
 
 
 class RollRefused(RefusedError):
@@ -114,7 +126,7 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
             if not settings.dry_run:  # a dry run sends nothing: no lock, it never waits on a real roll
                 held.enter_context(exclusive_lock(default_lock_path(cluster_id, connection.bootstrap_servers,
                                                                     kind="roll"),
-                                                  kind="roll", why="two rolls at once could stop two brokers together"))
+                                                  kind="roll", why="two rolls at once could stop two nodes together"))
             path = settings.state_file or roll_state.default_state_path(cluster_id)
             if settings.resume:
                 saved = saved or _resumable(path)
@@ -122,10 +134,8 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                     raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
                                       f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
             state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
-            quorum_leader = None
-            if state.mode is ControllerMode.KRAFT and not settings.resume:
-                with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
-                    quorum_leader = cluster.quorum_leader()
+            # not offered, or refused: no broker is known to lead it (required to roll controllers)
+            quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
         restore_files = {}
         if settings.resume:
             assert saved is not None
@@ -137,20 +147,18 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                 raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
                                   "Carry it on with roll --resume, or remove the file after checking the brokers it "
                                   "names (kafka-leaders restore puts back a drained broker's orders).", path)
-            plan = RollState(state.cluster_id, settings.command,
-                             [BrokerState(b, _host(state, b)) for b in roll_order(state, settings.brokers,
-                                                                                    quorum_leader)])
+            plan = RollState(state.cluster_id, settings.command, plan_nodes(state, quorum, settings))
         if plan.command is None and ask is None and not settings.dry_run:
             raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to "
                              "press it on; nothing was done",
                              hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
         report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
         if settings.dry_run:
-            report.brokers = dry_run(state, plan, settings)
+            report.brokers = dry_run(state, plan, settings, quorum)
             return report
         plan.stopped = None
         roll_state.save(path, plan)
-        runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output)
+        runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output, quorum)
         runner.saved.update(restore_files)
         runner.run()
     return report
@@ -170,7 +178,7 @@ def _checked(saved: RollState, path: Path, state: ClusterState) -> dict[str, dic
     brokers must be the cluster's (`check_brokers`, exit 2) and its restore files ones `restore` would put
     back here (read and validated, of this cluster: `restore_file.check_written_for`, exit 5)."""
     try:
-        check_brokers(state, [b.broker for b in saved.brokers])
+        check_brokers(state, [b.broker for b in saved.brokers if b.role != "controller"])
     except InputError as exc:
         raise InputError(f"The roll's state file {shown(str(path))} names brokers the cluster lacks: {exc.message}; "
                          "nothing was done", hint="Give the --state-file of a roll of this cluster.") from None
@@ -200,36 +208,65 @@ def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leade
     return order
 
 
+def plan_nodes(state: ClusterState, quorum: QuorumRead | None, settings: RollSettings) -> list[BrokerState]:
+    """The nodes in roll order: the controllers asked for (`roll_controllers.controller_order`; a dedicated
+    one has role controller, its host from DescribeQuorum v2's Nodes; none for every node of a ZooKeeper-mode
+    cluster), then the brokers (`roll_order`) not rolled among them."""
+    every_node = settings.controllers is None and settings.brokers is None  # --nodes all: ZooKeeper mode has no
+    skip = settings.controllers == () or (every_node and state.mode is ControllerMode.ZK)  # KRaft controllers
+    controllers = [] if skip else controller_order(quorum and quorum.quorum, settings.controllers)
+    brokers = known_brokers(state)
+    nodes = [BrokerState(n, _host(state, n)) if n in brokers else
+             BrokerState(n, quorum.quorum.endpoints.get(n, (None,))[0] if quorum else None, role="controller")
+             for n in controllers]
+    if settings.brokers != ():
+        leader = quorum.quorum.leader if quorum is not None and quorum.quorum.leader >= 0 else None
+        nodes += [BrokerState(b, _host(state, b)) for b in roll_order(state, settings.brokers, leader)
+                  if b not in controllers]
+    return nodes
+
+
 def _host(state: ClusterState, broker: int) -> str | None:
     address = state.brokers.get(broker)
     return address[0] if address else None
 
 
 def fill(command: str, broker: int, host: str | None) -> list[str]:
-    """The command's words with {broker} and {host} filled in (a shell runs it: `sh -c`)."""
-    text = command.replace("{broker}", str(broker)).replace("{host}", shlex.quote(host or ""))
+    """The command's words with {broker} and {node} (the node id), and {host} filled in (a shell runs it: `sh -c`)."""
+    text = command.replace("{broker}", str(broker)).replace("{node}", str(broker)).replace("{host}",
+                                                                                         shlex.quote(host or ""))
     return ["sh", "-c", text]
 
 
-def dry_run(state: ClusterState, plan: RollState, settings: RollSettings) -> list[BrokerRoll]:
-    """Each broker's steps as they would go now: the safety verdict, the partitions the drain would move,
-    the command, the partitions it must rejoin; nothing is sent."""
+def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
+            quorum: QuorumRead | None) -> list[BrokerRoll]:
+    """Each node's steps as they would go now: the safety verdicts, the partitions the drain would move,
+    the command, the partitions it must rejoin (a controller: the quorum to rejoin); nothing is sent."""
     rolls = []
     for b in plan.brokers:
+        if b.role == "controller":
+            rolls.append(controller_dry_run(b, quorum, _would(plan, b, settings)))
+            continue
         verdict = stop_verdict(state, [b.broker], allow_rf1=settings.allow_rf1)
         moves = demote_plan(state, b.broker, include_preferred=True).reorders
         replicated = sum(1 for p in state.partitions.values() if b.broker in p.replicas)
-        command = (f"would run: {fill(plan.command, b.broker, b.host)[2]}" if plan.command else
-                   "would wait for Enter" if settings.pause else "would restart it (no --exec or --pause given)")
+        quorum_now = quorum.verdict([b.broker]) if quorum is not None and b.broker in quorum.quorum.voter_ids else None
+        safe = verdict.safe and (quorum_now is None or quorum_now.safe)
         rolls.append(BrokerRoll(b.broker, b.host, "planned", [
-            RollStep("wait_safe", 0.0, verdict.safe, "safe to stop now" if verdict.safe else
-                     f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR "
-                     "(the roll would wait)", verdict=verdict),
+            RollStep("wait_safe", 0.0, safe, "safe to stop now" if safe else
+                     f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR"
+                     f"{'' if quorum_now is None or quorum_now.safe else ', and ' + str(quorum_now.reason)} "
+                     "(the roll would wait)", verdict=verdict, quorum=quorum_now),
             RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)", moved=len(moves)),
-            RollStep("restart", 0.0, True, command),
+            RollStep("restart", 0.0, True, _would(plan, b, settings)),
             RollStep("wait_back", 0.0, True, f"would wait for it in the ISR of {replicated} partition(s)"),
             RollStep("restore", 0.0, True, f"would put back the orders of {len(moves)} partition(s)")]))
     return rolls
+
+
+def _would(plan: RollState, b: BrokerState, settings: RollSettings) -> str:
+    return (f"would run: {fill(plan.command, b.broker, b.host)[2]}" if plan.command else
+            "would wait for Enter" if settings.pause else "would restart it (no --exec or --pause given)")
 
 
 class _StepFailed(Exception):
@@ -245,7 +282,7 @@ class _Runner:
 
     def __init__(self, connection: Connection, client: ClientSettings, settings: RollSettings, plan: RollState,
                  path: Path, report: RollReport, hooks: Hooks, ask: Ask | None,
-                 command_output: IO[str] | None):
+                 command_output: IO[str] | None, quorum: QuorumRead | None = None):
         self.connection, self.client, self.settings, self.plan = connection, client, settings, plan
         self.path, self.report, self.hooks, self.ask = path, report, hooks, ask
         self.command_output = command_output
@@ -254,6 +291,9 @@ class _Runner:
         # 16,700 partitions); those of a file from before a --resume, read and checked before it begins
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
         self.configs: ClusterState | None = None  # the last read's min ISR, for the check right before a restart
+        self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
+                                                       lambda: self.stop.stopped, settings.safe_wait_s,
+                                                       settings.rejoin_wait_s), quorum)
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -261,7 +301,7 @@ class _Runner:
             for b in self.plan.brokers:
                 if b.step == "done":
                     continue
-                entry = BrokerRoll(b.broker, b.host, "running", [])
+                entry = BrokerRoll(b.broker, b.host, "running", [], b.role)
                 self.report.brokers.append(entry)
                 try:
                     self._roll_one(b, entry)
@@ -305,8 +345,9 @@ class _Runner:
     # -- the steps ------------------------------------------------------------------------------------
 
     def _roll_one(self, b: BrokerState, entry: BrokerRoll) -> None:
-        steps = (("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
-                 ("back", self._wait_back), ("done", self._restore))
+        steps = self.controllers.steps(b) if b.role == "controller" else (
+            ("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
+            ("back", self._wait_back), ("done", self._restore))
         for done, step in steps:
             if roll_state.STEPS.index(b.step) >= roll_state.STEPS.index(done):
                 continue  # finished before a --resume
@@ -318,7 +359,8 @@ class _Runner:
             entry.steps.append(record)
             if not record.ok:
                 raise _StepFailed(record.exit_code or ExitCode.PARTITION_FAILED,
-                                  f"broker {b.broker}, {record.name}: {record.detail}")
+                                  f"{'controller' if b.role == 'controller' else 'broker'} {b.broker}, {record.name}: "
+                                  f"{record.detail}")
             if record.completed:
                 b.step = done
                 roll_state.save(self.path, self.plan)
@@ -352,18 +394,24 @@ class _Runner:
 
     def _wait_safe(self, b: BrokerState) -> RollStep:
         last: list = []
+        quorum: list = [None]
 
         def safe() -> bool:
             with self._cluster() as cluster:
                 self.configs = read_for_stop(cluster, [b.broker])
+                quorum[0] = self.controllers.quorum_safe(cluster, b.broker)  # a voter too (combined mode)
             verdict = stop_verdict(self.configs, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
-            return verdict.safe
+            return verdict.safe and (quorum[0] is None or quorum[0].safe)
 
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
         verdict = last[0] if last else None
         if ok:
-            return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict)
+            return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict, quorum=quorum[0])
+        if quorum[0] is not None and not quorum[0].safe and not self.stop.stopped and unreachable is None:
+            return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
+                            f"it is a controller too and {quorum[0].reason}; nothing was done to it", polls=polls,
+                            verdict=verdict, quorum=quorum[0], exit_code=ExitCode.REFUSED)
         if self.stop.stopped:
             return RollStep("wait_safe", 0.0, True, "stopped by a signal while waiting", polls=polls,
                             verdict=verdict, completed=False)
@@ -404,35 +452,45 @@ class _Runner:
                         moved=moved)
 
     def _restart(self, b: BrokerState) -> RollStep:
+        if b.role == "controller":  # `roll_controllers` applied the quorum rule right before: the command now
+            return self._command(b, None, None, None)
         self.hooks.note(f"Broker {b.broker} leads nothing: checking it is still safe to stop, then restarting it.")
-        safe, polls, verdict, read_at, unreachable = self._safe_now(b)
+        safe, polls, verdict, read_at, unreachable, quorum = self._safe_now(b)
         if not safe:
             if self.stop.stopped:
                 return RollStep("restart", 0.0, True, "stopped by a signal while waiting for it to be safe to stop "
-                                "again", polls=polls, verdict=verdict, completed=False)
+                                "again", polls=polls, verdict=verdict, quorum=quorum, completed=False)
             if unreachable is not None:
                 return RollStep("restart", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
                                 f"it is still safe to stop ({unreachable.message}); it was not restarted and stays "
-                                "drained", polls=polls, verdict=verdict, exit_code=ExitCode.UNREACHABLE)
-            blocking = len(verdict.blocking) if verdict else "?"
+                                "drained", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.UNREACHABLE)
             return RollStep("restart", 0.0, False, f"no longer safe to stop, and still not after "
-                            f"{self.settings.safe_wait_s:g} s: {blocking} partition(s) would go offline or under min "
-                            f"ISR (kafka-leaders can-stop {b.broker} lists them); it was not restarted and stays "
-                            "drained (roll --resume carries on)", polls=polls, verdict=verdict,
-                            exit_code=ExitCode.REFUSED)
+                            f"{self.settings.safe_wait_s:g} s: {_why(verdict, quorum)} (kafka-leaders can-stop "
+                            f"{b.broker} lists them); it was not restarted and stays drained (roll --resume carries "
+                            "on)", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.REFUSED)
+        return self._command(b, polls, verdict, read_at)
+
+    def _command(self, b: BrokerState, polls: int | None, verdict: StopVerdict | None,
+                 read_at: float | None) -> RollStep:
+        """Run the restart command (or ask for Enter), the check's polls and verdict, and the time from the read
+        it was decided on (`read_at`) to the command, in its step."""
+        def age() -> float | None:
+            return None if read_at is None else round(time.monotonic() - read_at, 4)
+
         if self.plan.command is None:
             assert self.ask is not None  # `roll` refuses a roll without a command when nobody can answer
-            age = round(time.monotonic() - read_at, 4)
+            asked_after = age()
             pressed = self.ask(f"Broker {b.broker}{f' ({b.host})' if b.host else ''} leads nothing now: restart "
                                "it, then press Enter.")
             if pressed is None:
                 return RollStep("restart", 0.0, False, "the input ended before Enter was pressed: the broker may not "
-                                "have been restarted", polls=polls, verdict=verdict, verdict_age_s=age,
+                                "have been restarted", polls=polls, verdict=verdict, verdict_age_s=asked_after,
                                 exit_code=ExitCode.PARTITION_FAILED)
             if not pressed:
                 return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", polls=polls,
-                                verdict=verdict, verdict_age_s=age, completed=False)
-            return RollStep("restart", 0.0, True, "Enter pressed", polls=polls, verdict=verdict, verdict_age_s=age)
+                                verdict=verdict, verdict_age_s=asked_after, completed=False)
+            return RollStep("restart", 0.0, True, "Enter pressed", polls=polls, verdict=verdict,
+                            verdict_age_s=asked_after)
         argv = fill(self.plan.command, b.broker, b.host)
         try:
             # its own session: a Ctrl-C at the terminal stops the roll after the command, not the command
@@ -440,19 +498,21 @@ class _Runner:
         except OSError as exc:
             return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}", polls=polls,
                             verdict=verdict, exit_code=ExitCode.PARTITION_FAILED)
-        age = round(time.monotonic() - read_at, 4)
+        started_after = age()
         step = self._run_command(process)
-        return replace(step, polls=polls, verdict=verdict, verdict_age_s=age)
+        return replace(step, polls=polls, verdict=verdict, verdict_age_s=started_after)
 
-    def _safe_now(self, b: BrokerState) -> tuple[bool, int, StopVerdict | None, float, UnreachableError | None]:
+    def _safe_now(self, b: BrokerState) -> tuple[bool, int, StopVerdict | None, float, UnreachableError | None,
+                                                  QuorumVerdict | None]:
         """Poll the verdict on stopping `b` now, as `_wait_safe` does, with only what it needs read (the min ISR
         of the last full read, `read_for_stop`'s `known`): (safe, polls, the last verdict, when the read it holds
         for ended, the error of the last poll when the cluster did not answer it). The first unsafe verdict is
         noted. Judging takes time on a big cluster (0.1-0.2 s for 10,000 partitions): a safe verdict is
         confirmed by one more metadata read, equal to the judged one in what the verdict reads
         (`metadata_read_by_verdict`), so that the command follows that read by milliseconds; a read that
-        differs is judged again (at most `CONFIRMS` times, then the last verdict stands as it was read)."""
-        last: list[tuple[StopVerdict, float]] = []
+        differs is judged again (at most `CONFIRMS` times, then the last verdict stands as it was read). A voter
+        of the quorum (combined mode) is held to the quorum rule too, read last (its verdict is returned)."""
+        last: list[tuple[StopVerdict, float, QuorumVerdict | None]] = []
 
         def safe() -> bool:
             with self._cluster() as cluster:
@@ -467,16 +527,19 @@ class _Runner:
                     if metadata_read_by_verdict(again, [b.broker]) == metadata_read_by_verdict(state, [b.broker]):
                         read_at = time.monotonic()
                         break
-            if not verdict.safe and not last:
-                self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {len(verdict.blocking)} partition(s) "
-                                "would go offline or under min ISR; it stays drained, waiting up to "
-                                f"{self.settings.safe_wait_s:g} s.")
-            last[:] = [(verdict, read_at)]
-            return verdict.safe
+                quorum = self.controllers.quorum_safe(cluster, b.broker) if verdict.safe else None  # a voter too
+                if quorum is not None:
+                    read_at = time.monotonic()
+            safe_now = verdict.safe and (quorum is None or quorum.safe)
+            if not safe_now and not last:
+                self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {_why(verdict, quorum)}; it stays "
+                                f"drained, waiting up to {self.settings.safe_wait_s:g} s.")
+            last[:] = [(verdict, read_at, quorum)]
+            return safe_now
 
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
-        verdict, read_at = last[0] if last else (None, 0.0)
-        return ok, polls, verdict, read_at, unreachable
+        verdict, read_at, quorum = last[0] if last else (None, 0.0, None)
+        return ok, polls, verdict, read_at, unreachable, quorum
 
     def _run_command(self, process: subprocess.Popen[bytes]) -> RollStep:
         """Wait for the command (a stop signal waits for it: a restart is not cut in half), its output passed
@@ -556,6 +619,13 @@ class _Runner:
         leads = sum(1 for r in moves.results if r.leader_after == b.broker)
         return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}; "
                         f"it leads {leads} of them", moved=moved)
+
+
+def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
+    """Why a broker may not be stopped now: its partitions, or (a voter too) the quorum."""
+    if verdict is not None and not verdict.safe:
+        return f"{len(verdict.blocking)} partition(s) would go offline or under min ISR"
+    return str(quorum.reason) if quorum is not None and not quorum.safe else "no answer"
 
 
 def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:

@@ -3,7 +3,8 @@ stopped by a signal, a failed command or a broker that did not come back is neve
 broker drained: `roll --resume` carries on from it (schemas/roll-state.schema.json).
 
 Each broker goes through the steps in order; `step` is the last one finished:
-pending -> safe -> drained -> restarted -> back -> done. `restore_files` are the demote's restore files
+pending -> safe -> drained -> restarted -> back -> done (a dedicated KRaft controller, `role` controller, has
+no partitions: pending -> safe -> restarted -> done). `restore_files` are the demote's restore files
 of the broker being rolled (a drain run again after a stop adds one): the restore step puts all of them
 back, the first file's order winning. `stopped` says why the last run stopped (its exit code and error:
 e.g. 5, a broker drained and waiting because stopping it was no longer safe); null once a run goes on.
@@ -34,6 +35,7 @@ class BrokerState:
     host: str | None = None
     step: str = "pending"
     restore_files: list[str] = field(default_factory=list)
+    role: str = "broker"  # or "controller": a dedicated KRaft controller (the quorum rule, no partitions)
 
 
 @dataclass
@@ -85,10 +87,11 @@ def load(path: Path) -> RollState | None:
     if error is not None:
         raise InputError(f"{where} is not one kafka-leaders roll wrote: at {error.json_path}: {shown(error.message)}",
                          hint=hint)
-    brokers = [BrokerState(b["broker"], b["host"], b["step"], list(b["restore_files"])) for b in document["brokers"]]
+    brokers = [BrokerState(b["broker"], b["host"], b["step"], list(b["restore_files"]), b.get("role", "broker"))
+               for b in document["brokers"]]
     twice = sorted(b for b, n in Counter(b.broker for b in brokers).items() if n > 1)
     if twice:
-        raise InputError(f"{where} is not one kafka-leaders roll wrote: it names broker {','.join(map(str, twice))} "
+        raise InputError(f"{where} is not one kafka-leaders roll wrote: it names node {','.join(map(str, twice))} "
                          "twice", hint=hint)
     return RollState(document["cluster_id"], document["command"], brokers, document["finished"],
                      document.get("stopped"))

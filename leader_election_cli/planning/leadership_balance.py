@@ -60,6 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from ortools.graph.python import max_flow, min_cost_flow
 
+from leader_election_cli.errors import listed
 from leader_election_cli.model import NO_LEADER, ClusterState, PartitionState, TopicPartition
 from leader_election_cli.planning.leadership_plan import (  # noqa: F401 (the solver's results)
     BalanceInputError,
@@ -136,7 +137,7 @@ class _Problem:
             missing = [b for b in self.candidates if rack_of.get(b) is None]
             if missing:
                 raise BalanceInputError(f"rack-aware balancing needs a rack for every broker, and broker(s) "
-                                        f"{','.join(map(str, missing))} have no broker.rack: set it, exclude "
+                                        f"{listed(missing, ',')} have no broker.rack: set it, exclude "
                                         f"them, or drop rack awareness")
         self.rack_of = rack_of
         topic_excluded: dict[str, bool] = {}

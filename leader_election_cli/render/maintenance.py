@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import IO
 
 from leader_election_cli.render.tables import ids, inert, make_console, make_table, print_line, print_table
-from leader_election_cli.reports.maintenance import CanStopReport, PartitionRisk, RollReport, RollStep, StopVerdict
+from leader_election_cli.reports.maintenance import (
+    CanStopReport,
+    PartitionRisk,
+    QuorumVerdict,
+    RollReport,
+    RollStep,
+    StopVerdict,
+)
 
 _PROBLEMS = {"offline": "offline", "under_min_isr": "under min ISR", "min_isr_unknown": "min ISR unknown",
              "rf1": "offline (RF=1)"}
@@ -43,9 +50,35 @@ def render_verdict(v: StopVerdict, out: IO[str], color: bool | None, title: str)
     print_line(console, verdict_line(v), markup=False)
 
 
+def quorum_line(q: QuorumVerdict) -> str:
+    """One line: whether the controller quorum keeps a caught-up majority without the voters."""
+    who = ",".join(map(str, q.nodes))
+    timeout = f"{q.fetch_timeout_ms} ms ({'its config' if q.fetch_timeout_read else 'Kafka default'})"
+    if q.safe:
+        return (f"Safe to stop controller(s) {who}: {q.caught_up_after} of {len(q.voters)} voters stay caught up with "
+                f"the leader (a majority is {q.needed}; controller.quorum.fetch.timeout.ms {timeout}).")
+    return f"NOT safe to stop controller(s) {who}: {q.reason} (controller.quorum.fetch.timeout.ms {timeout})."
+
+
+def render_quorum(q: QuorumVerdict, out: IO[str], color: bool | None) -> None:
+    console = make_console(out, color)
+    table = make_table(f"Controller quorum (leader {q.leader}, epoch {q.epoch})", ("Voter", "right"),
+                       ("Role", "left"), ("Log end", "right"), ("Lag", "right"), ("Caught up", "right"),
+                       ("Verdict", "left"))
+    for v in q.voters:
+        age = "never" if v.caught_up_age_ms is None else f"{v.caught_up_age_ms} ms ago"
+        state = "stopping" if v.stopping else ("caught up" if v.caught_up else "behind")
+        table.add_row(str(v.node), "leader" if v.leader else "follower", str(v.log_end_offset),
+                      "?" if v.lag is None else str(v.lag), age, state)
+    print_table(console, table)
+    print_line(console, quorum_line(q), markup=False)
+
+
 def render_can_stop_table(report: CanStopReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
-    if report.verdict is not None:
+    if report.verdict is not None and (report.brokers or report.quorum is None):
         render_verdict(report.verdict, out, color, f"Stopping broker(s) {','.join(map(str, report.brokers))}")
+    if report.quorum is not None:
+        render_quorum(report.quorum, out, color)
     if report.aborted_reason:
         err.write(f"Stopped: {report.aborted_reason}\n")
 
@@ -61,7 +94,9 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
     """One row per broker and step: how long it took and what it found or did."""
     console = make_console(out, color)
     title = f"{'Planned roll' if report.dry_run else 'Roll'} (state file {report.state_file})"
-    columns = [("Broker", "right"), ("Step", "left"), ("Result", "left"), ("Seconds", "right"), ("Detail", "left")]
+    controllers = {b.broker for b in report.brokers if b.role == "controller"}
+    columns = [("Node" if controllers else "Broker", "right"), ("Step", "left"), ("Result", "left"),
+               ("Seconds", "right"), ("Detail", "left")]
     if report.dry_run:
         del columns[3]
     table = make_table(title, *columns)
@@ -73,9 +108,11 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
             result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
             table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail + _checked(s)))
     print_table(console, table)
-    done = sum(1 for b in report.brokers if b.status == "done")
+    done = sum(1 for b in report.brokers if b.status == "done" and b.broker not in controllers)
     if not report.dry_run:
-        print_line(console, f"{done} broker(s) restarted and given their leadership back.", markup=False)
+        caught_up = sum(1 for b in report.brokers if b.status == "done" and b.broker in controllers)
+        also = f"; {caught_up} controller(s) restarted and caught up with the quorum" if controllers else ""
+        print_line(console, f"{done} broker(s) restarted and given their leadership back{also}.", markup=False)
     if report.interrupted:
         err.write(f"Interrupted: the roll stops here; kafka-leaders roll --resume --state-file {report.state_file} "
                   "carries on.\n")

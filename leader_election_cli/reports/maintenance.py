@@ -8,10 +8,11 @@ from typing import Any
 
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.planning.maintenance import PartitionRisk, StopVerdict
+from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.reports.run import Report
 
-__all__ = ["BrokerRoll", "CanStopReport", "Ended", "PartitionRisk", "RollReport", "RollStep", "StopVerdict", "document",
-           "roll_document", "verdict_document"]  # the verdict's values too
+__all__ = ["BrokerRoll", "CanStopReport", "Ended", "PartitionRisk", "QuorumVerdict", "RollReport", "RollStep",
+           "StopVerdict", "document", "quorum_document", "roll_document", "verdict_document"]  # its values too
 
 SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
 
@@ -26,16 +27,23 @@ class CanStopReport(Report):
     interrupted: bool = False
     aborted_exit: ExitCode | None = None
     aborted_reason: str | None = None
+    quorum: QuorumVerdict | None = None  # the voters asked about (KRaft): the quorum rule
 
     @property
     def has_failures(self) -> bool:
         return False
 
     @property
+    def safe(self) -> bool | None:
+        if self.verdict is None:
+            return None
+        return self.verdict.safe and (self.quorum is None or self.quorum.safe)
+
+    @property
     def exit_code(self) -> ExitCode:
         """0: safe to stop; 5: unsafe (the partitions are listed); else the failure that stopped the read."""
         code = super().exit_code
-        if code is ExitCode.OK and self.verdict is not None and not self.verdict.safe:
+        if code is ExitCode.OK and self.safe is False:
             return ExitCode.REFUSED
         return code
 
@@ -53,11 +61,23 @@ def verdict_document(v: StopVerdict) -> dict[str, Any]:
             "blocking": sum(1 for r in v.risks if r.blocking), "partitions": [risk_entry(r) for r in v.risks]}
 
 
+def quorum_document(q: QuorumVerdict) -> dict[str, Any]:
+    """The quorum rule's verdict: each voter's lag and the age of its last caught-up time (the leader's clock)."""
+    return {"safe": q.safe, "controllers": list(q.nodes), "leader": q.leader, "epoch": q.epoch,
+            "fetch_timeout_ms": q.fetch_timeout_ms,
+            "fetch_timeout_from": "config" if q.fetch_timeout_read else "default",
+            "caught_up_after": q.caught_up_after, "needed": q.needed, "reason": q.reason,
+            "voters": [{"node": v.node, "leader": v.leader, "log_end_offset": v.log_end_offset, "lag": v.lag,
+                        "last_caught_up_age_ms": v.caught_up_age_ms, "caught_up": v.caught_up, "stopping": v.stopping}
+                       for v in q.voters]}
+
+
 def document(report: CanStopReport) -> dict[str, Any]:
     verdict = verdict_document(report.verdict) if report.verdict is not None else {
         "safe": None, "brokers": list(report.brokers), "already_down": [], "elr_counted": False,
         "allow_rf1": False, "blocking": 0, "partitions": []}
     return {"schema_version": SCHEMA_VERSION, "command": "can-stop", "cluster_id": report.cluster_id, **verdict,
+            "safe": report.safe, "quorum": quorum_document(report.quorum) if report.quorum is not None else None,
             "exit_code": int(report.exit_code), "error": report.aborted_reason}
 
 
@@ -90,6 +110,7 @@ class RollStep:
     polls: int | None = None  # cluster reads of a wait
     command_exit: int | None = None  # the restart command's exit code
     verdict: StopVerdict | None = None  # wait_safe, restart: the last verdict read
+    quorum: QuorumVerdict | None = None  # a controller's wait_safe, wait_back: the last quorum verdict read
     exit_code: ExitCode | None = None  # the roll's exit code when the step failed
     completed: bool = True  # False: a stop signal ended it; --resume runs it again
     verdict_age_s: float | None = None  # restart: from the end of the verdict's read to the command's start
@@ -102,6 +123,7 @@ class BrokerRoll:
     host: str | None
     status: str  # planned (dry run), running, done, refused, failed, interrupted
     steps: list[RollStep]
+    role: str = "broker"  # or "controller": a dedicated KRaft controller
 
 
 @dataclass
@@ -124,6 +146,8 @@ def _step_entry(s: RollStep) -> dict[str, Any]:
                              "detail": s.detail, "moved": s.moved, "polls": s.polls, "command_exit": s.command_exit}
     if s.verdict is not None:
         entry["verdict"] = {"safe": s.verdict.safe, "blocking": [risk_entry(r) for r in s.verdict.blocking]}
+    if s.quorum is not None:
+        entry["quorum"] = quorum_document(s.quorum)
     if s.name == "restart":
         entry["verdict_age_s"] = s.verdict_age_s
         entry["killed"] = None if s.killed is None else {
@@ -136,7 +160,7 @@ def _step_entry(s: RollStep) -> dict[str, Any]:
 def roll_document(report: RollReport) -> dict[str, Any]:
     return {"schema_version": ROLL_SCHEMA_VERSION, "command": "roll", "dry_run": report.dry_run,
             "state_file": report.state_file, "exec": report.command,
-            "brokers": [{"broker": b.broker, "host": b.host, "status": b.status,
+            "brokers": [{"broker": b.broker, "role": b.role, "host": b.host, "status": b.status,
                          "seconds": round(sum(s.seconds for s in b.steps), 3),
                          "steps": [_step_entry(s) for s in b.steps]} for b in report.brokers],
             "interrupted": report.interrupted, "exit_code": int(report.exit_code), "error": report.aborted_reason}

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.model import PartitionState
-from leader_election_cli.sandbox.handlers import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Settings
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -27,7 +29,6 @@ from leader_election_cli.sandbox.security import (
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
 from leader_election_cli.sandbox.sizing import size_problem
-from leader_election_cli.sandbox.state import REBALANCE_DEFAULTS, Cluster, Mode
 from leader_election_cli.sandbox.versions import (
     ELR_VERSION,
     ControllerLimits,
@@ -83,13 +84,16 @@ class Sandbox:
         server.properties: `auto.leader.rebalance.enable` (true), `leader.imbalance.check.interval.seconds`
         (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
-        runs a check at once.
+        runs a check at once. In kraft mode `unclean.leader.election.interval.ms` (Kafka's internal
+        controller config, 300000) is how often the controller elects a leader, uncleanly, for the leaderless
+        partitions of topics with `unclean.leader.election.enable` (`Cluster.elect_unclean_leaders` at once).
 
         `combined` (kraft mode): the controllers are brokers 1 to 3 (KRaft's combined mode), the controller
         quorum's leader the broker `controller_id` names, as DescribeQuorum reports; by default they are
         dedicated nodes (1000-1002) that are not brokers, which `stop_controller` and `start_controller` stop and
-        start. The sandbox serves no controller listener: each controller's port (DescribeQuorum's Nodes) is held
-        by a socket that refuses connections.
+        start. A dedicated controller's listener (DescribeQuorum's Nodes) serves ApiVersions, DescribeConfigs
+        and DescribeQuorum (KIP-919 clients; only the quorum's leader answers the last); in combined mode each
+        voter's controller port is held by a socket that refuses connections.
 
         Without a quorum leader (a majority of the controllers down) there is no active controller: a broker
         holds the requests it forwards to the controller (CreateTopics, ElectLeaders, AlterPartitionReassignments,
@@ -97,7 +101,7 @@ class Sandbox:
         REQUEST_TIMED_OUT after `forwarding_timeout_s` (Kafka: 60 s, the forwarding channel's retry timeout in
         BrokerServer), as NodeToControllerRequestThread and ForwardingManagerImpl do; Metadata and the other
         requests a broker answers itself still come from its metadata, which stands still: a broker stopped
-        meanwhile is still named in it, one started stays fenced, until a controller is elected (state.py).
+        meanwhile is still named in it, one started stays fenced, until a controller is elected (controller/quorum.py).
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
@@ -131,6 +135,7 @@ class Sandbox:
                 raise ValueError(f"broker {broker}'s rack must be a non-empty name, not {rack!r}")
             self.cluster.racks[broker] = rack
         self._rebalancer: threading.Thread | None = None
+        self._unclean_elector: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
@@ -184,7 +189,7 @@ class Sandbox:
                     self._ports[broker] = self._server.open_listener(broker, port)
                     self.cluster.addresses[broker] = (self._host, self._ports[broker])
                 if self.cluster.mode is Mode.KRAFT:
-                    self._hold_controller_ports()
+                    self._open_controller_listeners()
                 if self._zookeeper is not None:
                     self._zookeeper.start()
             except BaseException:
@@ -197,6 +202,11 @@ class Sandbox:
                 self._rebalancer = threading.Thread(target=self._rebalance_periodically, daemon=True,
                                                     name="sandbox-leader-rebalance")
                 self._rebalancer.start()
+            if self.cluster.mode is Mode.KRAFT:
+                self._stopping.clear()
+                self._unclean_elector = threading.Thread(target=self._elect_unclean_periodically, daemon=True,
+                                                         name="sandbox-unclean-elections")
+                self._unclean_elector.start()
         return self
 
     def _rebalance_periodically(self) -> None:
@@ -204,6 +214,12 @@ class Sandbox:
         interval = float(self.cluster.broker_configs["leader.imbalance.check.interval.seconds"])
         while not self._stopping.wait(interval):
             self.cluster.rebalance_leaders()
+
+    def _elect_unclean_periodically(self) -> None:
+        """KRaft's scheduled unclean elections, every unclean.leader.election.interval.ms until stop()."""
+        interval = float(self.cluster.broker_configs["unclean.leader.election.interval.ms"]) / 1000
+        while not self._stopping.wait(interval):
+            self.cluster.elect_unclean_leaders()
 
     def stop(self) -> None:
         if self._running:
@@ -214,9 +230,10 @@ class Sandbox:
                 catching_up = list(self._catch_ups)
             for broker in catching_up:
                 self._cancel_catch_up(broker)
-            if self._rebalancer is not None:
-                self._rebalancer.join(timeout=10)
-                self._rebalancer = None
+            for thread in (self._rebalancer, self._unclean_elector):
+                if thread is not None:
+                    thread.join(timeout=10)
+            self._rebalancer = self._unclean_elector = None
             if self._zookeeper is not None:
                 self._zookeeper.stop()
             self._server.stop()
@@ -230,8 +247,14 @@ class Sandbox:
         if failed:
             raise RuntimeError(f"{len(failed)} fault action(s) failed, the first: {failed[0]!r}") from failed[0]
 
-    def _hold_controller_ports(self) -> None:
-        """A port for each controller's listener, bound but not listening (a connection is refused)."""
+    def _open_controller_listeners(self) -> None:
+        """Each dedicated controller's listener (DescribeQuorum's Nodes; it serves `CONTROLLER_APIS`, closed
+        while the controller is stopped). In combined mode the voters' controller listeners are ports bound
+        but not listening (a connection is refused): their brokers' listeners serve."""
+        if self.cluster.voters is None:
+            for node in self.cluster.quorum()[1]:
+                self.cluster.controller_addresses[node] = (self._host, self._server.open_listener(node, 0))
+            return
         for node in self.cluster.quorum()[1]:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self._controller_ports.append(sock)
@@ -434,9 +457,19 @@ class Sandbox:
         """Stop a dedicated controller node (1000-1002; KRaft, not combined): with two of the three down the
         quorum has no leader and the cluster no active controller."""
         self.cluster.stop_controller(node)
+        self._server.close_listener(node)
 
     def start_controller(self, node: int) -> None:
-        self.cluster.start_controller(node)
+        self.start_controller_catching_up(node, 0)
+
+    def start_controller_catching_up(self, node: int, catch_up_seconds: float) -> None:
+        """Start a dedicated controller as a restarted process: a voter again at once, but behind the quorum's
+        leader (DescribeQuorum: its log end and last caught-up time those before its stop) until
+        `catch_up_seconds` have passed, fetching for the second half of them (`Cluster.voter_progress`)."""
+        was_down = node in self.cluster.controllers_down
+        self.cluster.start_controller(node, catch_up_s=catch_up_seconds)
+        if was_down:
+            self._server.open_listener(node, self.cluster.controller_addresses[node][1])
 
     @property
     def quorum_leader(self) -> int:
@@ -550,6 +583,12 @@ def _check_rebalance_configs(configs: dict[str, str]) -> None:
     except ValueError:
         raise ValueError("leader.imbalance.check.interval.seconds and leader.imbalance.per.broker.percentage "
                          "must be numbers") from None
+    try:
+        unclean_interval = float(configs["unclean.leader.election.interval.ms"])
+    except ValueError:
+        raise ValueError("unclean.leader.election.interval.ms must be a number") from None
+    if not 0 < unclean_interval < 1e12:
+        raise ValueError("unclean.leader.election.interval.ms must be above 0")
     if not 0 < interval < 1e9 or not 0 <= percentage <= 100:
         raise ValueError("leader.imbalance.check.interval.seconds must be above 0 and "
                          "leader.imbalance.per.broker.percentage from 0 to 100")

@@ -2,13 +2,15 @@
 writes one JSON line to the Unix socket the ready file names (`control`) and reads one line back.
 
 Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
-(`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller",
-"controller": ID} (KRaft's dedicated controller nodes 1000-1002: two down leave the quorum without a leader)
+(`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller" |
+"restart-controller", "controller": ID, "catch_up_seconds": S} (KRaft's dedicated controller nodes 1000-1002:
+two down leave the quorum without a leader; a start catches up with the quorum's leader over the catch-up time)
 and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
-{"ok": false, "error": "..."} (a line that is not a JSON object too). The
-socket is in a directory only the sandbox's user can enter (mode 0700), so only that user can stop its
-brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each client is served on its
-own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
+{"ok": false, "error": "..."} (a line that is not a JSON object too); `control_client.request` is the client,
+bounded in what it reads. The socket is in a directory only the sandbox's user can enter (mode 0700), so only
+that user can stop its brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each
+client is served on its own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up
+nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import socketserver
 import tempfile
 import threading
@@ -33,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from leader_election_cli.sandbox.control import Sandbox
-from leader_election_cli.sandbox.state import DEDICATED_CONTROLLERS, Mode
+from leader_election_cli.sandbox.controller.model import Mode
+from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS
 
 MAX_REQUEST = 4096
 REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on
@@ -120,18 +122,19 @@ class ControlServer:
         op = request.get("op")
         if op == "status":
             return {"ok": True, "brokers": self.brokers()}
-        if op in ("stop-controller", "start-controller"):
-            return self._controller(op, request.get("controller"))
+        if op in ("stop-controller", "start-controller", "restart-controller"):
+            return self._controller(op, request.get("controller"), request.get("catch_up_seconds",
+                                                                               self.catch_up_seconds))
         if op not in ("stop-broker", "start-broker", "restart-broker"):
             return {"ok": False, "error": f"unknown op {op!r}: use stop-broker, start-broker, restart-broker, "
-                                          "stop-controller, start-controller, status"}
+                                          "stop-controller, start-controller, restart-controller, status"}
         broker = request.get("broker")
         if type(broker) is not int or broker not in self.sandbox.cluster.broker_ids:
             ids = ", ".join(map(str, self.sandbox.cluster.broker_ids))
             return {"ok": False, "error": f"no broker {broker!r} in this sandbox (its brokers: {ids})"}
         catch_up = request.get("catch_up_seconds", self.catch_up_seconds)
-        if not isinstance(catch_up, (int, float)) or not 0 <= catch_up <= 3600:
-            return {"ok": False, "error": "catch_up_seconds must be a number of seconds from 0 to 3600"}
+        if not _seconds(catch_up):
+            return {"ok": False, "error": CATCH_UP_ERROR}
         with self.lock:
             if op in ("stop-broker", "restart-broker"):
                 self.sandbox.stop_broker(broker)
@@ -139,8 +142,9 @@ class ControlServer:
                 self.sandbox.start_broker_catching_up(broker, float(catch_up))
         return {"ok": True, "brokers": self.brokers()}
 
-    def _controller(self, op: str, node: Any) -> dict[str, Any]:
-        """Stop or start a dedicated KRaft controller node (`Sandbox.stop_controller`)."""
+    def _controller(self, op: str, node: Any, catch_up: Any) -> dict[str, Any]:
+        """Stop, start or restart a dedicated KRaft controller node (`Sandbox.stop_controller`; a start catches
+        up with the quorum's leader over `catch_up` seconds, `Sandbox.start_controller_catching_up`)."""
         cluster = self.sandbox.cluster
         if cluster.mode is not Mode.KRAFT or cluster.voters is not None:
             return {"ok": False, "error": "this sandbox has no controller nodes apart from its brokers (zk mode, or "
@@ -148,11 +152,13 @@ class ControlServer:
         if type(node) is not int or node not in DEDICATED_CONTROLLERS:
             ids = ", ".join(map(str, DEDICATED_CONTROLLERS))
             return {"ok": False, "error": f"no controller {node!r} in this sandbox (its controllers: {ids})"}
+        if not _seconds(catch_up):
+            return {"ok": False, "error": CATCH_UP_ERROR}
         with self.lock:
-            if op == "stop-controller":
+            if op in ("stop-controller", "restart-controller"):
                 self.sandbox.stop_controller(node)
-            else:
-                self.sandbox.start_controller(node)
+            if op in ("start-controller", "restart-controller"):
+                self.sandbox.start_controller_catching_up(node, float(catch_up))
         return {"ok": True, "brokers": self.brokers(), "controllers": self.controllers()}
 
     def controllers(self) -> dict[str, str]:
@@ -186,17 +192,8 @@ def socket_parent() -> str:
     return parent if len(os.fsencode(longest)) <= MAX_SOCKET_PATH else "/tmp"
 
 
-def request(path: str, message: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
-    """Send one request to the control socket at `path` and return the answer (OSError when it cannot be
-    reached, ValueError when the answer is not JSON)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        sock.sendall((json.dumps(message) + "\n").encode())
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return json.loads(data)
+CATCH_UP_ERROR = "catch_up_seconds must be a number of seconds from 0 to 3600"
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 3600

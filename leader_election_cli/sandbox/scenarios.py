@@ -33,18 +33,20 @@ def topic_names(count: int) -> list[str]:
     return [f"topic-{i}" for i in range(1, count + 1)]
 
 
-def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_factor: int) -> None:
-    """Create the topics (round-robin as Kafka does; skewed: `skewed_assignment`), then bring the cluster
-    into `scenario`."""
+def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_factor: int,
+          configs: dict[str, str] | None = None) -> None:
+    """Create the topics (round-robin as Kafka does; skewed: `skewed_assignment`) with `configs`, then bring
+    the cluster into `scenario`."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     names = topic_names(topics)
     for offset, name in enumerate(names):
         if scenario == "skewed":
             sb.create_topic(name, assignment=skewed_assignment(sorted(sb.live_brokers), partitions,
-                                                               replication_factor, offset * partitions))
+                                                               replication_factor, offset * partitions),
+                            configs=configs)
         else:
-            sb.create_topic(name, partitions=partitions, replication_factor=replication_factor)
+            sb.create_topic(name, partitions=partitions, replication_factor=replication_factor, configs=configs)
     if scenario == "no-controller" and sb.mode != "kraft":
         raise ValueError("the no-controller scenario is KRaft's (a controller quorum); use --mode kraft")
     if scenario in ("imbalanced", "no-controller"):

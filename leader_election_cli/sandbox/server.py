@@ -23,23 +23,20 @@ from typing import Any, NamedTuple
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.sandbox.handlers import (
+from leader_election_cli.sandbox.apis.context import Context, Encoded, Settings
+from leader_election_cli.sandbox.apis.elections import elect_leaders_without_electing, leave_out_of_answer
+from leader_election_cli.sandbox.apis.metadata_topics import Leaders, leaders_now, metadata_as_of
+from leader_election_cli.sandbox.apis.registry import (
     APIS,
     FORWARDED_APIS,
     INTER_BROKER_APIS,
     Api,
-    Context,
-    Encoded,
-    Leaders,
-    Settings,
-    elect_leaders_without_electing,
-    leaders_now,
-    leave_out_of_answer,
-    metadata_as_of,
-    unimplemented,
+    advertised,
 )
+from leader_election_cli.sandbox.apis.unmodelled import unimplemented
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.model import Mode
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
-from leader_election_cli.sandbox.state import Cluster, Mode
 from leader_election_cli.sandbox.tls_stream import TlsStream
 
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
@@ -319,18 +316,18 @@ class Server:
             log.warning("broker %d: closing %s: request header truncated", broker, conn.id)
             return False
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
-        advertised = self.settings.advertised(self.cluster.mode)
-        if api_key not in advertised or api_key in INTER_BROKER_APIS:
+        versions = advertised(self.settings, self.cluster.mode, controller=broker not in self.cluster.broker_ids)
+        if api_key not in versions or api_key in INTER_BROKER_APIS:
             log.warning("broker %d: closing %s: unsupported API key %d", broker, conn.id, api_key)
             return False
-        low, high = advertised[api_key]
+        low, high = versions[api_key]
         if not low <= version <= high and api_key != API_VERSIONS:
             log.warning("broker %d: closing %s: unsupported version %d of API key %d",
                         broker, conn.id, version, api_key)
             return False
         api = APIS.get(api_key)
         if api is None:
-            return await self._unimplemented(conn, api_key, version, correlation_id)
+            return await self._unimplemented(conn, api_key, version, correlation_id, frame)
         ctx = Context(broker, self.cluster, self.settings, version, conn.principal,
                       conn.security_protocol, conn.id)
         if api_key == API_VERSIONS and version > high:
@@ -375,7 +372,8 @@ class Server:
         if fault and fault.kind == "lag":
             self._lag = (leaders_now(self.cluster), [int(fault.value)])
         timed_out = False
-        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail"):
+        if self.cluster.mode is Mode.KRAFT and api_key in FORWARDED_APIS and not (fault and fault.kind == "fail") \
+                and broker in self.cluster.broker_ids:  # (a controller answers itself)
             timed_out = not await self._controller_takes(broker)
             if timed_out and broker not in self._servers:  # the broker stopped, and the requests it held with it
                 return False
@@ -477,9 +475,10 @@ class Server:
             conn.authenticated = True
             conn.principal = conn.sasl.user
 
-    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int) -> bool:
+    async def _unimplemented(self, conn: Connection, api_key: int, version: int, correlation_id: int,
+                             frame: bytes) -> bool:
         self.record(RequestRecord(conn.broker_id, api_key, version))
-        response = unimplemented(api_key, version)
+        response = unimplemented(api_key, version, frame)
         if response is None or not conn.authenticated:
             log.warning("broker %d: closing %s: API key %d is not implemented by the sandbox",
                         conn.broker_id, conn.id, api_key)

@@ -199,7 +199,7 @@ def metadata_version_name(level: int) -> str:
 
 
 def _mode(mode: str) -> str:
-    return str(getattr(mode, "value", mode))  # sandbox.state.Mode is a str enum
+    return str(getattr(mode, "value", mode))  # sandbox.controller.model.Mode is a str enum
 
 
 def resolve(name: str | None, mode: str) -> KafkaVersion:

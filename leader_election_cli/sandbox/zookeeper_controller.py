@@ -35,7 +35,9 @@ from typing import Any
 
 from leader_election_cli.errors import UnreachableError
 from leader_election_cli.model import NO_LEADER, TopicPartition
-from leader_election_cli.sandbox.state import PREFERRED, Cluster, Mode, Topic
+from leader_election_cli.sandbox.controller.cluster import Cluster
+from leader_election_cli.sandbox.controller.elections import PREFERRED
+from leader_election_cli.sandbox.controller.model import Mode, Topic
 from leader_election_cli.znodes import (
     BROKER_IDS_PATH,
     CONTROLLER_PATH,

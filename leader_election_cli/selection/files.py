@@ -113,8 +113,7 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
         if kind is _ELECTION:
-            raise InputError(_KAFKA_EMPTY, detail=f"{shown(path)} holds no JSON document",
-                             hint=kind.hint)
+            raise InputError(f"{_KAFKA_EMPTY}: {shown(path)} holds no JSON document", hint=kind.hint)
         raise InputError(f"{where} is empty", hint=kind.hint)
     try:
         return _decode(text, where, kind)

@@ -11,12 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from leader_election_cli.errors import InputError, shown
+from leader_election_cli.errors import LISTED, InputError, listed, shown
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.selection.files import load_election_file
 from leader_election_cli.selection.names import parse_partition_specs, topic_problem
-
-_LISTED = 10  # names listed in an error message; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,7 @@ def resolve(selection: Selection, state: ClusterState) -> list[TopicPartition]:
     _check_known(named, s.partitions, state, sizes)
     internal = [t for t in named if is_internal(t, state)]
     if internal and not s.include_internal:
-        raise InputError(f"Topic(s) {_listed(internal)} are internal: add --include-internal to elect their leaders",
+        raise InputError(f"Topic(s) {listed(internal)} are internal: add --include-internal to elect their leaders",
                          hint="Internal topics are Kafka's own (consumer offsets, transactions).")
     pattern = s.topic_regex
     matched = [t for t in sizes if s.all_partitions or (pattern is not None and pattern.fullmatch(t))]
@@ -120,18 +118,13 @@ def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...],
                  sizes: Counter[str]) -> None:
     unknown = [t for t in named if t not in sizes]
     if unknown:
-        raise InputError(f"Unknown topic(s): {_listed(unknown)}: nothing was sent",
+        raise InputError(f"Unknown topic(s): {listed(unknown)}: nothing was sent",
                          hint="Check the names given to --topic, --partition and --path-to-json-file.")
     missing = [tp for tp in partitions if tp not in state.partitions]
     if missing:
-        counts = ", ".join(f"{t} has {sizes[t]}" for t in dict.fromkeys(tp.topic for tp in missing[:_LISTED]))
-        raise InputError(f"Unknown partition(s): {_listed([str(tp) for tp in missing])} ({counts}): nothing was sent",
+        counts = ", ".join(f"{t} has {sizes[t]}" for t in dict.fromkeys(tp.topic for tp in missing[:LISTED]))
+        raise InputError(f"Unknown partition(s): {listed([str(tp) for tp in missing])} ({counts}): nothing was sent",
                          hint="Partitions are numbered from 0.")
-
-
-def _listed(names: list[str]) -> str:
-    more = len(names) - _LISTED
-    return ", ".join(shown(n) for n in names[:_LISTED]) + (f" ... ({more} more)" if more > 0 else "")
 
 
 def topic_matcher(regex: str | None, option: str = "--topic-regex") -> Callable[[str], bool] | None:

@@ -1,0 +1,176 @@
+"""Which API keys the sandbox answers, with what (one handler per key), and what its brokers advertise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+)
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
+
+from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.apis.configs import (
+    alter_configs,
+    alter_configs_error,
+    describe_configs,
+    describe_configs_error,
+    incremental_alter_configs,
+    incremental_alter_configs_error,
+)
+from leader_election_cli.sandbox.apis.context import Context, Settings
+from leader_election_cli.sandbox.apis.elections import (
+    alter_reassignments,
+    alter_reassignments_error,
+    elect_leaders,
+    elect_leaders_error,
+    list_reassignments,
+    list_reassignments_error,
+)
+from leader_election_cli.sandbox.apis.metadata_topics import (
+    create_topics,
+    create_topics_error,
+    describe_cluster,
+    describe_cluster_error,
+    describe_log_dirs,
+    describe_log_dirs_error,
+    describe_topic_partitions,
+    describe_topic_partitions_error,
+    metadata,
+    metadata_error,
+)
+from leader_election_cli.sandbox.apis.quorum import describe_quorum, describe_quorum_error
+from leader_election_cli.sandbox.apis.sasl import (
+    sasl_authenticate,
+    sasl_authenticate_error,
+    sasl_handshake,
+    sasl_handshake_error,
+)
+from leader_election_cli.sandbox.controller.model import (
+    Mode,
+)
+
+# ApiVersions exactly as real brokers of the sandbox's Kafka release advertise them (versions.py); zk
+# brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
+# kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an
+# UNSUPPORTED_VERSION error response (unmodelled.py).
+INTER_BROKER_APIS = frozenset({4, 5, 6, 7})  # advertised by zk brokers, never served to clients
+# KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
+# A dedicated controller's listener (KIP-919 clients, --bootstrap-controller): of what ControllerApis handles, the
+# APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum
+CONTROLLER_APIS = frozenset({18, 32, 55})
+FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
+#                       IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
+CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+class Api(NamedTuple):
+    request: type
+    response: type
+    handle: Callable[[Context, Any], Any]
+    error: Callable[[Context, Any, int, str | None], Any]
+
+
+def advertised(settings: Settings, mode: Mode, controller: bool = False) -> dict[int, tuple[int, int]]:
+    """The API versions the brokers advertise (`controller`: a dedicated controller, `CONTROLLER_APIS` of them):
+    the release's, capped by what the sandbox can encode and by `Settings.max_versions`."""
+    versions = {}
+    for key, (low, high) in settings.kafka_version.api_versions[Mode(mode).value].items():
+        if controller and key not in CONTROLLER_APIS:
+            continue
+        if key in APIS:
+            high = min(high, APIS[key].request.max_version)
+        high = min(high, settings.max_versions.get(key, high))
+        if high >= low:
+            versions[key] = (low, high)
+    return versions
+
+
+# -- ApiVersions ------------------------------------------------------------------------------------
+
+def api_versions(ctx: Context, req: Any) -> Any:
+    R = ApiVersionsResponse
+    if ctx.version >= 3 and not (CLIENT_SOFTWARE.fullmatch(req.client_software_name or "")
+                                 and CLIENT_SOFTWARE.fullmatch(req.client_software_version or "")):
+        return api_versions_error(ctx, req, ke.INVALID_REQUEST, None)
+    keys = [R.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in sorted(advertised(ctx.settings, ctx.cluster.mode, ctx.on_controller).items())]
+    features: dict[str, Any] = {}
+    if ctx.version >= 3 and ctx.cluster.mode is Mode.KRAFT:
+        # Kafka leaves out finalized levels of 0 (createFinalizedFeatureKeys) and, for ApiVersions v3
+        # clients, supported ranges starting at 0 (they could not read them, KAFKA-17011).
+        supported = ctx.settings.kafka_version.supported
+        features = dict(
+            supported_features=[R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+                                for n, (lo, hi) in sorted(supported.items()) if lo > 0 or ctx.version >= 4],
+            finalized_features_epoch=ctx.cluster.version,
+            finalized_features=[R.FinalizedFeatureKey(name=n, max_version_level=lvl, min_version_level=lvl)
+                                for n, lvl in sorted(ctx.cluster.features.items()) if lvl > 0],
+        )
+    return R(version=ctx.version, error_code=0, api_keys=keys, throttle_time_ms=0, **features)
+
+
+def api_versions_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
+    R = ApiVersionsResponse
+    keys = []
+    if code == ke.UNSUPPORTED_VERSION:  # KIP-511: tell the client which ApiVersions versions work
+        lo, hi = advertised(ctx.settings, ctx.cluster.mode)[18]
+        keys = [R.ApiVersion(api_key=18, min_version=lo, max_version=hi)]
+    return R(version=ctx.version, error_code=code, api_keys=keys, throttle_time_ms=0)
+
+
+APIS: dict[int, Api] = {
+    # metadata and topics (metadata_topics.py)
+    18: Api(ApiVersionsRequest, ApiVersionsResponse, api_versions, api_versions_error),
+    3: Api(MetadataRequest, MetadataResponse, metadata, metadata_error),
+    60: Api(DescribeClusterRequest, DescribeClusterResponse, describe_cluster, describe_cluster_error),
+    19: Api(CreateTopicsRequest, CreateTopicsResponse, create_topics, create_topics_error),
+    75: Api(DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, describe_topic_partitions,
+            describe_topic_partitions_error),
+    35: Api(DescribeLogDirsRequest, DescribeLogDirsResponse, describe_log_dirs, describe_log_dirs_error),
+    # elections and reassignments (elections.py)
+    43: Api(ElectLeadersRequest, ElectLeadersResponse, elect_leaders, elect_leaders_error),
+    45: Api(AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, alter_reassignments,
+            alter_reassignments_error),
+    46: Api(ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse, list_reassignments,
+            list_reassignments_error),
+    # configs (configs.py)
+    32: Api(DescribeConfigsRequest, DescribeConfigsResponse, describe_configs, describe_configs_error),
+    33: Api(AlterConfigsRequest, AlterConfigsResponse, alter_configs, alter_configs_error),
+    44: Api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, incremental_alter_configs,
+            incremental_alter_configs_error),
+    # the controller quorum (quorum.py)
+    55: Api(DescribeQuorumRequest, DescribeQuorumResponse, describe_quorum, describe_quorum_error),
+    # SASL (sasl.py)
+    17: Api(SaslHandshakeRequest, SaslHandshakeResponse, sasl_handshake, sasl_handshake_error),
+    36: Api(SaslAuthenticateRequest, SaslAuthenticateResponse, sasl_authenticate, sasl_authenticate_error),
+}
