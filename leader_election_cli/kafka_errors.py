@@ -24,6 +24,11 @@ _TABLE = [
     (-1, "UNKNOWN_SERVER_ERROR", "UnknownServerException",
      "The server experienced an unexpected error when processing the request."),
     (0, "NONE", "", ""),
+    (1, "OFFSET_OUT_OF_RANGE", "OffsetOutOfRangeException",
+     "The requested offset is not within the range of offsets maintained by the server."),
+    (2, "CORRUPT_MESSAGE", "CorruptRecordException",
+     "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is "
+     "otherwise corrupt."),
     (3, "UNKNOWN_TOPIC_OR_PARTITION", "UnknownTopicOrPartitionException",
      "This server does not host this topic-partition."),
     (5, "LEADER_NOT_AVAILABLE", "LeaderNotAvailableException",
@@ -35,8 +40,17 @@ _TABLE = [
     (7, "REQUEST_TIMED_OUT", "TimeoutException", "The request timed out."),
     (9, "REPLICA_NOT_AVAILABLE", "ReplicaNotAvailableException",
      "The replica is not available for the requested topic-partition."),
+    (14, "COORDINATOR_LOAD_IN_PROGRESS", "CoordinatorLoadInProgressException",
+     "The coordinator is loading and hence can't process requests."),
+    (15, "COORDINATOR_NOT_AVAILABLE", "CoordinatorNotAvailableException", "The coordinator is not available."),
     (17, "INVALID_TOPIC_EXCEPTION", "InvalidTopicException",
      "The request attempted to perform an operation on an invalid topic."),
+    (19, "NOT_ENOUGH_REPLICAS", "NotEnoughReplicasException",
+     "Messages are rejected since there are fewer in-sync replicas than required."),
+    (20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "NotEnoughReplicasAfterAppendException",
+     "Messages are written to the log, but to fewer in-sync replicas than required."),
+    (21, "INVALID_REQUIRED_ACKS", "InvalidRequiredAcksException",
+     "Produce request specified an invalid value for required acks."),
     (29, "TOPIC_AUTHORIZATION_FAILED", "TopicAuthorizationException", "Topic authorization failed."),
     (31, "CLUSTER_AUTHORIZATION_FAILED", "ClusterAuthorizationException", "Cluster authorization failed."),
     (33, "UNSUPPORTED_SASL_MECHANISM", "UnsupportedSaslMechanismException",
@@ -54,9 +68,19 @@ _TABLE = [
     (42, "INVALID_REQUEST", "InvalidRequestException",
      "This most likely occurs because of a request being malformed by the client library or the message "
      "was sent to an incompatible broker. See the broker logs for more details."),
+    (43, "UNSUPPORTED_FOR_MESSAGE_FORMAT", "UnsupportedForMessageFormatException",
+     "The message format version on the broker does not support the request."),
     (44, "POLICY_VIOLATION", "PolicyViolationException", "Request parameters do not satisfy the configured policy."),
+    (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", "OutOfOrderSequenceException",
+     "The broker received an out of order sequence number."),
+    (47, "INVALID_PRODUCER_EPOCH", "InvalidProducerEpochException", "Producer attempted to produce with an old epoch."),
     (58, "SASL_AUTHENTICATION_FAILED", "SaslAuthenticationException", "SASL Authentication failed."),
     (60, "REASSIGNMENT_IN_PROGRESS", "ReassignmentInProgressException", "A partition reassignment is in progress."),
+    (70, "FETCH_SESSION_ID_NOT_FOUND", "FetchSessionIdNotFoundException", "The fetch session ID was not found."),
+    (74, "FENCED_LEADER_EPOCH", "FencedLeaderEpochException",
+     "The leader epoch in the request is older than the epoch on the broker."),
+    (75, "UNKNOWN_LEADER_EPOCH", "UnknownLeaderEpochException",
+     "The leader epoch in the request is newer than the epoch on the broker."),
     (80, "PREFERRED_LEADER_NOT_AVAILABLE", "PreferredLeaderNotAvailableException",
      "The preferred leader was not available."),
     (83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", "EligibleLeadersNotAvailableException",
@@ -64,6 +88,9 @@ _TABLE = [
     (84, "ELECTION_NOT_NEEDED", "ElectionNotNeededException", "Leader election not needed for topic partition."),
     (85, "NO_REASSIGNMENT_IN_PROGRESS", "NoReassignmentInProgressException",
      "No partition reassignment is in progress."),
+    (87, "INVALID_RECORD", "InvalidRecordException",
+     "This record has failed the validation on broker and hence will be rejected."),
+    (100, "UNKNOWN_TOPIC_ID", "UnknownTopicIdException", "This server does not host this topic ID."),
 ]
 
 ERRORS: dict[int, KafkaError] = {
@@ -72,12 +99,19 @@ ERRORS: dict[int, KafkaError] = {
 
 UNKNOWN_SERVER_ERROR = -1
 NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
 UNKNOWN_TOPIC_OR_PARTITION = 3
 LEADER_NOT_AVAILABLE = 5
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
 REPLICA_NOT_AVAILABLE = 9
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
 INVALID_TOPIC_EXCEPTION = 17
+NOT_ENOUGH_REPLICAS = 19
+NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+INVALID_REQUIRED_ACKS = 21
 TOPIC_AUTHORIZATION_FAILED = 29
 CLUSTER_AUTHORIZATION_FAILED = 31
 UNSUPPORTED_SASL_MECHANISM = 33
@@ -90,13 +124,21 @@ INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_CONFIG = 40
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42
+UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 POLICY_VIOLATION = 44
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+INVALID_PRODUCER_EPOCH = 47
 SASL_AUTHENTICATION_FAILED = 58
 REASSIGNMENT_IN_PROGRESS = 60
+FETCH_SESSION_ID_NOT_FOUND = 70
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84
 NO_REASSIGNMENT_IN_PROGRESS = 85
+INVALID_RECORD = 87
+UNKNOWN_TOPIC_ID = 100
 
 
 def lookup(code: int) -> KafkaError:

@@ -10,20 +10,26 @@ PACKAGE = ROOT / "leader_election_cli"
 
 
 def listed_modules() -> dict[str, set[str]]:
-    """Folder ("" for the package itself) -> the module names the Layout block lists under it: a line
-    indented by two spaces is a folder (`cli/`) or a module of the package itself, deeper lines belong to
-    the folder above them."""
+    """Folder ("" for the package itself) -> the module names the Layout block lists under it: a line whose
+    first word ends in `/` is a folder inside the nearest folder less indented above it (two spaces a level);
+    other lines belong to the nearest folder less indented above them."""
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Layout", 1)[1].split("```", 2)[1]
     listed: dict[str, set[str]] = {}
-    folder = ""
+    folders: list[tuple[int, str]] = [(0, "")]  # (indent, folder), the innermost last
     lines = block.splitlines()
     for line in lines[lines.index("leader_election_cli/") + 1:]:
-        if line.startswith("  ") and not line.startswith("   "):
-            first = line.split()[0]
-            folder = first.rstrip("/") if first.endswith("/") else ""
-        elif not line.startswith(" "):
+        if not line.startswith(" "):
             break  # benchmarks/: not the package
+        indent = len(line) - len(line.lstrip())
+        first = line.split()[0] if line.strip() else ""
+        if first.endswith("/") or indent < folders[-1][0] + 2:
+            while len(folders) > 1 and folders[-1][0] >= indent:
+                folders.pop()
+        folder = folders[-1][1]
+        if first.endswith("/"):
+            folder = f"{folder}/{first.rstrip('/')}".lstrip("/")
+            folders.append((indent, folder))
         listed.setdefault(folder, set()).update(re.findall(r"\b(\w+)\.py\b", line))
     return listed
 

@@ -20,7 +20,7 @@ from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange,
 from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV  # the control socket, for commands --run starts
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.local_files import check_regular_file
-from leader_election_cli.sandbox.sizing import MAX_PARTITIONS, size_problem
+from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES, MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
 if TYPE_CHECKING:
@@ -145,6 +145,9 @@ class BuildInterrupted(Exception):
               help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
                    "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest. A KRaft "
                    "controller restarted lags behind the quorum's leader as long (fetching for the second half).")
+@click.option("--max-log-bytes", type=IntRange(0, 2**40), default=DEFAULT_MAX_LOG_BYTES, show_default=True,
+              metavar="BYTES", help="The records the brokers keep, all partitions together (in memory); past it "
+                                    "the oldest batches go first and their partitions' log start offsets move on.")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")
@@ -402,7 +405,7 @@ def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:
         return Sandbox(o["brokers"], o["mode"], port_base=o["port_base"], sasl_users=c.users or None, tls=o["tls"],
                        tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
                        tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
-                       zookeeper=o["zookeeper"], racks=c.racks,
+                       zookeeper=o["zookeeper"], racks=c.racks, max_log_bytes=o["max_log_bytes"],
                        kafka_version=c.version, features=c.features, broker_configs={
                            "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                            "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})

@@ -37,7 +37,8 @@ NOTE = """\
 stop-broker is a controlled shutdown: the controller moves leadership off the broker and takes it out of the
 ISRs. start-broker returns once the broker listens again; it stays fenced (not in Metadata) for the first
 fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spread over the rest, as a
-restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down.
+restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down;
+status also prints the records unclean elections truncated away, by partition, once any were lost.
 stop-controller and start-controller stop and start one of a KRaft sandbox's three controller nodes (1000 to
 1002) and print theirs: leader, up or down; with two down the quorum has no leader, and the brokers hold what
 they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later.
@@ -136,6 +137,10 @@ def _sandbox_ctl(o: dict[str, Any], control_from_env: bool) -> int:
     if not isinstance(states, dict):
         raise _not_a_sandbox(path, f"an answer without the {'controllers' if controller else 'brokers'}' states")
     echo(" ".join(f"{shown(str(node))}:{shown(str(state))}" for node, state in states.items()))
+    lost = answer.get("lost_records")
+    if isinstance(lost, dict) and lost:
+        echo(f"records lost by unclean elections: {sum(v for v in lost.values() if isinstance(v, int)):,} ("
+             + ", ".join(f"{shown(str(tp))}:{shown(str(n))}" for tp, n in sorted(lost.items())) + ")")
     return 0
 
 

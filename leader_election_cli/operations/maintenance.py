@@ -65,9 +65,9 @@ def split_nodes(state: ClusterState, quorum: QuorumRead | None, nodes: Collectio
     voters = set(quorum.quorum.voter_ids)
     unknown = sorted(set(nodes) - brokers - voters)
     if unknown:
-        live = ",".join(map(str, sorted(state.live_brokers)))
-        raise InputError(f"Node {','.join(map(str, unknown))} is neither a live broker, a replica of any partition "
-                         f"nor a controller (live brokers: {live}; controllers: {','.join(map(str, sorted(voters)))})",
+        raise InputError(f"Node {listed(unknown, ',')} is neither a live broker, a replica of any partition nor a "
+                         f"controller (live brokers: {listed(sorted(state.live_brokers), ',')}; controllers: "
+                         f"{listed(sorted(voters), ',')})",
                          hint="Check the node ids.")
     return tuple(n for n in nodes if n in brokers)
 
@@ -94,7 +94,7 @@ def _can_stop_controllers(quorum: QuorumRead, nodes: Collection[int]) -> CanStop
     voters = quorum.quorum.voter_ids
     others = sorted(set(nodes) - set(voters))
     if others:
-        raise InputError(f"With --bootstrap-controller only controllers can be judged: {','.join(map(str, others))} "
-                         f"is no voter of the quorum (voters: {','.join(map(str, sorted(voters)))})",
+        raise InputError(f"With --bootstrap-controller only controllers can be judged: {listed(others, ',')} "
+                         f"is no voter of the quorum (voters: {listed(sorted(voters), ',')})",
                          hint="Judge brokers through --bootstrap-server: their partitions are read from the brokers.")
     return CanStopReport(StopVerdict((), (), (), False), (), None, quorum=quorum.verdict(nodes))

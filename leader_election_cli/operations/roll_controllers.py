@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import ExitCode, InputError, UnreachableError
+from leader_election_cli.errors import ExitCode, InputError, UnreachableError, listed
 from leader_election_cli.model import QuorumState
 from leader_election_cli.operations.quorum import QuorumRead
 from leader_election_cli.operations.roll_state import BrokerState
@@ -56,8 +56,8 @@ def controller_order(quorum: QuorumState | None, wanted: tuple[int, ...] | None)
     else:
         unknown = [n for n in wanted if n not in voters]
         if unknown:
-            raise InputError(f"Node {','.join(map(str, unknown))} is not a controller (the quorum's voters: "
-                             f"{','.join(map(str, sorted(voters)))})", hint="Check --controllers.")
+            raise InputError(f"Node {listed(unknown, ',')} is not a controller (the quorum's voters: "
+                             f"{listed(sorted(voters), ',')})", hint="Check --controllers.")
         order = list(wanted)
     if quorum.leader in order:
         order.remove(quorum.leader)

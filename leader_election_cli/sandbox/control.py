@@ -28,7 +28,7 @@ from leader_election_cli.sandbox.security import (
     server_context,
 )
 from leader_election_cli.sandbox.server import ELECT_LEADERS, Fault, RequestRecord, Sasl, Server
-from leader_election_cli.sandbox.sizing import size_problem
+from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES, size_problem
 from leader_election_cli.sandbox.versions import (
     ELR_VERSION,
     ControllerLimits,
@@ -55,7 +55,7 @@ class Sandbox:
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
                  racks: Mapping[int, str] | None = None, combined: bool = False,
-                 forwarding_timeout_s: float = FORWARDING_TIMEOUT_S):
+                 forwarding_timeout_s: float = FORWARDING_TIMEOUT_S, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES):
         """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
         the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -103,6 +103,9 @@ class Sandbox:
         requests a broker answers itself still come from its metadata, which stands still: a broker stopped
         meanwhile is still named in it, one started stays fenced, until a controller is elected (controller/quorum.py).
 
+        `max_log_bytes`: the records the brokers keep in all partitions together (partition_logs.py); past
+        it the oldest batches are dropped and their partitions' log start offsets move on.
+
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
         """
@@ -127,6 +130,9 @@ class Sandbox:
         if metadata_lag_per_record_s < 0:
             raise ValueError("metadata_lag_per_record_s cannot be negative")
         self.cluster.metadata_lag_per_record_s = metadata_lag_per_record_s
+        if type(max_log_bytes) is not int or max_log_bytes < 0:
+            raise ValueError(f"max_log_bytes must be a number of bytes >= 0, not {max_log_bytes!r}")
+        self.cluster.logs.max_bytes = max_log_bytes
         _check_rebalance_configs(self.cluster.broker_configs)
         for broker, rack in (racks or {}).items():
             if broker not in self.cluster.broker_ids:
@@ -351,6 +357,12 @@ class Sandbox:
             self.cluster.partition(topic, partition)
             self.cluster.log_sizes[(topic, partition)] = size
 
+    @property
+    def lost_records(self) -> dict[str, int]:
+        """Records lost to leader changes (an unclean election's truncation), by partition ("topic-N")."""
+        with self.cluster.lock:
+            return self.cluster.logs.lost
+
     def log_size(self, topic: str, partition: int) -> int:
         with self.cluster.lock:
             self.cluster.partition(topic, partition)
@@ -492,6 +504,7 @@ class Sandbox:
 
     @property
     def request_log(self) -> list[RequestRecord]:
+        """The requests the brokers received, in order: the latest `server.MAX_REQUEST_LOG` of them."""
         return self._server.records()
 
     def request_count(self, api_key: int | None = None) -> int:

@@ -5,12 +5,12 @@ Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID
 (`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller" |
 "restart-controller", "controller": ID, "catch_up_seconds": S} (KRaft's dedicated controller nodes 1000-1002:
 two down leave the quorum without a leader; a start catches up with the quorum's leader over the catch-up time)
-and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (controller ops add "controllers": {...}) or
-{"ok": false, "error": "..."} (a line that is not a JSON object too); `control_client.request` is the client,
-bounded in what it reads. The socket is in a directory only the sandbox's user can enter (mode 0700), so only
-that user can stop its brokers, made in TMPDIR (in /tmp when TMPDIR is too long for a socket's path). Each
-client is served on its own thread and has REQUEST_TIMEOUT seconds to send its line: an idle one holds up
-nobody.
+and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (status adds "lost_records": {"topic-N": count}, the
+records unclean elections cost; controller ops add "controllers": {...}) or {"ok": false, "error": "..."} (a line
+that is not a JSON object too); `control_client.request` is the client, bounded in what it reads. The socket is in
+a directory only the sandbox's user can enter (mode 0700), so only that user can stop its brokers, made in TMPDIR
+(in /tmp when TMPDIR is too long for a socket's path). Each client is served on its own thread and has
+REQUEST_TIMEOUT seconds to send its line: an idle one holds up nobody.
 
 What a stop and a start do, modelled on Kafka (KRaft: `BrokerHeartbeatManager`, `ReplicationControlManager`;
 ZooKeeper mode: `KafkaController.doControlledShutdown`):
@@ -121,7 +121,7 @@ class ControlServer:
         """Carry out one request; a broker the sandbox does not have is an error answer."""
         op = request.get("op")
         if op == "status":
-            return {"ok": True, "brokers": self.brokers()}
+            return {"ok": True, "brokers": self.brokers(), "lost_records": self.sandbox.lost_records}
         if op in ("stop-controller", "start-controller", "restart-controller"):
             return self._controller(op, request.get("controller"), request.get("catch_up_seconds",
                                                                                self.catch_up_seconds))

@@ -11,11 +11,13 @@ A TLS listener's handshake is `tls_stream.TlsStream`'s: a client it refuses read
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import socket
 import ssl
 import struct
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -26,6 +28,7 @@ from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox.apis.context import Context, Encoded, Settings
 from leader_election_cli.sandbox.apis.elections import elect_leaders_without_electing, leave_out_of_answer
 from leader_election_cli.sandbox.apis.metadata_topics import Leaders, leaders_now, metadata_as_of
+from leader_election_cli.sandbox.apis.produce_fetch import NO_ANSWER
 from leader_election_cli.sandbox.apis.registry import (
     APIS,
     FORWARDED_APIS,
@@ -46,6 +49,7 @@ CONTROLLER_POLL_S = 0.1  # NodeToControllerRequestThread: with no controller kno
 log = logging.getLogger("leader_election_cli.sandbox")
 
 MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
+MAX_REQUEST_LOG = 1_000_000  # requests `Sandbox.request_log` keeps (the latest)
 API_VERSIONS = 18
 METADATA = 3
 ELECT_LEADERS = 43
@@ -174,7 +178,8 @@ class Server:
         self.max_request_bytes = max_request_bytes
         self.faults = Faults()
         self._lag: tuple[Leaders, list[int]] | None = None  # leaders before a "lag" election, reads left
-        self.request_log: list[RequestRecord] = []
+        # the last MAX_REQUEST_LOG requests: producers running for hours must not fill the memory
+        self.request_log: deque[RequestRecord] = deque(maxlen=MAX_REQUEST_LOG)
         self._log_lock = threading.Lock()
         self._servers: dict[int, asyncio.AbstractServer] = {}
         self._held: dict[int, list[socket.socket]] = {}  # a stopped broker's port, held for its restart
@@ -205,12 +210,15 @@ class Server:
 
     def open_listener(self, broker: int, port: int = 0) -> int:
         """Listen for `broker` (port 0 = let the OS choose); returns the port."""
-        return self._run(self._open(broker, port))
+        port = self._run(self._open(broker, port))
+        self.cluster.process_started(broker)
+        return port
 
     def close_listener(self, broker: int) -> None:
         """Stop listening for `broker` and close its open connections. Its port stays bound, not listening,
         until it listens again: connections are refused, as to a stopped broker, and no other program on
         the machine can take the port meanwhile (a restart on it failed, or a client met another cluster)."""
+        self.cluster.process_stopped(broker)
         self._run(self._close(broker))
 
     def _run(self, coro: Any) -> Any:
@@ -388,6 +396,10 @@ class Server:
                 response = elect_leaders_without_electing(ctx, request)
             else:
                 response = api.handle(ctx, request)
+                if inspect.isawaitable(response):  # a delayed operation (acks=all, a long-polling Fetch)
+                    response = await response
+            if response is NO_ANSWER:  # Produce with acks=0
+                return True
             if fault and fault.kind == "omit":
                 response = leave_out_of_answer(response, fault.partitions)
             lag = self._lag

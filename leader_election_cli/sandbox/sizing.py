@@ -10,6 +10,7 @@ to seconds (about 10 s for 1,000,000 partitions on one core) and its memory to a
 from __future__ import annotations
 
 MAX_PARTITIONS = 2_000_000  # total over all topics
+DEFAULT_MAX_LOG_BYTES = 256 * 2**20  # the records a sandbox keeps, all partitions together (partition_logs.py)
 BASE_BYTES = 150 * 2**20  # the interpreter, kafka-python and the listeners
 AVAILABLE_SHARE = 0.8  # of the memory the system reports available
 

@@ -5,8 +5,9 @@
 `metadata_topics.py` (Metadata, DescribeCluster, CreateTopics, DescribeTopicPartitions, DescribeLogDirs),
 `elections.py` (ElectLeaders, Alter/ListPartitionReassignments), `configs.py` (DescribeConfigs, AlterConfigs,
 IncrementalAlterConfigs), `quorum.py` (DescribeQuorum), `sasl.py` (SaslHandshake and SaslAuthenticate once
-authenticated), `produce_fetch.py` to come (Produce, Fetch, ListOffsets, InitProducerId), and `unmodelled.py`
-(every other advertised key, in its own schema with UNSUPPORTED_VERSION).
+authenticated), `produce_fetch.py` (Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch, on the
+logs of sandbox/partition_logs.py), and `unmodelled.py` (every other advertised key, in its own schema with
+UNSUPPORTED_VERSION).
 
 Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
 code at top level, where the response has one, and on every requested item), used for fault

@@ -30,7 +30,16 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -68,6 +77,18 @@ from leader_election_cli.sandbox.apis.metadata_topics import (
     metadata,
     metadata_error,
 )
+from leader_election_cli.sandbox.apis.produce_fetch import (
+    fetch,
+    fetch_error,
+    init_producer_id,
+    init_producer_id_error,
+    list_offsets,
+    list_offsets_error,
+    offset_for_leader_epoch,
+    offset_for_leader_epoch_error,
+    produce,
+    produce_error,
+)
 from leader_election_cli.sandbox.apis.quorum import describe_quorum, describe_quorum_error
 from leader_election_cli.sandbox.apis.sasl import (
     sasl_authenticate,
@@ -96,7 +117,7 @@ CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 class Api(NamedTuple):
     request: type
     response: type
-    handle: Callable[[Context, Any], Any]
+    handle: Callable[[Context, Any], Any]  # the response, or an awaitable of it (a delayed operation)
     error: Callable[[Context, Any, int, str | None], Any]
 
 
@@ -168,6 +189,13 @@ APIS: dict[int, Api] = {
     33: Api(AlterConfigsRequest, AlterConfigsResponse, alter_configs, alter_configs_error),
     44: Api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, incremental_alter_configs,
             incremental_alter_configs_error),
+    # writes and reads (produce_fetch.py)
+    0: Api(ProduceRequest, ProduceResponse, produce, produce_error),
+    1: Api(FetchRequest, FetchResponse, fetch, fetch_error),
+    2: Api(ListOffsetsRequest, ListOffsetsResponse, list_offsets, list_offsets_error),
+    22: Api(InitProducerIdRequest, InitProducerIdResponse, init_producer_id, init_producer_id_error),
+    23: Api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, offset_for_leader_epoch,
+            offset_for_leader_epoch_error),
     # the controller quorum (quorum.py)
     55: Api(DescribeQuorumRequest, DescribeQuorumResponse, describe_quorum, describe_quorum_error),
     # SASL (sasl.py)

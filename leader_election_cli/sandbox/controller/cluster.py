@@ -51,6 +51,7 @@ from leader_election_cli.sandbox.controller.partition_change import (
 )
 from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS, Quorum
 from leader_election_cli.sandbox.controller.reassignments import Reassignments
+from leader_election_cli.sandbox.partition_logs import Logs
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits
 
 
@@ -123,7 +124,9 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         # min.insync.replicas there (ConfigurationControlManager.maybeGenerateElrSafetyRecords)
         self.dynamic_configs: dict[str, dict[str, str]] = {
             "": {"min.insync.replicas": DEFAULT_CONFIGS["min.insync.replicas"]} if self.elr_enabled else {}}
-        self.observers: list[Callable[[], None]] = []  # told of every change, under the lock (ZooKeeper mirror)
+        self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
+        self.listening: set[int] = set()  # brokers whose process runs: the server's open listeners
+        self.observers: list[Callable[[], None]] = [self._follow_logs]  # told of every change, under the lock
         self.version = 0  # bumped on every change (lets readers cache encoded answers)
 
     @property
@@ -135,6 +138,26 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         self._version = value
         for observer in self.observers:
             observer()
+
+    def _follow_logs(self) -> None:
+        if self.logs.partitions:  # (nothing to do, and nothing to compute, until a partition is written)
+            self.logs.follow_all(self.topics, self.fetching())
+
+    def fetching(self) -> set[int]:
+        """The brokers whose replicas copy from their leaders: in the metadata and running (a stopped one whose
+        failure the controller has not noticed yet is still named, still in ISRs, and copies nothing)."""
+        with self.lock:
+            return {b for b in self.live if self.is_running(b) and b in self.listening}
+
+    def process_started(self, broker: int) -> None:
+        """The broker listens again: where it is still in an ISR (its stop went unnoticed) it catches up."""
+        with self.lock:
+            self.listening.add(broker)
+            self.logs.caught_up(broker)
+
+    def process_stopped(self, broker: int) -> None:
+        with self.lock:
+            self.listening.discard(broker)
 
     # -- reading -------------------------------------------------------------------------------
 
