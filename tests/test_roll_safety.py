@@ -268,6 +268,33 @@ def test_the_check_before_a_restart_reads_only_what_the_verdict_needs(
     assert restart.verdict_age_s is not None and 0 <= restart.verdict_age_s < 1
 
 
+def test_a_check_whose_reads_keep_changing_is_not_taken_as_safe(cluster: tuple[Sandbox, ControlServer],
+                                                                 tmp_path: Path) -> None:
+    """Right before the restart, every metadata read shows another leader for a partition on broker 1 (for 12
+    reads): no verdict is confirmed by the read after it, so the roll waits (polls again) and runs the command
+    only once two reads agree."""
+    sb, control = cluster
+    flips = iter(range(12))
+
+    def flip() -> None:
+        if next(flips, None) is not None:
+            state = sb.partition_state("orders", 1)
+            sb.set_leader("orders", 1, 3 if state.leader == 2 else 2)
+            sb.after_next(METADATA, flip)
+
+    def note(line: str) -> None:
+        if "checking it is still safe to stop" in line:
+            sb.after_next(METADATA, flip)
+
+    settings = RollSettings((1,), restart_command(control, tmp_path / "log"), state_file=tmp_path / "roll.json")
+    with open(os.devnull, "w") as output, Sampler(sb, MIN_ISR) as sampler:
+        report = run_roll(Connection(sb.bootstrap_servers), settings, Hooks(note=note), command_output=output)
+    assert int(report.exit_code) == 0, report.aborted_reason
+    restart = next(s for s in report.brokers[0].steps if s.name == "restart")
+    assert restart.polls is not None and restart.polls >= 2 and next(flips, None) is None  # waited out the flips
+    assert restart.verdict_age_s is not None and restart.verdict_age_s < 1 and sampler.seen() == set()
+
+
 # -- 2. every process it starts ----------------------------------------------------------------------------
 
 def group_left(group: int) -> list[str]:

@@ -510,11 +510,12 @@ class _Runner:
         noted. Judging takes time on a big cluster (0.1-0.2 s for 10,000 partitions): a safe verdict is
         confirmed by one more metadata read, equal to the judged one in what the verdict reads
         (`metadata_read_by_verdict`), so that the command follows that read by milliseconds; a read that
-        differs is judged again (at most `CONFIRMS` times, then the last verdict stands as it was read). A voter
+        differs is judged again (at most `CONFIRMS` times; still changing, it is not safe this poll). A voter
         of the quorum (combined mode) is held to the quorum rule too, read last (its verdict is returned)."""
         last: list[tuple[StopVerdict, float, QuorumVerdict | None]] = []
 
         def safe() -> bool:
+            changing = False
             with self._cluster() as cluster:
                 for _ in range(CONFIRMS):
                     state = read_for_stop(cluster, [b.broker], with_reassignments=False, known=self.configs)
@@ -527,10 +528,12 @@ class _Runner:
                     if metadata_read_by_verdict(again, [b.broker]) == metadata_read_by_verdict(state, [b.broker]):
                         read_at = time.monotonic()
                         break
+                else:  # what the verdict reads kept changing: not safe this time, asked again at the next poll
+                    changing = True
                 quorum = self.controllers.quorum_safe(cluster, b.broker) if verdict.safe else None  # a voter too
                 if quorum is not None:
                     read_at = time.monotonic()
-            safe_now = verdict.safe and (quorum is None or quorum.safe)
+            safe_now = verdict.safe and not changing and (quorum is None or quorum.safe)
             if not safe_now and not last:
                 self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {_why(verdict, quorum)}; it stays "
                                 f"drained, waiting up to {self.settings.safe_wait_s:g} s.")
@@ -625,7 +628,9 @@ def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
     """Why a broker may not be stopped now: its partitions, or (a voter too) the quorum."""
     if verdict is not None and not verdict.safe:
         return f"{len(verdict.blocking)} partition(s) would go offline or under min ISR"
-    return str(quorum.reason) if quorum is not None and not quorum.safe else "no answer"
+    if quorum is not None and not quorum.safe:
+        return str(quorum.reason)
+    return "its partitions' leaders or ISRs, or the live brokers, changed between every two reads"
 
 
 def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:
