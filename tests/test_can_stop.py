@@ -17,7 +17,7 @@ from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import load_client_settings
 from leader_election_cli.model import ClusterState, TopicPartition
-from leader_election_cli.planning.maintenance import Problem, stop_verdict
+from leader_election_cli.planning.maintenance import Problem, metadata_read_by_verdict, stop_verdict
 from leader_election_cli.sandbox import Sandbox
 
 kl = partial(run_command, cli)
@@ -67,6 +67,22 @@ def test_the_verdict_agrees_with_a_direct_count(state: ClusterState, data: st.Da
     assert verdict.safe == (not any(found.values()))
     assert verdict.already_down == tuple(sorted(stopping - set(state.brokers)))
     assert all(stopping & set(r.replicas) for r in verdict.risks)  # only partitions the stop touches
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(state=cluster_states(), other=cluster_states(), data=st.data())
+def test_reads_equal_in_what_the_verdict_reads_get_the_same_verdict(state: ClusterState, other: ClusterState,
+                                                                    data: st.DataObject) -> None:
+    """`roll` confirms a verdict by a later read equal in `metadata_read_by_verdict`: whatever else differs
+    (the partitions the stop does not touch, the controller), the verdict is the same."""
+    brokers = sorted({r for p in state.partitions.values() for r in p.replicas} | set(state.brokers))
+    stopping = set(data.draw(st.lists(st.sampled_from(brokers), min_size=1, max_size=3)))
+    untouched = {tp: p for tp, p in other.partitions.items()
+                 if stopping.isdisjoint(p.replicas) and tp not in state.partitions}
+    touched = {tp: p for tp, p in state.partitions.items() if not stopping.isdisjoint(p.replicas)}
+    later = replace(state, partitions={**untouched, **touched}, controller_id=other.controller_id)
+    assert metadata_read_by_verdict(later, stopping) == metadata_read_by_verdict(state, stopping)
+    assert stop_verdict(later, stopping) == stop_verdict(state, stopping)
 
 
 def _assignments(draw: st.DrawFn, brokers: int) -> dict[int, list[int]]:

@@ -1,6 +1,7 @@
 """`kafka-leaders roll` against the sandbox, run as a shell runs it: every broker restarted once through
 `sandbox-ctl`, with no partition offline or under min ISR that was not already, sampled every 100 ms by
-another client; an interrupted roll resumed; a roll that would be unsafe stopped before the stop."""
+an outside watcher (`sampler.Sampler`); an interrupted roll resumed; a roll that would be unsafe stopped before
+the stop. test_roll_safety.py holds the roll to its safety when other brokers die during its steps."""
 
 from __future__ import annotations
 
@@ -8,17 +9,16 @@ import json
 import shlex
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from commands import BIN, run_command
+from sampler import Sampler
 from test_unix_schemas import check
 
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.errors import UnreachableError
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.remote import ControlServer
@@ -49,42 +49,6 @@ def restart_command(control: ControlServer, log: Path, gates: Path | None = None
 def roll(sb: Sandbox, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--output", "json", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-class Sampler(threading.Thread):
-    """Another client reading the metadata every 100 ms: the partitions seen offline or under min ISR."""
-
-    def __init__(self, sb: Sandbox, min_isr: dict[str, int]):
-        super().__init__(daemon=True)
-        self.sb, self.min_isr = sb, min_isr
-        self.stopping = threading.Event()
-        self.offline: set[str] = set()
-        self.under: set[str] = set()
-        self.samples = 0
-
-    def run(self) -> None:
-        connection = Connection(self.sb.bootstrap_servers, timeout_ms=5000)
-        settings = connection.settings(lambda _line: None)
-        while not self.stopping.wait(0.1):
-            try:
-                with connection.open(settings) as cluster:
-                    state = cluster.describe()
-            except UnreachableError:
-                continue  # the broker asked was the one restarting: the next sample asks another
-            self.samples += 1
-            for tp, p in state.partitions.items():
-                if p.leader not in state.brokers:
-                    self.offline.add(str(tp))
-                elif len([r for r in p.isr if r in state.brokers]) < self.min_isr[tp.topic]:
-                    self.under.add(str(tp))
-
-    def __enter__(self) -> Sampler:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stopping.set()
-        self.join(timeout=30)
 
 
 def preferred_and_unchanged(sb: Sandbox, before: dict[str, tuple[int, ...]]) -> bool:
@@ -119,7 +83,7 @@ def test_a_whole_cluster_roll_restarts_each_broker_once_and_never_leaves_a_parti
                if s["step"] in ("drain", "restore"))
     assert preferred_and_unchanged(sb, before)
     assert sampler.samples >= 10  # the whole roll was watched
-    assert (sampler.offline, sampler.under) == (set(), set())
+    assert sampler.seen() == set()
     assert "fenced" in err  # sandbox-ctl's output, passed through on stderr
 
 
@@ -132,28 +96,30 @@ def test_an_interrupted_roll_resumes_where_it_stopped(sandbox: tuple[Sandbox, Co
     gates = tmp_path / "gates"  # the second broker's restart waits for the signal (it was 0.5 s ahead of it)
     gates.mkdir()
     (gates / str(first)).touch()
-    process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
-                   "--exec", restart_command(control, log, gates))
-    deadline = time.monotonic() + 120
-    while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
-        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
-        time.sleep(0.02)
-    process.send_signal(signal.SIGTERM)
-    (gates / str(second)).touch()
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 143, err
-    report = json.loads(out)
-    assert report["interrupted"] and [b["status"] for b in report["brokers"]] == ["done", "interrupted"]
-    saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
-    assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
-    assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
-    (gates / str(third)).touch()
-    resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
-                              str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
-    steps = {b["broker"]: [s["step"] for s in b["steps"]] for b in json.loads(resumed.stdout)["brokers"]}
-    assert steps == {second: ["wait_back", "restore"], third: ["wait_safe", "drain", "restart", "wait_back",
-                                                                "restore"]}
+    with Sampler(sb, {"orders": 2, "logs": 1}) as sampler:
+        process = roll(sb, "--brokers", "1,2,3", "--state-file", str(state_file),
+                       "--exec", restart_command(control, log, gates))
+        deadline = time.monotonic() + 120
+        while not (log.exists() and str(second) in log.read_text().split()):  # the second broker's restart runs
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        (gates / str(second)).touch()
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 143, err
+        report = json.loads(out)
+        assert report["interrupted"] and [b["status"] for b in report["brokers"]] == ["done", "interrupted"]
+        saved = {b["broker"]: b["step"] for b in json.loads(state_file.read_text())["brokers"]}
+        assert saved == {first: "done", second: "restarted", third: "pending"}  # the restart it waited for is kept
+        assert all(sb.partition_state("orders", p).leader != second for p in ASSIGNMENT)  # still drained
+        (gates / str(third)).touch()
+        resumed = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
+                                  str(state_file), "--output", "json"], capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        steps = {b["broker"]: [s["step"] for s in b["steps"]] for b in json.loads(resumed.stdout)["brokers"]}
+        assert steps == {second: ["wait_back", "restore"], third: ["wait_safe", "drain", "restart", "wait_back",
+                                                                    "restore"]}
+    assert sampler.seen() == set()
     assert log.read_text().split() == [str(first), str(second), str(third)]  # each restarted once
     assert preferred_and_unchanged(sb, before)
     code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume", "--state-file",
@@ -203,8 +169,10 @@ def test_a_failed_command_leaves_the_broker_drained_and_recorded(sandbox: tuple[
                                                                  tmp_path: Path) -> None:
     sb, _ = sandbox
     state_file = tmp_path / "roll.json"
-    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
-                                 "--state-file", str(state_file), "--output", "json", "--exec", "exit 7")
+    with Sampler(sb, {"orders": 2, "logs": 1}) as sampler:
+        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
+                                     "--state-file", str(state_file), "--output", "json", "--exec", "exit 7")
+    assert sampler.seen() == set()
     assert code == 1 and "the command exited 7" in json.loads(out)["error"]
     (entry,) = json.loads(state_file.read_text())["brokers"]
     assert entry["step"] == "drained" and len(entry["restore_files"]) == 1 and Path(entry["restore_files"][0]).exists()
@@ -235,7 +203,9 @@ def test_allow_rf1_rolls_a_broker_holding_a_single_replica_and_it_leads_it_again
                 "--exec", restart_command(control, tmp_path / "log"), "--safe-timeout", "0.3"]
         code, out, _ = run_command(cli, *args, "--state-file", str(tmp_path / "refused.json"))
         assert code == 5 and json.loads(out)["brokers"][0]["steps"][0]["verdict"]["blocking"][0]["problem"] == "rf1"
-        code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        with Sampler(sb, {"t": 1}) as sampler:  # (solo-0 is offline while its broker restarts: allowed)
+            code, out, err = run_command(cli, *args, "--allow-rf1", "--state-file", str(tmp_path / "allowed.json"))
+        assert sampler.seen() == set()
         assert code == 0, err
         drain = json.loads(out)["brokers"][0]["steps"][1]
         assert drain["ok"] and drain["moved"] == 1  # t-0 moved; solo-0 could not be, and is allowed
@@ -278,9 +248,11 @@ def test_in_kraft_combined_mode_the_quorum_leader_goes_last(sandbox_factory: Cal
     control = ControlServer(sb, catch_up_seconds=0.3).start()
     try:
         log = tmp_path / "restarted.txt"
-        code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
-                                     "--state-file", str(tmp_path / "roll.json"), "--output", "json",
-                                     "--exec", restart_command(control, log))
+        with Sampler(sb, {"t": 1}) as sampler:
+            code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
+                                         "--state-file", str(tmp_path / "roll.json"), "--output", "json",
+                                         "--exec", restart_command(control, log))
+        assert sampler.seen() == set()
         assert code == 0, err
         assert [b["broker"] for b in json.loads(out)["brokers"]] == [1, 3, 2]
         assert log.read_text().split() == ["1", "3", "2"]
@@ -371,20 +343,25 @@ def test_a_state_file_that_is_a_fifo_or_a_device_is_refused_at_once(sandbox_fact
     assert len(done.stderr.splitlines()) == 2
 
 
-def test_a_restore_file_unreadable_after_a_drain_is_exit_1(sandbox_factory: Callable[..., Sandbox],
-                                                           tmp_path: Path) -> None:
+def test_a_restore_file_spoilt_while_the_broker_was_drained_stops_the_resume_before_anything_is_done(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """The restore files a resumed roll will put back are read and checked first (they were read only at the
+    restore step, after the restart: exit 1 then, the broker restarted on a file that could not be used)."""
     sb = sandbox_factory(3, topics={"t": ASSIGNMENT})
     state_file = tmp_path / "roll.json"
     args = ("roll", "--bootstrap-server", sb.bootstrap_servers, "--state-file", str(state_file), "--output", "json")
     code, _, _ = run_command(cli, *args, "--brokers", "1", "--exec", "exit 7")
     document = json.loads(state_file.read_text())
     assert code == 1 and document["brokers"][0]["step"] == "drained"
+    assert document["stopped"]["exit_code"] == 1 and "the command exited 7" in document["stopped"]["error"]
     Path(document["brokers"][0]["restore_files"][0]).write_text("{")  # spoilt while the broker was down
     document["command"] = "true"
     state_file.write_text(json.dumps(document))
-    code, out, err = run_command(cli, *args, "--resume")
-    assert code == 1 and "is not valid JSON" in json.loads(out)["error"], err  # something was sent: not exit 2
-    assert json.loads(state_file.read_text())["brokers"][0]["step"] == "back"
+    changes = sb.request_count(45) + sb.request_count(43)
+    code, _, err = run_command(cli, *args, "--resume")
+    assert code == 2 and "is not valid JSON" in err and len(err.splitlines()) == 2, err
+    assert json.loads(state_file.read_text()) == document  # nothing was done
+    assert sb.request_count(45) + sb.request_count(43) == changes
 
 
 def test_the_refused_roll_names_the_default_state_file(sandbox_factory: Callable[..., Sandbox]) -> None:

@@ -149,29 +149,38 @@ Examples:
 ROLL_NOTE = """\
 For each broker in turn: (1) wait until it is safe to stop (the can-stop rule), up to --safe-timeout; (2)
 move its leadership off, with it last in every replica order (demote --include-preferred; the restore
-file is kept), and check that it leads nothing; (3) run the --exec command ({broker} and {host} filled
-in, through sh -c, its output on stderr, bounded by --exec-timeout), or wait for Enter with --pause; (4)
-wait until it is registered, unfenced and back in the ISR of every partition it replicates, up to
---rejoin-timeout; (5) put its replica orders back and elect the preferred replicas, read back. Then the
-next broker; the active controller goes last (ZooKeeper mode; in KRaft combined mode, the quorum's
-leader). KRaft controllers (--controllers, --nodes all) go first, the quorum's leader last among them:
-before each, wait until, without it, a majority of the voters has caught up with the quorum's leader (the
-can-stop rule for controllers; read again right before the command); after it, wait until it is a voter
-again, caught up (lag 0, a fresh last caught-up time), up to --rejoin-timeout. A dedicated controller has
-no partitions to drain; {node} is any node's id, {host} a controller's from its controller listener. A
-state file records each step finished: Ctrl-C or SIGTERM stops the roll after the step in flight (a
-running command is waited for), and roll --resume carries on from there, as after any failure."""
+file is kept), and check that it leads nothing; (3) read the cluster again and apply the can-stop rule at
+the moment of acting (another broker may have died meanwhile): while it does not hold, the broker stays
+drained and the roll waits, up to --safe-timeout; once it holds, at once run the --exec command ({broker}
+and {host} filled in, through sh -c, in a session of its own, its output on stderr, bounded by
+--exec-timeout), or wait for Enter with --pause; (4) wait until it is registered, unfenced and back in the
+ISR of every partition it replicates, up to --rejoin-timeout; (5) put its replica orders back and elect
+the preferred replicas, read back. Then the next broker; the active controller goes last (ZooKeeper mode;
+in KRaft combined mode, the quorum's leader). KRaft controllers (--controllers, --nodes all) go first, the
+quorum's leader last among them: before each, wait until, without it, a majority of the voters has caught
+up with the quorum's leader (the can-stop rule for controllers; read again right before the command);
+after it, wait until it is a voter again, caught up (lag 0, a fresh last caught-up time), up to
+--rejoin-timeout. A dedicated controller has no partitions to drain; {node} is any node's id, {host} a
+controller's from its controller listener. One roll per cluster at a time (a lock). A state file records
+each step finished and why a roll stopped: Ctrl-C or SIGTERM stops the roll after the step in flight (a
+running command is waited for), and roll --resume carries on from there, as after any failure, once it
+has checked the state file and the restore files it names. A command that times out, or is running at a
+second Ctrl-C, is ended with every process it started (its process group): SIGTERM, then SIGKILL 5 s
+later; the roll waits until none is left."""
 
 ROLL_EXIT_CODES = exit_code_help({
     0: "every broker was restarted and given its leadership back (or a dry run finished)",
     1: "the --exec command failed or timed out, the input ended before Enter was pressed (--pause), a broker "
-       "could not be drained, or its leadership did not come back, or, once a broker was drained, the state or "
-       "restore file could not be written or read (the state file keeps where the roll stands), or an internal "
-       "error",
+       "could not be drained, or its leadership did not come back, or, once a broker was drained, the state file "
+       "could not be written (it keeps where the roll stands), or an internal error",
+    2: "usage or input error: nothing was done (a state file that is not one a roll wrote, or naming a node "
+       "twice, or brokers the cluster lacks; a restore file it names that cannot be read)",
     3: "cluster unreachable, or a broker not back in every ISR (a controller: not a caught-up voter) within "
        "--rejoin-timeout",
-    5: "not safe to stop the next broker or controller within --safe-timeout (nothing was done to it), or an "
-       "unfinished roll of this cluster exists (use --resume), or the state file is of another cluster"})
+    5: "not safe to stop the next broker or controller within --safe-timeout (nothing was done to it), or no "
+       "longer safe to restart the drained broker within --safe-timeout (it stays drained), or another roll of "
+       "this cluster is running, or an unfinished roll of this cluster exists (use --resume), or the state file "
+       "or a restore file it names is of another cluster"})
 
 
 class BrokersOrAll(BrokerList):
@@ -204,7 +213,8 @@ class BrokersOrAll(BrokerList):
 @click.option("--safe-timeout", type=Seconds(min=0, max=86_400), default=300, show_default=True, metavar="SECONDS",
               help="How long to wait for a broker to be safe to stop.")
 @click.option("--exec-timeout", type=Seconds(min=0.1, max=86_400), default=600, show_default=True,
-              metavar="SECONDS", help="How long the --exec command may run (then it is killed).")
+              metavar="SECONDS", help="How long the --exec command may run (then it is killed with every process it "
+                                      "started: SIGTERM, SIGKILL 5 s later).")
 @click.option("--rejoin-timeout", type=Seconds(min=0, max=86_400), default=600, show_default=True,
               metavar="SECONDS", help="How long to wait for a restarted broker to be back in every ISR.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)

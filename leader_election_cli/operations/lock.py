@@ -1,4 +1,5 @@
-"""The rebalance lock: one run at a time per cluster, so overlapping cron runs never elect together.
+"""The rebalance and roll locks: one run at a time per cluster, so overlapping cron runs never elect
+together and two rolling restarts never stop two brokers together.
 
 An exclusive, non-blocking `flock` on a file. The kernel drops the lock when the holder exits, even
 after a crash or `kill -9`, so a stale file never blocks a run; the file itself is left in place
@@ -33,19 +34,21 @@ def lock_directory() -> Path:
     return (Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache") / "kafka-leaders"
 
 
-def default_lock_path(cluster_id: str | None, bootstrap_servers: str, directory: Path | None = None) -> Path:
+def default_lock_path(cluster_id: str | None, bootstrap_servers: str, directory: Path | None = None,
+                      kind: str = "rebalance") -> Path:
     """One lock per cluster in the user's private lock directory, named after its cluster id, so that runs
     given different bootstrap servers of one cluster still exclude each other (after the bootstrap servers
     for a cluster without an id, Kafka before 0.10.1). Runs of one user exclude each other; a cron job
     of another user has its own lock (--lock-file names a shared one). `directory` (--lock-file DIR/): the
-    lock under the same name there, a directory the user chose (shared, maybe), instead of the private one."""
+    lock under the same name there, a directory the user chose (shared, maybe), instead of the private one.
+    `kind` (rebalance, roll) names the command: each has its own lock."""
     if cluster_id:
         key = f"cluster-id:{cluster_id}"
     else:
         key = "bootstrap-servers:" + ",".join(sorted(s.strip() for s in bootstrap_servers.split(",") if s.strip()))
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     if directory is not None:
-        return directory / f"rebalance-{digest}.lock"
+        return directory / f"{kind}-{digest}.lock"
     directory = lock_directory()
     try:
         private_directory(directory)
@@ -53,12 +56,14 @@ def default_lock_path(cluster_id: str | None, bootstrap_servers: str, directory:
         reason = getattr(exc, "strerror", None) or exc
         raise InputError(f"Cannot use the lock directory {shown(str(directory))}: {reason}",
                          hint="Give --lock-file a path in a directory of your own.") from None
-    return directory / f"rebalance-{digest}.lock"
+    return directory / f"{kind}-{digest}.lock"
 
 
 @contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
-    """Hold the lock for the block, or raise RefusedError at once when another process holds it."""
+def exclusive_lock(path: Path, kind: str = "rebalance",
+                   why: str = "runs that overlap would elect the same partitions") -> Iterator[None]:
+    """Hold the lock for the block, or raise RefusedError at once when another process holds it (another
+    `kind` run: `why` says what two at once would do)."""
     if not str(path).strip():
         raise InputError("--lock-file is empty", hint="Give --lock-file a file path, or leave it out for the default.")
     try:
@@ -72,9 +77,8 @@ def exclusive_lock(path: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             by = f" (held by process {holder})" if holder.isdigit() else ""
-            raise RefusedError(f"Another rebalance is running: the lock file {shown(str(path))} is locked{by}",
-                               hint="Wait for it to finish; runs that overlap would elect the same partitions.") \
-                from None
+            raise RefusedError(f"Another {kind} is running: the lock file {shown(str(path))} is locked{by}",
+                               hint=f"Wait for it to finish; {why}.") from None
         with contextlib.suppress(OSError):  # the pid only names the holder: a full disk (EFBIG, ENOSPC)
             os.ftruncate(fd, 0)             # still leaves the lock held, and the run goes on
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -15,11 +15,24 @@ from leader_election_cli.planning.maintenance import StopVerdict, needs_elr, sto
 from leader_election_cli.reports.maintenance import CanStopReport
 
 
-def read_for_stop(cluster: ClusterConnection, brokers: Collection[int]) -> ClusterState:
+def read_for_stop(cluster: ClusterConnection, brokers: Collection[int], *, with_reassignments: bool = True,
+                  known: ClusterState | None = None) -> ClusterState:
     """The metadata, every topic's min.insync.replicas (DescribeConfigs: the topic's, else the broker
     default), pending reassignments and, on a KRaft cluster whose features enable them, the eligible
-    leader replicas of the topics the stop could leave without an in-sync replica."""
-    state = cluster.describe(with_configs=True, with_reassignments=True)
+    leader replicas of the topics the stop could leave without an in-sync replica.
+
+    Right before a stop (`roll`), only what `stop_verdict` needs: no reassignments (they only name the
+    replicas being added), and the min ISR of `known` (an earlier read) when it has that of every topic with
+    a replica on `brokers` (no DescribeConfigs then: the metadata is the last read, but for the ELR where it
+    counts)."""
+    state = cluster.describe(with_reassignments=with_reassignments)
+    stopping = set(brokers)
+    topics = {p.topic for p in state.partitions.values() if not stopping.isdisjoint(p.replicas)}
+    if known is not None and topics <= known.min_insync_replicas.keys() | known.min_isr_unknown:
+        state = replace(state, min_insync_replicas=known.min_insync_replicas, min_isr_unknown=known.min_isr_unknown,
+                        min_isr_capped=known.min_isr_capped)
+    else:
+        state = cluster.add_min_isr(state)
     topics = needs_elr(state, brokers)
     if topics and state.mode is ControllerMode.KRAFT:
         state = replace(state, features=cluster.finalized_features())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError, LeaderElectionError, RefusedError, UnreachableError, listed, shown
+from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError, listed, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -33,7 +33,7 @@ from leader_election_cli.model import (
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.operations.restore_file import load_restore_file, write_restore_file
+from leader_election_cli.operations.restore_file import check_written_for, load_restore_file, write_restore_file
 from leader_election_cli.operations.restore_file import restore_path as restore_file_path
 from leader_election_cli.operations.signals import StopFlag, note_for_a_hard_stop, stop_on_signals
 from leader_election_cli.planning.batches import batches, request_size
@@ -84,10 +84,7 @@ def restore(connection: Connection, path: str, *, dry_run: bool = False, batch_s
     saved = load_restore_file(path)
 
     def check(state: ClusterState) -> None:
-        if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
-            raise RefusedError(f"Restore file {shown(path)} was written for cluster {shown(saved.cluster_id)}, not "
-                               f"this one ({shown(state.cluster_id)}); nothing was changed",
-                               hint="Check --bootstrap-server.")
+        check_written_for(saved, path, state.cluster_id)
 
     return _carry_out(connection, "restore", lambda state: restore_plan(state, saved.orders), dry_run=dry_run,
                       batch_size=batch_size, restore_path=None, hooks=hooks, check=check)

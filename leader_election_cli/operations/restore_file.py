@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leader_election_cli.errors import InputError, shown
+from leader_election_cli.errors import InputError, RefusedError, shown
 from leader_election_cli.local_files import read_regular_file, run_file_name, write_atomically
 from leader_election_cli.model import ClusterState, TopicPartition
 from leader_election_cli.planning.reorders import Move
@@ -119,6 +119,14 @@ def load_restore_file(path: str) -> RestoreFile:
             raise InputError(f"Restore file {where} lists {shown(str(tp))} twice", hint=hint)
         seen.add(tp)
     return RestoreFile(document.get("command"), document.get("cluster_id"), document.get("created_at"), orders)
+
+
+def check_written_for(saved: RestoreFile, path: str, cluster_id: str | None) -> None:
+    """`restore`'s rule: the orders of a restore file written for another cluster are never put back (refused,
+    exit 5). A file or a cluster without an id (Kafka before 0.10.1) cannot be told apart and passes."""
+    if saved.cluster_id and cluster_id and saved.cluster_id != cluster_id:
+        raise RefusedError(f"Restore file {shown(path)} was written for cluster {shown(saved.cluster_id)}, not "
+                           f"this one ({shown(cluster_id)}); nothing was changed", hint="Check --bootstrap-server.")
 
 
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", float: "a number",

@@ -1,5 +1,8 @@
 """`roll`: a rolling restart, one broker at a time, never leaving a partition offline or under min ISR.
 
+One roll per cluster at a time: a roll holds the cluster's roll lock (`operations.lock`, taken right
+after the cluster id is read, before anything else) for its whole run; a second one is refused (exit 5).
+
 KRaft controllers first, when asked (`--controllers`, `--nodes all`; their steps and the quorum rule:
 `roll_controllers`), then each broker, in order (the active controller last: ZooKeeper mode's, or KRaft's
 quorum leader in combined mode):
@@ -9,19 +12,27 @@ quorum leader in combined mode):
 2. drain: `demote`'s moves with the broker last everywhere (so neither a preferred election nor the
    controller's automatic rebalance gives it leadership back), its restore file kept; then check it
    leads nothing (partitions of a single replica excepted, with `allow_rf1`);
-3. restart it: run the command (`{broker}` and `{node}`, `{host}` filled in; its output on stderr, bounded by
-   `exec_timeout_s`) or, with `pause`, wait for Enter (the end of the input fails the step);
+3. restart it: read the cluster again and apply the same verdict at the moment of acting (another broker
+   may have died meanwhile): while it does not hold, the broker stays drained and the roll waits, up to
+   `safe_wait_s` (then exit 5, resumable); once it holds, at once run the command (`{broker}` and `{node}`,
+   `{host}` filled in; its output on stderr, bounded by `exec_timeout_s`; in a session of its own, ended as
+   a whole by `process_group.end` when it times out or a second stop signal comes) or, with `pause`, wait
+   for Enter (the end of the input fails the step). A safe verdict is confirmed by one more metadata read
+   (`_Runner._safe_now`), so the command follows a read by milliseconds; the report records that time;
 4. wait until it is registered and unfenced (in Metadata) and back in the ISR of every partition it
    replicates, up to `rejoin_wait_s` (exit 3 past it);
 5. restore: put back the replica orders of its restore files and elect the preferred replicas, read back.
 
-The state file (`roll_state`) is written after every step. A stop signal ends the roll after the step in
-flight (a command being run is waited for, bounded by its timeout); so does a failure; `--resume` goes on
-from the state file, at the step after the last one finished.
+The state file (`roll_state`) is written after every step, and says why a roll stopped. A stop signal ends
+the roll after the step in flight (a command being run is waited for, bounded by its timeout); so does a
+failure; `--resume` checks the state file (its schema, its brokers against the cluster, its cluster id, its
+restore files as `restore` checks them) before anything is done, then goes on at the step after the last
+one finished (a restart, whatever the step before it, is decided at the moment of acting as above).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -29,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -41,16 +52,18 @@ from leader_election_cli.errors import (
     LeaderElectionError,
     RefusedError,
     UnreachableError,
+    interrupted_exit,
     shown,
 )
 from leader_election_cli.model import ClusterState, ControllerMode, Outcome, TopicPartition
-from leader_election_cli.operations import roll_state
+from leader_election_cli.operations import process_group, roll_state
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
+from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
 from leader_election_cli.operations.maintenance import check_brokers, known_brokers, read_for_stop
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
 from leader_election_cli.operations.quorum import QuorumRead, read_quorum
-from leader_election_cli.operations.restore_file import default_restore_path, load_restore_file
+from leader_election_cli.operations.restore_file import check_written_for, default_restore_path, load_restore_file
 from leader_election_cli.operations.roll_controllers import (
     ControllerSteps,
     RunnerHooks,
@@ -58,13 +71,15 @@ from leader_election_cli.operations.roll_controllers import (
     controller_order,
 )
 from leader_election_cli.operations.roll_state import BrokerState, RollState
-from leader_election_cli.operations.signals import StopFlag, stop_on_signals
-from leader_election_cli.planning.maintenance import stop_verdict
+from leader_election_cli.operations.signals import StopFlag, before_a_hard_stop, stop_on_signals
+from leader_election_cli.planning.maintenance import StopVerdict, metadata_read_by_verdict, stop_verdict
+from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.planning.reorders import demote_plan, restore_plan
 from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep
 from leader_election_cli.reports.moves import MoveReport
 
 POLL_FIRST_S, POLL_MAX_S = 0.1, 1.0  # the waits' poll interval, doubling
+CONFIRMS = 3  # reads judged, at most, in one poll of the check right before a restart (`_Runner._safe_now`)
 
 
 @dataclass(frozen=True)
@@ -103,38 +118,77 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     pressed, False when a stop signal came first, None at the end of the input; None when nobody can answer
     (a roll without a command is then refused before anything is done, exit 2).
     `command_output` takes the command's output (default: stderr)."""
+    saved = _resumable(settings.state_file) if settings.resume and settings.state_file else None  # before connecting
     client = connection.settings(hooks.warn)
-    with connection.open(client) as cluster:
-        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
-        # not offered, or refused: no broker is known to lead it (required to roll controllers)
-        quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
-    path = settings.state_file or roll_state.default_state_path(state.cluster_id)
-    saved = roll_state.load(path)
-    if settings.resume:
-        if saved is None or saved.finished:
-            raise InputError(f"No unfinished roll to resume in {path}",
-                             hint="Start a roll with --brokers and --exec or --pause.")
-        if saved.cluster_id and state.cluster_id and saved.cluster_id != state.cluster_id:
-            raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
-                              f"({state.cluster_id}); nothing was done", "Check --bootstrap-server.", path)
-        plan = saved
-    else:
-        if saved is not None and not saved.finished:
-            raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
-                              "Carry it on with roll --resume, or remove the file after checking the brokers it "
-                              "names (kafka-leaders restore puts back a drained broker's orders).", path)
-        plan = RollState(state.cluster_id, settings.command, plan_nodes(state, quorum, settings))
-    if plan.command is None and ask is None and not settings.dry_run:
-        raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to press "
-                         "it on; nothing was done", hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
-    report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
-    if settings.dry_run:
-        report.brokers = dry_run(state, plan, settings, quorum)
-        return report
-    roll_state.save(path, plan)
-    runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output, quorum)
-    runner.run()
+    with ExitStack() as held:
+        with connection.open(client) as cluster:
+            cluster_id = cluster.cluster_id()
+            if not settings.dry_run:  # a dry run sends nothing: no lock, it never waits on a real roll
+                held.enter_context(exclusive_lock(default_lock_path(cluster_id, connection.bootstrap_servers,
+                                                                    kind="roll"),
+                                                  kind="roll", why="two rolls at once could stop two nodes together"))
+            path = settings.state_file or roll_state.default_state_path(cluster_id)
+            if settings.resume:
+                saved = saved or _resumable(path)
+                if saved.cluster_id and cluster_id and saved.cluster_id != cluster_id:
+                    raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
+                                      f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
+            state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
+            # not offered, or refused: no broker is known to lead it (required to roll controllers)
+            quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
+        restore_files = {}
+        if settings.resume:
+            assert saved is not None
+            restore_files = _checked(saved, path, state)
+            plan = saved
+        else:
+            saved = roll_state.load(path)
+            if saved is not None and not saved.finished:
+                raise RollRefused(f"A roll of this cluster is unfinished (state file {path}); nothing was done",
+                                  "Carry it on with roll --resume, or remove the file after checking the brokers it "
+                                  "names (kafka-leaders restore puts back a drained broker's orders).", path)
+            plan = RollState(state.cluster_id, settings.command, plan_nodes(state, quorum, settings))
+        if plan.command is None and ask is None and not settings.dry_run:
+            raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to "
+                             "press it on; nothing was done",
+                             hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
+        report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
+        if settings.dry_run:
+            report.brokers = dry_run(state, plan, settings, quorum)
+            return report
+        plan.stopped = None
+        roll_state.save(path, plan)
+        runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output, quorum)
+        runner.saved.update(restore_files)
+        runner.run()
     return report
+
+
+def _resumable(path: Path) -> RollState:
+    """The unfinished roll of the state file (checked against its schema, each broker once), or an input error."""
+    saved = roll_state.load(path)
+    if saved is None or saved.finished:
+        raise InputError(f"No unfinished roll to resume in {path}",
+                         hint="Start a roll with --brokers and --exec or --pause.")
+    return saved
+
+
+def _checked(saved: RollState, path: Path, state: ClusterState) -> dict[str, dict[TopicPartition, tuple[int, ...]]]:
+    """The orders of the restore files a resumed roll will put back, read now: before anything is done, its
+    brokers must be the cluster's (`check_brokers`, exit 2) and its restore files ones `restore` would put
+    back here (read and validated, of this cluster: `restore_file.check_written_for`, exit 5)."""
+    try:
+        check_brokers(state, [b.broker for b in saved.brokers if b.role != "controller"])
+    except InputError as exc:
+        raise InputError(f"The roll's state file {shown(str(path))} names brokers the cluster lacks: {exc.message}; "
+                         "nothing was done", hint="Give the --state-file of a roll of this cluster.") from None
+    orders = {}
+    for b in saved.brokers:
+        for file in b.restore_files if b.step != "done" else ():
+            restore_file = load_restore_file(file)
+            check_written_for(restore_file, file, state.cluster_id)
+            orders[file] = dict(restore_file.orders)
+    return orders
 
 
 def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leader: int | None = None) -> list[int]:
@@ -234,8 +288,9 @@ class _Runner:
         self.command_output = command_output
         self.stop = StopFlag()
         # the orders each restore file written by this run holds (reading a file back validates it: 4 s for
-        # 16,700 partitions); a file from before a --resume is read
+        # 16,700 partitions); those of a file from before a --resume, read and checked before it begins
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+        self.configs: ClusterState | None = None  # the last read's min ISR, for the check right before a restart
         self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
                                                        settings.rejoin_wait_s), quorum)
@@ -252,15 +307,17 @@ class _Runner:
                     self._roll_one(b, entry)
                 except _StepFailed as exc:
                     entry.status = "failed" if exc.exit_code is not ExitCode.REFUSED else "refused"
-                    self.report.abort(exc.exit_code, exc.reason)
+                    self._stopped(exc.exit_code, exc.reason)
                     return
                 except LeaderElectionError as exc:
                     entry.status = "failed"
-                    self.report.abort(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
+                    self._stopped(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
                     return
                 if self.stop.stopped:
                     entry.status = "interrupted"
                     self.report.interrupted, self.report.stop_signal = True, self.stop.signum
+                    self._stopped(interrupted_exit(self.stop.signum), f"stopped by a signal during broker {b.broker}'s "
+                                  "roll, after the step in flight")
                     return
                 entry.status = "done"
             self.plan.finished = True
@@ -269,9 +326,19 @@ class _Runner:
             except InputError as exc:
                 self.report.abort(self._exit_code(exc), exc.message)
 
+    def _stopped(self, exit_code: ExitCode, reason: str) -> None:
+        """The roll stops here: the report and the state file say why."""
+        if not self.report.interrupted:
+            self.report.abort(exit_code, reason)
+        self.plan.stopped = {"exit_code": int(exit_code), "error": reason}
+        try:
+            roll_state.save(self.path, self.plan)
+        except InputError as exc:  # the step's own state was saved, or it failed saving it: that failure says so
+            self.hooks.warn(exc.message)
+
     def _exit_code(self, exc: LeaderElectionError) -> ExitCode:
-        """A failure's exit code; an input error (a state file that cannot be written, a restore file that
-        cannot be read) once a broker was drained is the roll's failure, exit 1: something was sent."""
+        """A failure's exit code; an input error (a state file that cannot be written) once a broker was drained
+        is the roll's failure, exit 1: something was sent."""
         changed = any(b.step not in ("pending", "safe") or b.restore_files for b in self.plan.brokers)
         return ExitCode.PARTITION_FAILED if changed and exc.exit_code is ExitCode.USAGE else exc.exit_code
 
@@ -331,9 +398,9 @@ class _Runner:
 
         def safe() -> bool:
             with self._cluster() as cluster:
-                verdict = stop_verdict(read_for_stop(cluster, [b.broker]), [b.broker],
-                                       allow_rf1=self.settings.allow_rf1)
+                self.configs = read_for_stop(cluster, [b.broker])
                 quorum[0] = self.controllers.quorum_safe(cluster, b.broker)  # a voter too (combined mode)
+            verdict = stop_verdict(self.configs, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
             return verdict.safe and (quorum[0] is None or quorum[0].safe)
 
@@ -385,36 +452,121 @@ class _Runner:
                         moved=moved)
 
     def _restart(self, b: BrokerState) -> RollStep:
+        if b.role == "controller":  # `roll_controllers` applied the quorum rule right before: the command now
+            return self._command(b, None, None, None)
+        self.hooks.note(f"Broker {b.broker} leads nothing: checking it is still safe to stop, then restarting it.")
+        safe, polls, verdict, read_at, unreachable, quorum = self._safe_now(b)
+        if not safe:
+            if self.stop.stopped:
+                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for it to be safe to stop "
+                                "again", polls=polls, verdict=verdict, quorum=quorum, completed=False)
+            if unreachable is not None:
+                return RollStep("restart", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
+                                f"it is still safe to stop ({unreachable.message}); it was not restarted and stays "
+                                "drained", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.UNREACHABLE)
+            return RollStep("restart", 0.0, False, f"no longer safe to stop, and still not after "
+                            f"{self.settings.safe_wait_s:g} s: {_why(verdict, quorum)} (kafka-leaders can-stop "
+                            f"{b.broker} lists them); it was not restarted and stays drained (roll --resume carries "
+                            "on)", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.REFUSED)
+        return self._command(b, polls, verdict, read_at)
+
+    def _command(self, b: BrokerState, polls: int | None, verdict: StopVerdict | None,
+                 read_at: float | None) -> RollStep:
+        """Run the restart command (or ask for Enter), the check's polls and verdict, and the time from the read
+        it was decided on (`read_at`) to the command, in its step."""
+        def age() -> float | None:
+            return None if read_at is None else round(time.monotonic() - read_at, 4)
+
         if self.plan.command is None:
             assert self.ask is not None  # `roll` refuses a roll without a command when nobody can answer
+            asked_after = age()
             pressed = self.ask(f"Broker {b.broker}{f' ({b.host})' if b.host else ''} leads nothing now: restart "
                                "it, then press Enter.")
             if pressed is None:
                 return RollStep("restart", 0.0, False, "the input ended before Enter was pressed: the broker may not "
-                                "have been restarted", exit_code=ExitCode.PARTITION_FAILED)
+                                "have been restarted", polls=polls, verdict=verdict, verdict_age_s=asked_after,
+                                exit_code=ExitCode.PARTITION_FAILED)
             if not pressed:
-                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", completed=False)
-            return RollStep("restart", 0.0, True, "Enter pressed")
+                return RollStep("restart", 0.0, True, "stopped by a signal while waiting for Enter", polls=polls,
+                                verdict=verdict, verdict_age_s=asked_after, completed=False)
+            return RollStep("restart", 0.0, True, "Enter pressed", polls=polls, verdict=verdict,
+                            verdict_age_s=asked_after)
         argv = fill(self.plan.command, b.broker, b.host)
         try:
-            # its own process group: a Ctrl-C at the terminal stops the roll after the command, not the command
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, process_group=0)
+            # its own session: a Ctrl-C at the terminal stops the roll after the command, not the command
+            process = process_group.start(argv)
         except OSError as exc:
-            return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}",
-                            exit_code=ExitCode.PARTITION_FAILED)
+            return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}", polls=polls,
+                            verdict=verdict, exit_code=ExitCode.PARTITION_FAILED)
+        started_after = age()
+        step = self._run_command(process)
+        return replace(step, polls=polls, verdict=verdict, verdict_age_s=started_after)
+
+    def _safe_now(self, b: BrokerState) -> tuple[bool, int, StopVerdict | None, float, UnreachableError | None,
+                                                  QuorumVerdict | None]:
+        """Poll the verdict on stopping `b` now, as `_wait_safe` does, with only what it needs read (the min ISR
+        of the last full read, `read_for_stop`'s `known`): (safe, polls, the last verdict, when the read it holds
+        for ended, the error of the last poll when the cluster did not answer it). The first unsafe verdict is
+        noted. Judging takes time on a big cluster (0.1-0.2 s for 10,000 partitions): a safe verdict is
+        confirmed by one more metadata read, equal to the judged one in what the verdict reads
+        (`metadata_read_by_verdict`), so that the command follows that read by milliseconds; a read that
+        differs is judged again (at most `CONFIRMS` times; still changing, it is not safe this poll). A voter
+        of the quorum (combined mode) is held to the quorum rule too, read last (its verdict is returned)."""
+        last: list[tuple[StopVerdict, float, QuorumVerdict | None]] = []
+
+        def safe() -> bool:
+            changing = False
+            with self._cluster() as cluster:
+                for _ in range(CONFIRMS):
+                    state = read_for_stop(cluster, [b.broker], with_reassignments=False, known=self.configs)
+                    read_at = time.monotonic()
+                    self.configs = state
+                    verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
+                    if not verdict.safe or state.features is not None:  # (an ELR read: judged as read)
+                        break
+                    again = cluster.describe()
+                    if metadata_read_by_verdict(again, [b.broker]) == metadata_read_by_verdict(state, [b.broker]):
+                        read_at = time.monotonic()
+                        break
+                else:  # what the verdict reads kept changing: not safe this time, asked again at the next poll
+                    changing = True
+                quorum = self.controllers.quorum_safe(cluster, b.broker) if verdict.safe else None  # a voter too
+                if quorum is not None:
+                    read_at = time.monotonic()
+            safe_now = verdict.safe and not changing and (quorum is None or quorum.safe)
+            if not safe_now and not last:
+                self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {_why(verdict, quorum)}; it stays "
+                                f"drained, waiting up to {self.settings.safe_wait_s:g} s.")
+            last[:] = [(verdict, read_at, quorum)]
+            return safe_now
+
+        ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
+        verdict, read_at, quorum = last[0] if last else (None, 0.0, None)
+        return ok, polls, verdict, read_at, unreachable, quorum
+
+    def _run_command(self, process: subprocess.Popen[bytes]) -> RollStep:
+        """Wait for the command (a stop signal waits for it: a restart is not cut in half), its output passed
+        through; past `exec_timeout_s`, or at a second stop signal, its whole process group is ended."""
         passing = threading.Thread(target=_pass_through, args=(process, self.command_output or sys.stderr),
                                    daemon=True)
         passing.start()
-        deadline = time.monotonic() + self.settings.exec_timeout_s
-        while process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # a stop signal waits for the command: a restart is not cut in half
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-            passing.join(timeout=5)
-            return RollStep("restart", 0.0, False, f"the command did not finish within {self.settings.exec_timeout_s:g}"
-                            " s and was killed", exit_code=ExitCode.PARTITION_FAILED)
+        before_a_hard_stop("roll-command", lambda: _end_at_a_hard_stop(process))
+        try:
+            deadline = time.monotonic() + self.settings.exec_timeout_s
+            while process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if process.poll() is None:
+                ended = process_group.end(process)
+                passing.join(timeout=5)
+                gone = (f"every process of it gone at {ended.gone_at}" if ended.gone_at else
+                        f"some still there {process_group.GONE_WAIT_S:g} s after the SIGKILL")
+                return RollStep("restart", 0.0, False, f"the command did not finish within "
+                                f"{self.settings.exec_timeout_s:g} s and was killed: SIGTERM to its process group "
+                                f"{ended.process_group} ({len(ended.processes)} process(es)) at {ended.sigterm_at}"
+                                + (f", SIGKILL at {ended.sigkill_at}" if ended.sigkill_at else "") + f", {gone}",
+                                killed=ended, exit_code=ExitCode.PARTITION_FAILED)
+        finally:
+            before_a_hard_stop("roll-command", None)
         passing.join(timeout=5)
         if process.returncode != 0:
             return RollStep("restart", 0.0, False, f"the command exited {process.returncode}",
@@ -452,8 +604,7 @@ class _Runner:
     def _restore(self, b: BrokerState) -> RollStep:
         orders: dict[TopicPartition, tuple[int, ...]] = {}
         for file in b.restore_files:
-            saved = self.saved[file].items() if file in self.saved else load_restore_file(file).orders
-            for tp, replicas in saved:
+            for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
             state = cluster.describe(with_reassignments=True)
@@ -471,6 +622,25 @@ class _Runner:
         leads = sum(1 for r in moves.results if r.leader_after == b.broker)
         return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}; "
                         f"it leads {leads} of them", moved=moved)
+
+
+def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
+    """Why a broker may not be stopped now: its partitions, or (a voter too) the quorum."""
+    if verdict is not None and not verdict.safe:
+        return f"{len(verdict.blocking)} partition(s) would go offline or under min ISR"
+    if quorum is not None and not quorum.safe:
+        return str(quorum.reason)
+    return "its partitions' leaders or ISRs, or the live brokers, changed between every two reads"
+
+
+def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:
+    """A second stop signal while the command runs: end its process group before the roll exits, and say so
+    (written straight to stderr, as `signals` writes from its handler)."""
+    os.write(2, f"Ending the --exec command (process group {process.pid}): SIGTERM, SIGKILL "
+                f"{process_group.KILL_GRACE_S:g} s later if anything is left.\n".encode())
+    ended = process_group.end(process)
+    os.write(2, f"The --exec command was ended at {ended.gone_at or '(some of it still running)'}; the broker "
+                "stays drained: kafka-leaders roll --resume carries on.\n".encode())
 
 
 def _pass_through(process: subprocess.Popen[bytes], out: IO[str]) -> None:

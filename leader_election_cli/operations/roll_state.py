@@ -6,13 +6,16 @@ Each broker goes through the steps in order; `step` is the last one finished:
 pending -> safe -> drained -> restarted -> back -> done (a dedicated KRaft controller, `role` controller, has
 no partitions: pending -> safe -> restarted -> done). `restore_files` are the demote's restore files
 of the broker being rolled (a drain run again after a stop adds one): the restore step puts all of them
-back, the first file's order winning.
+back, the first file's order winning. `stopped` says why the last run stopped (its exit code and error:
+e.g. 5, a broker drained and waiting because stopping it was no longer safe); null once a run goes on.
+A state file naming a broker twice is not one a roll wrote.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,10 +46,11 @@ class RollState:
     command: str | None  # --exec's template; None with --pause
     brokers: list[BrokerState]
     finished: bool = False
+    stopped: dict[str, Any] | None = None  # {"exit_code": int, "error": str}: why the last run stopped
 
     def document(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "cluster_id": self.cluster_id, "command": self.command,
-                "finished": self.finished, "brokers": [asdict(b) for b in self.brokers]}
+                "finished": self.finished, "stopped": self.stopped, "brokers": [asdict(b) for b in self.brokers]}
 
 
 def default_state_path(cluster_id: str | None) -> Path:
@@ -85,4 +89,9 @@ def load(path: Path) -> RollState | None:
                          hint=hint)
     brokers = [BrokerState(b["broker"], b["host"], b["step"], list(b["restore_files"]), b.get("role", "broker"))
                for b in document["brokers"]]
-    return RollState(document["cluster_id"], document["command"], brokers, document["finished"])
+    twice = sorted(b for b, n in Counter(b.broker for b in brokers).items() if n > 1)
+    if twice:
+        raise InputError(f"{where} is not one kafka-leaders roll wrote: it names node {','.join(map(str, twice))} "
+                         "twice", hint=hint)
+    return RollState(document["cluster_id"], document["command"], brokers, document["finished"],
+                     document.get("stopped"))

@@ -14,7 +14,8 @@ without the report (a report rendered from inside a signal handler could be half
 But what was already done must not be lost with it: before it exits it prints, one line each, what the
 operations noted while they ran (`note_for_a_hard_stop`): where the restore file is and the command that
 puts the replica orders back, and how many partitions were sent for election (so `kafka-leaders status`
-is the next step).
+is the next step). An operation may also leave an action to run first (`before_a_hard_stop`): the roll
+ends the --exec command it runs, so that nothing it started outlives it.
 
 The command line exits 130 for SIGINT, 143 for SIGTERM and 129 for SIGHUP (`errors.interrupted_exit`).
 """
@@ -25,7 +26,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -64,6 +65,7 @@ class _Policy:
         self.deferring = False
         self.whole_process = False  # installed by `policy` (the command line): windows never close
         self.notes: dict[str, str] = {}  # what a second signal prints before it exits
+        self.actions: dict[str, Callable[[], None]] = {}  # what it runs first
 
 
 _policy: _Policy | None = None
@@ -74,6 +76,10 @@ def _handler(signum: int, frame: object) -> None:
     if policy is None:  # a stale handler (should not happen): behave as Python's default Ctrl-C
         raise KeyboardInterrupt
     if policy.flag.stopped:
+        actions = list(policy.actions.values())
+        policy.actions.clear()  # a third signal exits without them
+        for action in actions:
+            action()
         lines = [f"Stopped at once by a second signal ({signal.Signals(signum).name}): no report.",
                  *policy.notes.values()]
         os.write(2, "".join(line + "\n" for line in lines).encode("utf-8", "backslashreplace"))
@@ -141,6 +147,16 @@ def note_for_a_hard_stop(key: str, line: str) -> None:
     """What a second signal prints (one line per `key`, the latest kept) before it exits without the report."""
     if _policy is not None:
         _policy.notes[key] = line
+
+
+def before_a_hard_stop(key: str, action: Callable[[], None] | None) -> None:
+    """What a second signal runs (one per `key`; None removes it) before it prints the notes and exits."""
+    if _policy is None:
+        return
+    if action is None:
+        _policy.actions.pop(key, None)
+    else:
+        _policy.actions[key] = action
 
 
 def received() -> int | None:

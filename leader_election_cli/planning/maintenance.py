@@ -84,6 +84,15 @@ def needs_elr(state: ClusterState, brokers: Collection[int]) -> set[str]:
             and not [r for r in p.isr if r in live and r not in stopping]}
 
 
+def metadata_read_by_verdict(state: ClusterState, brokers: Collection[int]
+                             ) -> tuple[frozenset[int], dict[TopicPartition, PartitionState]]:
+    """What `stop_verdict` reads of the metadata: the live brokers and the partitions with a replica on
+    `brokers`. Two reads equal in these (and in the topic configs and ELR) get the same verdict: a later read
+    equal to the one judged confirms the verdict at its own moment, without judging it again."""
+    stopping = set(brokers)
+    return state.live_brokers, {tp: p for tp, p in state.partitions.items() if not stopping.isdisjoint(p.replicas)}
+
+
 def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool = False) -> StopVerdict:
     """Whether stopping `brokers` now leaves any partition offline or under its min ISR (module docstring).
 

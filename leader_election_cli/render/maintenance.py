@@ -10,6 +10,7 @@ from leader_election_cli.reports.maintenance import (
     PartitionRisk,
     QuorumVerdict,
     RollReport,
+    RollStep,
     StopVerdict,
 )
 
@@ -82,6 +83,13 @@ def render_can_stop_table(report: CanStopReport, out: IO[str], err: IO[str], col
         err.write(f"Stopped: {report.aborted_reason}\n")
 
 
+def _checked(s: RollStep) -> str:
+    """A restart's safety check: how long before the command the read it was decided on ended."""
+    if s.verdict_age_s is None:
+        return ""
+    return f" (safe to stop by a read {s.verdict_age_s * 1000:.0f} ms before it started)"
+
+
 def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     """One row per broker and step: how long it took and what it found or did."""
     console = make_console(out, color)
@@ -98,7 +106,7 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
                 table.add_row(str(b.broker), s.name, "ok" if s.ok else "not now", inert(s.detail))
                 continue
             result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
-            table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail))
+            table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail + _checked(s)))
     print_table(console, table)
     done = sum(1 for b in report.brokers if b.status == "done" and b.broker not in controllers)
     if not report.dry_run:

@@ -11,8 +11,8 @@ from leader_election_cli.planning.maintenance import PartitionRisk, StopVerdict
 from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.reports.run import Report
 
-__all__ = ["BrokerRoll", "CanStopReport", "PartitionRisk", "QuorumVerdict", "RollReport", "RollStep", "StopVerdict",
-           "document", "quorum_document", "roll_document", "verdict_document"]  # the verdict's values too
+__all__ = ["BrokerRoll", "CanStopReport", "Ended", "PartitionRisk", "QuorumVerdict", "RollReport", "RollStep",
+           "StopVerdict", "document", "quorum_document", "roll_document", "verdict_document"]  # its values too
 
 SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
 
@@ -86,6 +86,18 @@ def document(report: CanStopReport) -> dict[str, Any]:
 ROLL_SCHEMA_VERSION = 1  # schemas/roll.schema.json
 
 
+@dataclass(frozen=True)
+class Ended:
+    """A command's process group ended by the roll: its processes when the SIGTERM went (pid, name), and the
+    times (UTC, ISO 8601)."""
+
+    process_group: int
+    processes: tuple[tuple[int, str], ...]
+    sigterm_at: str
+    sigkill_at: str | None  # None: every process was gone within the grace period
+    gone_at: str | None  # None: some process was still there after the wait for it
+
+
 @dataclass
 class RollStep:
     """One step of one broker's roll: wait_safe, drain, restart, wait_back or restore."""
@@ -97,10 +109,12 @@ class RollStep:
     moved: int | None = None  # partitions whose leadership moved (drain, restore)
     polls: int | None = None  # cluster reads of a wait
     command_exit: int | None = None  # the restart command's exit code
-    verdict: StopVerdict | None = None  # wait_safe: the last verdict read
+    verdict: StopVerdict | None = None  # wait_safe, restart: the last verdict read
     quorum: QuorumVerdict | None = None  # a controller's wait_safe, wait_back: the last quorum verdict read
     exit_code: ExitCode | None = None  # the roll's exit code when the step failed
     completed: bool = True  # False: a stop signal ended it; --resume runs it again
+    verdict_age_s: float | None = None  # restart: from the end of the verdict's read to the command's start
+    killed: Ended | None = None  # restart: the command's process group, ended
 
 
 @dataclass
@@ -134,6 +148,12 @@ def _step_entry(s: RollStep) -> dict[str, Any]:
         entry["verdict"] = {"safe": s.verdict.safe, "blocking": [risk_entry(r) for r in s.verdict.blocking]}
     if s.quorum is not None:
         entry["quorum"] = quorum_document(s.quorum)
+    if s.name == "restart":
+        entry["verdict_age_s"] = s.verdict_age_s
+        entry["killed"] = None if s.killed is None else {
+            "process_group": s.killed.process_group, "sigterm_at": s.killed.sigterm_at,
+            "sigkill_at": s.killed.sigkill_at, "gone_at": s.killed.gone_at,
+            "processes": [{"pid": pid, "name": name} for pid, name in s.killed.processes]}
     return entry
 
 

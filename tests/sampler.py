@@ -1,0 +1,60 @@
+"""An outside watcher for the tests that change a sandbox cluster (the roll's): a thread reading the
+sandbox's state through its control API every 100 ms (bounded by the test's `with` block), noting every
+partition seen offline (no live leader) or under its min ISR (fewer live in-sync replicas than its
+topic's min.insync.replicas), with the brokers that were down at that moment."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from leader_election_cli.sandbox import Sandbox
+
+
+@dataclass(frozen=True)
+class Unhealthy:
+    at: float  # time.monotonic()
+    partition: str  # topic-partition
+    problem: str  # offline, under min ISR
+    down: frozenset[int]  # the brokers down then
+
+
+class Sampler(threading.Thread):
+    """`with Sampler(sb, {"topic": min_isr, ...}) as sampler:` around the roll; then `sampler.unhealthy`
+    lists what it saw (the partitions of the topics named only), `sampler.samples` how often it looked."""
+
+    def __init__(self, sb: Sandbox, min_isr: dict[str, int], interval_s: float = 0.1):
+        super().__init__(daemon=True)
+        self.sb, self.min_isr, self.interval_s = sb, min_isr, interval_s
+        self.stopping = threading.Event()
+        self.unhealthy: list[Unhealthy] = []
+        self.samples = 0
+
+    def run(self) -> None:
+        cluster = self.sb.cluster
+        while not self.stopping.wait(self.interval_s):
+            with cluster.lock:  # one consistent look
+                live = frozenset(cluster.live)
+                states = [cluster.partition_state(t, p) for t in self.min_isr
+                          for p in range(len(cluster.topics[t].partitions))]
+            at, down = time.monotonic(), frozenset(cluster.broker_ids) - live
+            self.samples += 1
+            for s in states:
+                name = f"{s.topic}-{s.partition}"
+                if s.leader not in live:
+                    self.unhealthy.append(Unhealthy(at, name, "offline", down))
+                elif len([r for r in s.isr if r in live]) < self.min_isr[s.topic]:
+                    self.unhealthy.append(Unhealthy(at, name, "under min ISR", down))
+
+    def seen(self) -> set[str]:
+        """'partition: problem' for everything seen unhealthy."""
+        return {f"{u.partition}: {u.problem}" for u in self.unhealthy}
+
+    def __enter__(self) -> Sampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.join(timeout=30)
