@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -200,6 +200,9 @@ class _Runner:
         # the orders each restore file written by this run holds (reading a file back validates it: 4 s for
         # 16,700 partitions); a file from before a --resume is read
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+        # the read a step ended on, for the next step to plan from (a read of 100,000 partitions takes a
+        # while): (that step's name, the state); taken once, and only by that step
+        self.handed_on: tuple[str, ClusterState] | None = None
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -259,6 +262,14 @@ class _Runner:
             else:  # stopped by a signal inside the step: resumed from its start
                 return
 
+    def _hand_on(self, step: str, state: ClusterState) -> None:
+        self.handed_on = (step, state)
+
+    def _taken(self, step: str) -> ClusterState | None:
+        """The read the previous step ended on, when it was handed on to `step` (a resumed roll has none)."""
+        handed, self.handed_on = self.handed_on, None
+        return handed[1] if handed is not None and handed[0] == step else None
+
     @contextmanager
     def _cluster(self) -> Iterator[ClusterConnection]:
         with self.connection.open(self.client) as cluster:
@@ -289,9 +300,11 @@ class _Runner:
 
         def safe() -> bool:
             with self._cluster() as cluster:
-                verdict = stop_verdict(read_for_stop(cluster, [b.broker]), [b.broker],
-                                       allow_rf1=self.settings.allow_rf1)
+                state = read_for_stop(cluster, [b.broker])
+            verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
+            if verdict.safe:  # the drain plans from this read (pending reassignments included)
+                self._hand_on("drain", state)
             return verdict.safe
 
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
@@ -313,7 +326,7 @@ class _Runner:
 
     def _drain(self, b: BrokerState) -> RollStep:
         with self._cluster() as cluster:
-            state = cluster.describe(with_reassignments=True)
+            state = self._taken("drain") or cluster.describe(with_reassignments=True)
             plan = demote_plan(state, b.broker, include_preferred=True)
             if plan.reorders:
                 path = default_restore_path(f"roll-{b.broker}", state.cluster_id)
@@ -390,7 +403,10 @@ class _Runner:
                 if advance[0] is not None and in_sync > seen["in_sync"]:
                     advance[0](in_sync - seen["in_sync"])
                 seen.update(in_sync=in_sync, total=len(mine))
-                return b.broker in state.brokers and in_sync == len(mine)
+                if b.broker in state.brokers and in_sync == len(mine):
+                    self._hand_on("restore", state)  # the restore plans from this read
+                    return True
+                return False
 
             ok, polls, _ = self._poll(self.settings.rejoin_wait_s, back)
         detail = f"registered, unfenced and in the ISR of {seen['in_sync']} of {seen['total']} partition(s)"
@@ -409,7 +425,9 @@ class _Runner:
             for tp, replicas in saved:
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
-            state = cluster.describe(with_reassignments=True)
+            back = self._taken("restore")
+            state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None
+                     else cluster.describe(with_reassignments=True))
             plan = restore_plan(state, orders.items())
             moves = run_moves(cluster, state, plan, restore_path=None, batch_size=self.settings.batch_size,
                               wait_seconds=self.client.api_timeout_ms / 2000)

@@ -1,0 +1,56 @@
+"""What `roll` reads of the cluster, step by step: a read of every partition is what a roll spends its time
+on at 100,000 partitions (benchmarks/roll_overhead.py), so a step plans from the read the step before
+ended on, taken a moment before, instead of reading it all again."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from commands import BIN
+
+from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.operations import roll as roll_module
+from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.roll import RollSettings, roll
+from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.remote import ControlServer
+
+ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)}
+
+
+def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sb = sandbox_factory(3, topics={"orders": ASSIGNMENT})
+    control = ControlServer(sb, catch_up_seconds=0.3).start()
+    reads: list[str] = []
+    describe = ClusterConnection.describe
+    monkeypatch.setattr(ClusterConnection, "describe", lambda self, **kw: reads.append("read") or describe(self, **kw))
+    for step in ("_drain", "_restore"):
+        monkeypatch.setattr(roll_module._Runner, step, _noted(step, getattr(roll_module._Runner, step), reads))
+    command = f"{shlex.quote(str(BIN / 'kafka-leaders'))} sandbox-ctl --control {shlex.quote(control.path)} " \
+              "restart-broker {broker}"
+    try:
+        report = roll(Connection(sb.bootstrap_servers), RollSettings((1, 2), command,
+                                                                      state_file=tmp_path / "roll.json"))
+    finally:
+        control.stop()
+    assert report.exit_code == 0 and [b.status for b in report.brokers] == ["done", "done"]
+    assert all(s.moved == 2 for b in report.brokers for s in b.steps if s.name in ("drain", "restore"))
+    for step in ("_drain", "_restore"):  # no read of every partition of their own
+        starts = [i for i, what in enumerate(reads) if what == f"{step} starts"]
+        assert len(starts) == 2
+        assert all(reads[i + 1] == f"{step} ends" for i in starts), reads
+
+
+def _noted(step: str, run: Callable, reads: list[str]) -> Callable:
+    """`run` (a step of the roll), noting in `reads` where it starts and ends."""
+    def noted(self: roll_module._Runner, b: object) -> object:
+        reads.append(f"{step} starts")
+        try:
+            return run(self, b)
+        finally:
+            reads.append(f"{step} ends")
+    return noted
