@@ -232,12 +232,14 @@ class ClusterConnection:
         timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
         return self._transport.send(call, node_id, what, timeout)
 
-    def _metadata(self, topics: Iterable[str] | None, what: str, node_id: int | None = None) -> MetadataRead:
+    def _metadata(self, topics: Iterable[str] | None, what: str, node_id: int | None = None,
+                  leaders_only: bool = False) -> MetadataRead:
         """A Metadata answer about `topics` (None: every topic; empty: brokers, controller, cluster id only).
-        Brokers before Kafka 2.4 (no Metadata v9) are asked with kafka-python's class."""
+        Brokers before Kafka 2.4 (no Metadata v9) are asked with kafka-python's class. `leaders_only`: the
+        answer may carry each partition's leader alone (`MetadataRead.leaders`), where it is decoded here."""
         names = None if topics is None else tuple(topics)
         if (self.max_version(METADATA) or 0) >= metadata_wire.FIRST_VERSION:
-            call: Any = MetadataCall(names)
+            call: Any = MetadataCall(names, leaders_only)
         else:
             from kafka.protocol.metadata import MetadataRequest
 
@@ -296,9 +298,9 @@ class ClusterConnection:
     def leaders(self, topics: Iterable[str]) -> LeaderRead:
         """The leader (-1 for none) of each partition of `topics`, and the live brokers: a light read, e.g.
         after an election (a topic that no longer exists has no partitions in it)."""
-        read = self._metadata(sorted(topics), "reading partition leaders")
-        return LeaderRead({tp: p.leader for tp, p in read.partitions.items()},
-                          frozenset(b.node_id for b in read.brokers))
+        read = self._metadata(sorted(topics), "reading partition leaders", leaders_only=True)
+        leaders = read.leaders if read.leaders is not None else {tp: p.leader for tp, p in read.partitions.items()}
+        return LeaderRead(leaders, frozenset(b.node_id for b in read.brokers))
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())
