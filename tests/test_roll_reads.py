@@ -1,6 +1,7 @@
 """What `roll` reads of the cluster, step by step: a read of every partition is what a roll spends its time
 on at 100,000 partitions (benchmarks/roll_overhead.py), so a step plans from the read the step before
-ended on, taken a moment before, instead of reading it all again."""
+ended on, taken a moment before, instead of reading it all again; and the safety read keeps only the
+partitions the broker replicates."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ import pytest
 from commands import BIN
 
 from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.config.settings import ClientSettings
+from leader_election_cli.model import TopicPartition
 from leader_election_cli.operations import roll as roll_module
 from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.maintenance import read_for_stop
 from leader_election_cli.operations.roll import RollSettings, roll
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.remote import ControlServer
@@ -54,3 +58,15 @@ def _noted(step: str, run: Callable, reads: list[str]) -> Callable:
         finally:
             reads.append(f"{step} ends")
     return noted
+
+
+def test_the_safety_read_holds_the_partitions_the_broker_replicates_and_their_topics_configs(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    sb = sandbox_factory(4, topics={"orders": ASSIGNMENT, "elsewhere": {0: [2, 3], 1: [3, 4]}})
+    with Connection(sb.bootstrap_servers).open(ClientSettings()) as cluster:
+        state = read_for_stop(cluster, [1])
+        everything = read_for_stop(cluster, [])
+    assert set(state.partitions) == {tp for tp, p in everything.partitions.items() if 1 in p.replicas}
+    assert set(state.partitions) == {TopicPartition("orders", p) for p in ASSIGNMENT}
+    assert state.partitions == {tp: everything.partitions[tp] for tp in state.partitions}
+    assert set(state.min_insync_replicas) == {"orders"} and state.live_brokers == everything.live_brokers

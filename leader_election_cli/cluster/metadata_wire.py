@@ -50,18 +50,21 @@ class MetadataRead(NamedTuple):
         return f"MetadataRead(v{self.API_VERSION}, {len(self.brokers)} brokers, {len(self.partitions)} partitions)"
 
 
-def decode(data: bytes | memoryview, version: int, *, leaders_only: bool = False) -> MetadataRead:
+def decode(data: bytes | memoryview, version: int, *, leaders_only: bool = False,
+           replicas_of: frozenset[int] | None = None) -> MetadataRead:
     """A Metadata answer's body (after the response header) of a flexible `version` (9 or later).
 
     `leaders_only`: each partition's leader alone, in `leaders` (no `partitions`), in about half the time: the
-    replica lists are stepped over, not read (a read-back after an election)."""
+    replica lists are stepped over, not read (a read-back after an election). `replicas_of`: only the
+    partitions with a replica on one of these brokers (the others' ISRs stepped over: what a broker's stop
+    touches)."""
     if version < FIRST_VERSION:
         raise ValueError(f"Metadata v{version} is not a flexible version")
     with memoryview(data) as b:
-        return _decode(b, version, leaders_only)
+        return _decode(b, version, leaders_only, replicas_of)
 
 
-def _decode(b: memoryview, version: int, leaders_only: bool) -> MetadataRead:
+def _decode(b: memoryview, version: int, leaders_only: bool, replicas_of: frozenset[int] | None) -> MetadataRead:
     throttle = _INT32(b, 0)[0]
     count, o = _uvarint(b, 4)
     brokers = []
@@ -91,7 +94,7 @@ def _decode(b: memoryview, version: int, leaders_only: bool) -> MetadataRead:
         if leaders_only:
             o = _leaders(b, o, size - 1, name, leaders if keep else {})
         else:
-            o = _partitions(b, o, size - 1, name, partitions if keep else {})
+            o = _partitions(b, o, size - 1, name, partitions if keep else {}, replicas_of)
         o = _skip_tags(b, o + 4)  # topic authorized operations, then the topic's tagged fields
         if is_internal and not error and name is not None:
             internal.add(name)
@@ -103,8 +106,9 @@ def _decode(b: memoryview, version: int, leaders_only: bool) -> MetadataRead:
 
 
 def _partitions(b: memoryview, o: int, count: int, name: str | None,
-                partitions: dict[TopicPartition, PartitionState]) -> int:
-    """`count` partitions of topic `name` into `partitions`; returns the offset after them."""
+                partitions: dict[TopicPartition, PartitionState], replicas_of: frozenset[int] | None) -> int:
+    """`count` partitions of topic `name` into `partitions` (only those with a replica on `replicas_of`,
+    unless None); returns the offset after them."""
     for _ in range(count):
         _, index, leader, _ = _PARTITION_HEAD(b, o)
         o += 14
@@ -116,6 +120,9 @@ def _partitions(b: memoryview, o: int, count: int, name: str | None,
             o += _ARRAY_BYTES[n]
         else:
             replicas, o = _int32s(b, o)
+        if replicas_of is not None and replicas_of.isdisjoint(replicas):
+            o = _step_over_partition_rest(b, o)
+            continue
         n = b[o]
         if n < 0x80:
             isr = _ARRAY[n](b, o + 1)
@@ -141,15 +148,19 @@ def _leaders(b: memoryview, o: int, count: int, name: str | None, leaders: dict[
     for _ in range(count):
         _, index, leader, _ = _PARTITION_HEAD(b, o)
         o += 14
-        n = b[o]  # replicas, ISR, offline replicas: each stepped over
-        o = o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1]
-        n = b[o]
-        o = o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1]
-        n = b[o]
-        o = o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1]
-        o = _skip_tags(b, o) if b[o] else o + 1
+        n = b[o]  # the replicas stepped over, then the rest
+        o = _step_over_partition_rest(b, o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1])
         leaders[_new(TopicPartition, (name, index))] = leader
     return o
+
+
+def _step_over_partition_rest(b: memoryview, o: int) -> int:
+    """The offset after a partition's ISR, offline replicas and tagged fields, starting at its ISR."""
+    n = b[o]
+    o = o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1]
+    n = b[o]
+    o = o + _ARRAY_BYTES[n] if n < 0x80 else _int32s(b, o)[1]
+    return _skip_tags(b, o) if b[o] else o + 1
 
 
 def _uvarint(b: memoryview, o: int) -> tuple[int, int]:

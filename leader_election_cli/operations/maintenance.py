@@ -17,8 +17,10 @@ from leader_election_cli.reports.maintenance import CanStopReport
 def read_for_stop(cluster: ClusterConnection, brokers: Collection[int]) -> ClusterState:
     """The metadata, every topic's min.insync.replicas (DescribeConfigs: the topic's, else the broker
     default), pending reassignments and, on a KRaft cluster whose features enable them, the eligible
-    leader replicas of the topics the stop could leave without an in-sync replica."""
-    state = cluster.describe(with_configs=True, with_reassignments=True)
+    leader replicas of the topics the stop could leave without an in-sync replica. With `brokers`, only
+    the partitions with a replica on one of them (all the verdict looks at, and all `check_brokers` needs:
+    a broker that is a replica of anything is one of these partitions'), and their topics' configs."""
+    state = cluster.describe(with_configs=True, with_reassignments=True, replicas_of=brokers or None)
     topics = needs_elr(state, brokers)
     if topics and state.mode is ControllerMode.KRAFT:
         state = replace(state, features=cluster.finalized_features())

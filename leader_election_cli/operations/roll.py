@@ -394,8 +394,8 @@ class _Runner:
 
             def back() -> bool:
                 with self._cluster() as cluster:
-                    state = cluster.describe()
-                mine = [p for p in state.partitions.values() if b.broker in p.replicas]
+                    state = cluster.describe(replicas_of=(b.broker,))
+                mine = list(state.partitions.values())
                 in_sync = sum(1 for p in mine if b.broker in p.isr) if b.broker in state.brokers else 0
                 if not advance:  # the bar, once the total is known
                     advance.append(bar.enter_context(self.hooks.progress(len(mine), 1, f"Broker {b.broker} back "
@@ -425,9 +425,9 @@ class _Runner:
             for tp, replicas in saved:
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
-            back = self._taken("restore")
-            state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None
-                     else cluster.describe(with_reassignments=True))
+            back = self._taken("restore")  # the partitions it replicates: those it gave away, unless moved off it
+            state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None and
+                     all(tp in back.partitions for tp in orders) else cluster.describe(with_reassignments=True))
             plan = restore_plan(state, orders.items())
             moves = run_moves(cluster, state, plan, restore_path=None, batch_size=self.settings.batch_size,
                               wait_seconds=self.client.api_timeout_ms / 2000)
