@@ -25,13 +25,14 @@ from leader_election_cli.sandbox.remote import ControlServer
 ASSIGNMENT = {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)}
 
 
-def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on(
+def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on_each_of_its_partitions_only(
         sandbox_factory: Callable[..., Sandbox], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sb = sandbox_factory(3, topics={"orders": ASSIGNMENT})
     control = ControlServer(sb, catch_up_seconds=0.3).start()
     reads: list[str] = []
     describe = ClusterConnection.describe
-    monkeypatch.setattr(ClusterConnection, "describe", lambda self, **kw: reads.append("read") or describe(self, **kw))
+    monkeypatch.setattr(ClusterConnection, "describe",
+                        lambda self, **kw: reads.append(f"read of {kw.get('replicas_of')}") or describe(self, **kw))
     for step in ("_drain", "_restore"):
         monkeypatch.setattr(roll_module._Runner, step, _noted(step, getattr(roll_module._Runner, step), reads))
     command = f"{shlex.quote(str(BIN / 'kafka-leaders'))} sandbox-ctl --control {shlex.quote(control.path)} " \
@@ -43,6 +44,9 @@ def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on
         control.stop()
     assert report.exit_code == 0 and [b.status for b in report.brokers] == ["done", "done"]
     assert all(s.moved == 2 for b in report.brokers for s in b.steps if s.name in ("drain", "restore"))
+    # start-up, safety reads, waits: each of the partitions of the brokers rolled only, not of every partition
+    assert {what for what in reads if what.startswith("read")} == {"read of (1, 2)", "read of [1]", "read of [2]",
+                                                                   "read of (1,)", "read of (2,)"}, reads
     for step in ("_drain", "_restore"):  # no read of every partition of their own
         starts = [i for i, what in enumerate(reads) if what == f"{step} starts"]
         assert len(starts) == 2

@@ -94,7 +94,8 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     `command_output` takes the command's output (default: stderr)."""
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
-        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
+        # the brokers named: only the partitions they replicate, all `roll_order` needs of them
+        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe(replicas_of=settings.brokers)
         quorum_leader = None
         if state.mode is ControllerMode.KRAFT and not settings.resume:
             with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
