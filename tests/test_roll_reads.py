@@ -5,13 +5,15 @@ partitions the broker replicates."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from commands import BIN
+from commands import BIN, run_command
 
+from leader_election_cli.cli.toolkit import cli
 from leader_election_cli.cluster.admin import ClusterConnection
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.model import TopicPartition
@@ -32,7 +34,8 @@ def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on
     reads: list[str] = []
     describe = ClusterConnection.describe
     monkeypatch.setattr(ClusterConnection, "describe",
-                        lambda self, **kw: reads.append(f"read of {kw.get('replicas_of')}") or describe(self, **kw))
+                        lambda self, **kw: reads.append(f"read of {kw.get('replicas_of')}, topics {kw.get('topics')}")
+                        or describe(self, **kw))
     for step in ("_drain", "_restore"):
         monkeypatch.setattr(roll_module._Runner, step, _noted(step, getattr(roll_module._Runner, step), reads))
     command = f"{shlex.quote(str(BIN / 'kafka-leaders'))} sandbox-ctl --control {shlex.quote(control.path)} " \
@@ -44,9 +47,11 @@ def test_the_drain_and_the_restore_plan_from_the_reads_the_steps_before_ended_on
         control.stop()
     assert report.exit_code == 0 and [b.status for b in report.brokers] == ["done", "done"]
     assert all(s.moved == 2 for b in report.brokers for s in b.steps if s.name in ("drain", "restore"))
-    # start-up, safety reads, waits: each of the partitions of the brokers rolled only, not of every partition
-    assert {what for what in reads if what.startswith("read")} == {"read of (1, 2)", "read of [1]", "read of [2]",
-                                                                   "read of (1,)", "read of (2,)"}, reads
+    # start-up: the brokers alone (both are live); safety reads, waits: each of the partitions of the broker
+    # rolled only, never of every partition
+    assert reads[0] == "read of None, topics ()" and {what for what in reads[1:] if what.startswith("read")} == {
+        "read of [1], topics None", "read of [2], topics None", "read of (1,), topics None",
+        "read of (2,), topics None"}, reads
     for step in ("_drain", "_restore"):  # no read of every partition of their own
         starts = [i for i, what in enumerate(reads) if what == f"{step} starts"]
         assert len(starts) == 2
@@ -74,3 +79,17 @@ def test_the_safety_read_holds_the_partitions_the_broker_replicates_and_their_to
     assert set(state.partitions) == {TopicPartition("orders", p) for p in ASSIGNMENT}
     assert state.partitions == {tp: everything.partitions[tp] for tp in state.partitions}
     assert set(state.min_insync_replicas) == {"orders"} and state.live_brokers == everything.live_brokers
+
+
+def test_a_broker_named_that_is_down_is_rolled_when_it_is_a_replica_and_refused_when_it_is_neither(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """The start-up reads the partitions only when a broker named is not live: a typo is still exit 2."""
+    sb = sandbox_factory(3, topics={"orders": ASSIGNMENT})
+    sb.stop_broker(3)
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "9",
+                               "--exec", "true", "--state-file", str(tmp_path / "typo.json"))
+    assert code == 2 and "Broker 9 is neither live nor a replica of any partition" in err, err
+    code, out, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "3",
+                                 "--exec", "exit 7", "--output", "json", "--state-file", str(tmp_path / "down.json"))
+    [broker] = json.loads(out)["brokers"]  # planned, safe to stop (down already), drained, then its command failed
+    assert code == 1 and broker["broker"] == 3 and broker["steps"][-1]["command_exit"] == 7, err

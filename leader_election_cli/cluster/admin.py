@@ -278,11 +278,12 @@ class ClusterConnection:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def describe(self, *, with_elr: bool = False, with_configs: bool = False,
-                 with_reassignments: bool = False, replicas_of: Collection[int] | None = None) -> ClusterState:
+    def describe(self, *, with_elr: bool = False, with_configs: bool = False, with_reassignments: bool = False,
+                 replicas_of: Collection[int] | None = None, topics: Iterable[str] | None = None) -> ClusterState:
         """One consistent read of brokers, controller and every partition (`replicas_of`: every partition with
-        a replica on one of these brokers, and only those; the configs are then read for their topics only)."""
-        read = self._metadata(None, "reading cluster metadata",
+        a replica on one of these brokers, and only those; the configs are then read for their topics only;
+        `topics`: the partitions of these topics only, none when empty)."""
+        read = self._metadata(topics, "reading cluster metadata",
                               replicas_of=None if replicas_of is None else frozenset(replicas_of))
         self._controller_id = read.controller_id
         state = ClusterState(brokers={b.node_id: (b.host, b.port) for b in read.brokers},

@@ -94,8 +94,7 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     `command_output` takes the command's output (default: stderr)."""
     client = connection.settings(hooks.warn)
     with connection.open(client) as cluster:
-        # the brokers named: only the partitions they replicate, all `roll_order` needs of them
-        state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe(replicas_of=settings.brokers)
+        state = _read_for_plan(cluster, settings)
         quorum_leader = None
         if state.mode is ControllerMode.KRAFT and not settings.resume:
             with suppress(LeaderElectionError):  # not offered, or refused: no broker is known to lead it
@@ -129,6 +128,18 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     runner = _Runner(connection, client, settings, plan, path, report, hooks, ask, command_output)
     runner.run()
     return report
+
+
+def _read_for_plan(cluster: ClusterConnection, settings: RollSettings) -> ClusterState:
+    """What planning the roll needs: all for a dry run; else the brokers, their hosts and the cluster id,
+    and, unless every broker named is live (`check_brokers` needs no partition then), the partitions of
+    the brokers named (every partition with all of them)."""
+    if settings.dry_run:
+        return read_for_stop(cluster, ())
+    state = cluster.describe(topics=())
+    if settings.resume or (settings.brokers is not None and state.live_brokers.issuperset(settings.brokers)):
+        return state
+    return cluster.describe(replicas_of=settings.brokers)
 
 
 def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leader: int | None = None) -> list[int]:
