@@ -284,8 +284,8 @@ def _metadata_answer(ctx: Context, req: Any, lagging: Leaders) -> metadata_answe
                     leader, epoch, isr = old
                     error = ke.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ke.NONE
                 # made as NamedTuple.__new__ makes it, without its Python frame (a large answer's hot loop)
-                partitions.append(_new(A.Partition, (error, pid, leader, epoch, replicas, isr,
-                                                     [r for r in p.replicas if r not in live])))
+                offline = () if live.issuperset(p.replicas) else [r for r in p.replicas if r not in live]
+                partitions.append(_new(A.Partition, (error, pid, leader, epoch, replicas, isr, offline)))
             topics.append(A.Topic(0, topic.name, topic.topic_id, is_internal(topic.name), partitions, topic_ops))
         cluster_ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
         return A.Answer(brokers, c.cluster_id, c.reported_controller(), topics, cluster_ops)

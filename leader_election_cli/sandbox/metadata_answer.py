@@ -99,7 +99,7 @@ def encode(answer: Answer, version: int) -> bytes:
         if version >= 10:
             out.append(_uuid(t.topic_id))
         out += (b"\x01" if t.is_internal else b"\x00", _uvarint(len(t.partitions) + 1))
-        out.append(b"".join(_partitions(t.partitions, arrays)))
+        _partitions(t.partitions, arrays, out)
         out += (_operations(t.authorized_operations), b"\x00")
     if version <= 10:
         out.append(_operations(answer.authorized_operations))
@@ -109,16 +109,20 @@ def encode(answer: Answer, version: int) -> bytes:
     return b"".join(out)
 
 
-def _partitions(partitions: Iterable[Partition], arrays: dict[tuple[int, ...], bytes]) -> Iterable[bytes]:
+def _partitions(partitions: Iterable[Partition], arrays: dict[tuple[int, ...], bytes], out: list[bytes]) -> None:
+    """Each partition's bytes onto `out` (a large answer's hot loop: no call but the packing)."""
+    append, known = out.append, arrays.get
     for error, index, leader, epoch, replicas, isr, offline in partitions:
-        yield _HEAD(error, index, leader, epoch)
-        for ids in (replicas, isr, offline):
-            key = tuple(ids)
-            packed = arrays.get(key)
-            if packed is None:
-                packed = arrays[key] = _uvarint(len(key) + 1) + struct.pack(f">{len(key)}i", *key)
-            yield packed
-        yield b"\x00"
+        append(_HEAD(error, index, leader, epoch))
+        for ids in (tuple(replicas), tuple(isr), tuple(offline)):
+            append(known(ids) or _array(ids, arrays))
+        append(b"\x00")
+
+
+def _array(ids: tuple[int, ...], arrays: dict[tuple[int, ...], bytes]) -> bytes:
+    """A compact int32 array's bytes, kept in `arrays` (each replica list is written once per answer)."""
+    packed = arrays[ids] = _uvarint(len(ids) + 1) + struct.pack(f">{len(ids)}i", *ids)
+    return packed
 
 
 def _uvarint(value: int) -> bytes:
