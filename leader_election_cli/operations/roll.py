@@ -274,9 +274,6 @@ class _Runner:
             else:  # stopped by a signal inside the step: resumed from its start
                 return
 
-    def _hand_on(self, step: str, state: ClusterState) -> None:
-        self.handed_on = (step, state)
-
     def _taken(self, step: str) -> ClusterState | None:
         """The read the previous step ended on, when it was handed on to `step` (a resumed roll has none)."""
         handed, self.handed_on = self.handed_on, None
@@ -316,7 +313,7 @@ class _Runner:
             verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
             if verdict.safe:  # the drain plans from this read (pending reassignments included)
-                self._hand_on("drain", state)
+                self.handed_on = ("drain", state)
             return verdict.safe
 
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
@@ -416,7 +413,7 @@ class _Runner:
                     advance[0](in_sync - seen["in_sync"])
                 seen.update(in_sync=in_sync, total=len(mine))
                 if b.broker in state.brokers and in_sync == len(mine):
-                    self._hand_on("restore", state)  # the restore plans from this read
+                    self.handed_on = ("restore", state)  # the restore plans from this read
                     return True
                 return False
 
