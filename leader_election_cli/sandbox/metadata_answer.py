@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from kafka.protocol.metadata import MetadataResponse
+from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
 FIRST_FLEXIBLE = 9
 _NO_OPERATIONS = 1 << 31  # an authorized-operations set of None: {31}, as kafka-python's BitField writes it
@@ -28,6 +29,7 @@ _HEAD = struct.Struct(">hiii").pack  # a partition's error code, index, leader, 
 _INT16 = struct.Struct(">h").pack
 _INT32 = struct.Struct(">i").pack
 _UINT32 = struct.Struct(">I").pack
+_uvarint = UnsignedVarInt32.encode  # kafka-python's, as its encoder writes sizes
 
 
 class Partition(NamedTuple):
@@ -123,15 +125,6 @@ def _array(ids: tuple[int, ...], arrays: dict[tuple[int, ...], bytes]) -> bytes:
     """A compact int32 array's bytes, kept in `arrays` (each replica list is written once per answer)."""
     packed = arrays[ids] = _uvarint(len(ids) + 1) + struct.pack(f">{len(ids)}i", *ids)
     return packed
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _string(value: str | None) -> bytes:
