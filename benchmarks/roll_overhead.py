@@ -29,7 +29,7 @@ from leader_election_cli.sandbox.remote import ControlServer
 from leader_election_cli.sandbox.scenarios import build
 
 KL = str(Path(sys.executable).parent / "kafka-leaders")
-OVERHEAD_TARGET_S = 30.0  # per broker at 100,000 partitions, on one core of a shared 2-core machine
+OVERHEAD_TARGET_S = 5.0  # per broker at 100,000 partitions (issue 39)
 
 
 def main() -> None:

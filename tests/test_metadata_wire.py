@@ -45,7 +45,14 @@ def test_decodes_what_kafka_python_decodes(version: int, brokers: list, topics: 
     response = R(version=version, throttle_time_ms=throttle, brokers=brokers, cluster_id=cluster_id,
                  controller_id=controller, topics=topics, authorized_operations=None, error_code=0)
     body = bytes(response.encode(version=version))
-    assert decode(body, version) == _metadata_read(R.decode(body, version=version))
+    full = decode(body, version)
+    assert full == _metadata_read(R.decode(body, version=version))
+    leaders = decode(body, version, leaders_only=True)
+    assert leaders.leaders == {tp: p.leader for tp, p in full.partitions.items()} and leaders.partitions == {}
+    assert leaders._replace(leaders=None, partitions=full.partitions) == full
+    some = frozenset(r for t in topics for p in t.partitions[:1] for r in p.replica_nodes[:1])  # some kept
+    assert decode(body, version, replicas_of=some).partitions == {
+        tp: p for tp, p in full.partitions.items() if not some.isdisjoint(p.replicas)}
 
 
 @pytest.mark.parametrize("cut", [1, 7, 30])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -234,12 +234,15 @@ class ClusterConnection:
         timeout = min(self._settings.request_timeout_ms, self._remaining_ms())
         return self._transport.send(call, node_id, what, timeout)
 
-    def _metadata(self, topics: Iterable[str] | None, what: str, node_id: int | None = None) -> MetadataRead:
+    def _metadata(self, topics: Iterable[str] | None, what: str, node_id: int | None = None,
+                  leaders_only: bool = False, replicas_of: frozenset[int] | None = None) -> MetadataRead:
         """A Metadata answer about `topics` (None: every topic; empty: brokers, controller, cluster id only).
-        Brokers before Kafka 2.4 (no Metadata v9) are asked with kafka-python's class."""
+        Brokers before Kafka 2.4 (no Metadata v9) are asked with kafka-python's class. `leaders_only`: the
+        answer may carry each partition's leader alone (`MetadataRead.leaders`), where it is decoded here;
+        `replicas_of`: only the partitions with a replica on one of these brokers."""
         names = None if topics is None else tuple(topics)
         if (self.max_version(METADATA) or 0) >= metadata_wire.FIRST_VERSION:
-            call: Any = MetadataCall(names)
+            call: Any = MetadataCall(names, leaders_only, replicas_of)
         else:
             from kafka.protocol.metadata import MetadataRequest
 
@@ -247,6 +250,9 @@ class ClusterConnection:
                 topics=None if names is None else [MetadataRequest.MetadataRequestTopic(name=t) for t in names],
                 allow_auto_topic_creation=False)
         read = _metadata_read(self._send(call, node_id=node_id, what=what))
+        if replicas_of is not None:  # (decoded so by `metadata_wire`; not by kafka-python, nor through SASL)
+            read = read._replace(partitions={tp: p for tp, p in read.partitions.items()
+                                             if not replicas_of.isdisjoint(p.replicas)})
         if not self._brokers_known and read.brokers:
             self._transport.learn_brokers(read)
             self._brokers_known = True
@@ -274,10 +280,13 @@ class ClusterConnection:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def describe(self, *, with_elr: bool = False, with_configs: bool = False,
-                 with_reassignments: bool = False) -> ClusterState:
-        """One consistent read of brokers, controller and every partition."""
-        read = self._metadata(None, "reading cluster metadata")
+    def describe(self, *, with_elr: bool = False, with_configs: bool = False, with_reassignments: bool = False,
+                 replicas_of: Collection[int] | None = None, topics: Iterable[str] | None = None) -> ClusterState:
+        """One consistent read of brokers, controller and every partition (`replicas_of`: every partition with
+        a replica on one of these brokers, and only those; the configs are then read for their topics only;
+        `topics`: the partitions of these topics only, none when empty)."""
+        read = self._metadata(topics, "reading cluster metadata",
+                              replicas_of=None if replicas_of is None else frozenset(replicas_of))
         self._controller_id = read.controller_id
         state = ClusterState(brokers={b.node_id: (b.host, b.port) for b in read.brokers},
                              controller_id=read.controller_id, partitions=read.partitions, mode=self.mode(),
@@ -298,9 +307,9 @@ class ClusterConnection:
     def leaders(self, topics: Iterable[str]) -> LeaderRead:
         """The leader (-1 for none) of each partition of `topics`, and the live brokers: a light read, e.g.
         after an election (a topic that no longer exists has no partitions in it)."""
-        read = self._metadata(sorted(topics), "reading partition leaders")
-        return LeaderRead({tp: p.leader for tp, p in read.partitions.items()},
-                          frozenset(b.node_id for b in read.brokers))
+        read = self._metadata(sorted(topics), "reading partition leaders", leaders_only=True)
+        leaders = read.leaders if read.leaders is not None else {tp: p.leader for tp, p in read.partitions.items()}
+        return LeaderRead(leaders, frozenset(b.node_id for b in read.brokers))
 
     def _with_elr(self, state: ClusterState) -> ClusterState:
         return self.add_elr(state, state.topics())

@@ -220,9 +220,13 @@ class ApiVersionsCall(NamedTuple):
 
 class MetadataCall(NamedTuple):
     """Metadata of some topics (None: every topic; empty: none, only brokers, controller and cluster id).
-    Flexible versions only: their answers go straight into `PartitionState`s (`metadata_wire`)."""
+    Flexible versions only: their answers go straight into `PartitionState`s (`metadata_wire`), or with
+    `leaders_only` into each partition's leader alone; with `replicas_of`, only the partitions with a replica
+    on one of those brokers."""
 
     topics: tuple[str, ...] | None
+    leaders_only: bool = False
+    replicas_of: frozenset[int] | None = None
     name = "MetadataRequest"
     api_key = METADATA
     min_version = metadata_wire.FIRST_VERSION
@@ -243,10 +247,9 @@ class MetadataCall(NamedTuple):
         parts.append(b"\x00\x00")  # include_topic_authorized_operations: false; tagged fields
         return b"".join(parts)
 
-    @staticmethod
-    def decode(body: memoryview, version: int) -> MetadataRead:
+    def decode(self, body: memoryview, version: int) -> MetadataRead:
         try:
-            return metadata_wire.decode(body, version)
+            return metadata_wire.decode(body, version, leaders_only=self.leaders_only, replicas_of=self.replicas_of)
         except (IndexError, UnicodeDecodeError, struct.error) as exc:
             raise ValueError(f"malformed Metadata answer: {exc}") from exc
 

@@ -19,13 +19,15 @@ def read_for_stop(cluster: ClusterConnection, brokers: Collection[int], *, with_
                   known: ClusterState | None = None) -> ClusterState:
     """The metadata, every topic's min.insync.replicas (DescribeConfigs: the topic's, else the broker
     default), pending reassignments and, on a KRaft cluster whose features enable them, the eligible
-    leader replicas of the topics the stop could leave without an in-sync replica.
+    leader replicas of the topics the stop could leave without an in-sync replica. With `brokers`, only
+    the partitions with a replica on one of them (all the verdict looks at, and all `check_brokers` needs:
+    a broker that is a replica of anything is one of these partitions'), and their topics' configs.
 
     Right before a stop (`roll`), only what `stop_verdict` needs: no reassignments (they only name the
     replicas being added), and the min ISR of `known` (an earlier read) when it has that of every topic with
     a replica on `brokers` (no DescribeConfigs then: the metadata is the last read, but for the ELR where it
     counts)."""
-    state = cluster.describe(with_reassignments=with_reassignments)
+    state = cluster.describe(with_reassignments=with_reassignments, replicas_of=brokers or None)
     stopping = set(brokers)
     topics = {p.topic for p in state.partitions.values() if not stopping.isdisjoint(p.replicas)}
     if known is not None and topics <= known.min_insync_replicas.keys() | known.min_isr_unknown:

@@ -338,13 +338,13 @@ def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[Topi
 
 
 def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
-    """The election's answer, checked against the leader the move asked for."""
-    result = replace(planned, leader_after=elected.leader_after, error_code=elected.error_code, error=elected.error)
-    if elected.outcome not in (Outcome.ELECTED, Outcome.ALREADY_ELECTED):
-        return replace(result, outcome=elected.outcome)
-    if elected.leader_after != planned.expected_leader:
-        error = (f"the leader of {planned.tp} could not be read after the election" if elected.leader_after is None
-                 else _not_led(planned.tp, elected.leader_after, planned.expected_leader))
-        return replace(result, outcome=Outcome.FAILED, error_code=0, error=error)
-    changed = planned.leader_before != planned.expected_leader
-    return replace(result, outcome=Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, error_code=0, error=None)
+    """The election's answer, checked against the leader the move asked for (one `replace`: it is per partition)."""
+    leader, code, error, outcome = elected.leader_after, elected.error_code, elected.error, elected.outcome
+    if outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED) and leader != planned.expected_leader:
+        error = (f"the leader of {planned.tp} could not be read after the election" if leader is None
+                 else _not_led(planned.tp, leader, planned.expected_leader))
+        outcome, code = Outcome.FAILED, 0
+    elif outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED):
+        changed = planned.leader_before != planned.expected_leader
+        outcome, code, error = Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, 0, None
+    return replace(planned, outcome=outcome, leader_after=leader, error_code=code, error=error)

@@ -133,7 +133,7 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                 if saved.cluster_id and cluster_id and saved.cluster_id != cluster_id:
                     raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
                                       f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
-            state = read_for_stop(cluster, ()) if settings.dry_run else cluster.describe()
+            state = _read_for_plan(cluster, settings, saved)
             # not offered, or refused: no broker is known to lead it (required to roll controllers)
             quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
         restore_files = {}
@@ -189,6 +189,25 @@ def _checked(saved: RollState, path: Path, state: ClusterState) -> dict[str, dic
             check_written_for(restore_file, file, state.cluster_id)
             orders[file] = dict(restore_file.orders)
     return orders
+
+
+def _read_for_plan(cluster: ClusterConnection, settings: RollSettings, saved: RollState | None) -> ClusterState:
+    """What planning the roll needs: all for a dry run; else the brokers, their hosts and the cluster id,
+    and, unless every broker named (by the options, or by the state file resumed) is live (`check_brokers`
+    needs no partition then), the partitions of the brokers named; every partition with --brokers all or
+    every controller (which of the voters are brokers is known only from them)."""
+    if settings.dry_run:
+        return read_for_stop(cluster, ())
+    if saved is not None:
+        named: tuple[int, ...] | None = tuple(b.broker for b in saved.brokers if b.role != "controller")
+    elif settings.brokers is None or settings.controllers is None:
+        named = None
+    else:
+        named = settings.brokers + settings.controllers
+    state = cluster.describe(topics=())
+    if named is not None and state.live_brokers.issuperset(named):
+        return state
+    return cluster.describe(replicas_of=named)
 
 
 def roll_order(state: ClusterState, wanted: tuple[int, ...] | None, quorum_leader: int | None = None) -> list[int]:
@@ -294,6 +313,9 @@ class _Runner:
         self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
                                                        settings.rejoin_wait_s), quorum)
+        # the read a step ended on, for the next step to plan from (a read of 100,000 partitions takes a
+        # while): (that step's name, the state); taken once, and only by that step
+        self.handed_on: tuple[str, ClusterState] | None = None
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -367,6 +389,11 @@ class _Runner:
             else:  # stopped by a signal inside the step: resumed from its start
                 return
 
+    def _taken(self, step: str) -> ClusterState | None:
+        """The read the previous step ended on, when it was handed on to `step` (a resumed roll has none)."""
+        handed, self.handed_on = self.handed_on, None
+        return handed[1] if handed is not None and handed[0] == step else None
+
     @contextmanager
     def _cluster(self) -> Iterator[ClusterConnection]:
         with self.connection.open(self.client) as cluster:
@@ -427,7 +454,9 @@ class _Runner:
 
     def _drain(self, b: BrokerState) -> RollStep:
         with self._cluster() as cluster:
-            state = cluster.describe(with_reassignments=True)
+            # a fresh read (another broker may have died since the verdict: the plan must see it), of the
+            # partitions the broker replicates only (all that demote's plan and the check after it look at)
+            state = cluster.describe(with_reassignments=True, replicas_of=[b.broker])
             plan = demote_plan(state, b.broker, include_preferred=True)
             if plan.reorders:
                 path = default_restore_path(f"roll-{b.broker}", state.cluster_id)
@@ -524,7 +553,7 @@ class _Runner:
                     verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
                     if not verdict.safe or state.features is not None:  # (an ELR read: judged as read)
                         break
-                    again = cluster.describe()
+                    again = cluster.describe(replicas_of=[b.broker])  # all the verdict reads of it
                     if metadata_read_by_verdict(again, [b.broker]) == metadata_read_by_verdict(state, [b.broker]):
                         read_at = time.monotonic()
                         break
@@ -580,8 +609,8 @@ class _Runner:
 
             def back() -> bool:
                 with self._cluster() as cluster:
-                    state = cluster.describe()
-                mine = [p for p in state.partitions.values() if b.broker in p.replicas]
+                    state = cluster.describe(replicas_of=(b.broker,))
+                mine = list(state.partitions.values())
                 in_sync = sum(1 for p in mine if b.broker in p.isr) if b.broker in state.brokers else 0
                 if not advance:  # the bar, once the total is known
                     advance.append(bar.enter_context(self.hooks.progress(len(mine), 1, f"Broker {b.broker} back "
@@ -589,7 +618,10 @@ class _Runner:
                 if advance[0] is not None and in_sync > seen["in_sync"]:
                     advance[0](in_sync - seen["in_sync"])
                 seen.update(in_sync=in_sync, total=len(mine))
-                return b.broker in state.brokers and in_sync == len(mine)
+                if b.broker in state.brokers and in_sync == len(mine):
+                    self.handed_on = ("restore", state)  # the restore plans from this read
+                    return True
+                return False
 
             ok, polls, _ = self._poll(self.settings.rejoin_wait_s, back)
         detail = f"registered, unfenced and in the ISR of {seen['in_sync']} of {seen['total']} partition(s)"
@@ -607,7 +639,9 @@ class _Runner:
             for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
-            state = cluster.describe(with_reassignments=True)
+            back = self._taken("restore")  # the partitions it replicates: those it gave away, unless moved off it
+            state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None and
+                     all(tp in back.partitions for tp in orders) else cluster.describe(with_reassignments=True))
             plan = restore_plan(state, orders.items())
             moves = run_moves(cluster, state, plan, restore_path=None, batch_size=self.settings.batch_size,
                               wait_seconds=self.client.api_timeout_ms / 2000)

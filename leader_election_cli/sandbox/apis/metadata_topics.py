@@ -15,6 +15,7 @@ from kafka.protocol.metadata import MetadataResponse
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.apis import metadata_answer
 from leader_election_cli.sandbox.apis.configs import topic_configs
 from leader_election_cli.sandbox.apis.context import (
     ALTER,
@@ -54,7 +55,9 @@ def metadata(ctx: Context, req: Any) -> Any:
                bool(req.include_cluster_authorized_operations), ctx.may(ALTER))
         if key not in ctx.settings.encoded:
             ctx.settings.encoded.clear()
-            ctx.settings.encoded[key] = bytes(_metadata(ctx, req).encode(version=ctx.version))
+            answer = _metadata(ctx, req)
+            ctx.settings.encoded[key] = answer.body if isinstance(answer, Encoded) else bytes(
+                answer.encode(version=ctx.version))
         return Encoded(ctx.settings.encoded[key])
 
 
@@ -76,13 +79,27 @@ def unknown_topic_error(name: str) -> int:
     return ke.UNKNOWN_TOPIC_OR_PARTITION if legal_topic_name(name) else ke.INVALID_TOPIC_EXCEPTION
 
 
-def _metadata(ctx: Context, req: Any) -> Any:
-    R = MetadataResponse
+Leaders = dict[tuple[str, int], tuple[int, int, list[int]]]  # (topic, partition) -> (leader, epoch, ISR)
+_new = tuple.__new__
+
+
+def _metadata(ctx: Context, req: Any, lagging: Leaders | None = None) -> Any:
+    """The answer: encoded at once for the flexible versions (`metadata_answer.encode`), else kafka-python's
+    object. `lagging`: partitions whose leader, epoch and ISR the broker's cache still shows as they were."""
+    answer = _metadata_answer(ctx, req, lagging or {})
+    if ctx.version >= metadata_answer.FIRST_FLEXIBLE:
+        return Encoded(metadata_answer.encode(answer, ctx.version))
+    return metadata_answer.response(answer, ctx.version)
+
+
+def _metadata_answer(ctx: Context, req: Any, lagging: Leaders) -> metadata_answer.Answer:
+    A = metadata_answer
     c = ctx.cluster
     v = ctx.version
     with c.lock:
-        brokers = [R.MetadataResponseBroker(node_id=b, host=host, port=port, rack=c.racks.get(b))
-                   for b, (host, port) in sorted(c.addresses.items()) if b in c.live]
+        live = c.live
+        brokers = [A.Broker(b, host, port, c.racks.get(b)) for b, (host, port) in sorted(c.addresses.items())
+                   if b in live]
         if req.topics is None or (v == 0 and not req.topics):
             wanted = [(t.name, None) for t in c.topics.values()]
         else:
@@ -93,34 +110,29 @@ def _metadata(ctx: Context, req: Any) -> Any:
             topic = c.topics.get(name) if name is not None else _topic_by_id(c, topic_id)
             if topic is None:
                 code = unknown_topic_error(name) if name is not None else 100  # UNKNOWN_TOPIC_ID
-                topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=topic_id,
-                                                      is_internal=name is not None and is_internal(name),
-                                                      partitions=[], authorized_operations=topic_ops))
+                topics.append(A.Topic(code, name, topic_id, name is not None and is_internal(name), [], topic_ops))
                 continue
             partitions = []
             for pid, p in enumerate(topic.partitions):
                 replicas, isr = p.replicas, p.isr
                 if v == 0:
-                    replicas = [r for r in replicas if r in c.live]
-                    isr = [r for r in isr if r in c.live]
-                led = p.leader != NO_LEADER and p.leader in c.live
+                    replicas = [r for r in replicas if r in live]
+                    isr = [r for r in isr if r in live]
+                led = p.leader != NO_LEADER and p.leader in live
                 # getPartitionMetadata: v0 (errorUnavailableEndpoints) says when it left a replica out
                 short = len(replicas) < len(p.replicas) or len(isr) < len(p.isr)
-                partitions.append(R.MetadataResponseTopic.MetadataResponsePartition(
-                    error_code=ke.LEADER_NOT_AVAILABLE if not led else ke.REPLICA_NOT_AVAILABLE if short else ke.NONE,
-                    partition_index=pid, leader_id=p.leader if led else NO_LEADER,
-                    leader_epoch=p.leader_epoch, replica_nodes=list(replicas), isr_nodes=list(isr),
-                    offline_replicas=[r for r in p.replicas if r not in c.live]))
-            topics.append(R.MetadataResponseTopic(error_code=0, name=topic.name, topic_id=topic.topic_id,
-                                                  is_internal=is_internal(topic.name), partitions=partitions,
-                                                  authorized_operations=topic_ops))
+                error = ke.LEADER_NOT_AVAILABLE if not led else ke.REPLICA_NOT_AVAILABLE if short else ke.NONE
+                leader, epoch = (p.leader if led else NO_LEADER), p.leader_epoch
+                old = lagging.get((topic.name, pid)) if lagging else None
+                if old is not None:  # a lagging broker's cache: the leader, epoch and ISR it still holds
+                    leader, epoch, isr = old
+                    error = ke.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ke.NONE
+                # made as NamedTuple.__new__ makes it, without its Python frame (a large answer's hot loop)
+                offline = () if live.issuperset(p.replicas) else [r for r in p.replicas if r not in live]
+                partitions.append(_new(A.Partition, (error, pid, leader, epoch, replicas, isr, offline)))
+            topics.append(A.Topic(0, topic.name, topic.topic_id, is_internal(topic.name), partitions, topic_ops))
         cluster_ops = ctx.allowed(CLUSTER_OPERATIONS) if req.include_cluster_authorized_operations else None
-        return R(version=v, throttle_time_ms=0, brokers=brokers, cluster_id=c.cluster_id,
-                 controller_id=c.reported_controller(), topics=topics,
-                 authorized_operations=cluster_ops, error_code=0)
-
-
-Leaders = dict[tuple[str, int], tuple[int, int, list[int]]]  # (topic, partition) -> (leader, epoch, ISR)
+        return A.Answer(brokers, c.cluster_id, c.reported_controller(), topics, cluster_ops)
 
 
 def leaders_now(c: Cluster) -> Leaders:
@@ -133,14 +145,7 @@ def leaders_now(c: Cluster) -> Leaders:
 def metadata_as_of(ctx: Context, req: Any, leaders: Leaders) -> Any:
     """A Metadata answer from a broker whose cache lags the controller: the partitions' leaders, epochs and
     ISRs as they were in `leaders` (a topic deleted since is still gone: the lag is only the leaders')."""
-    response = _metadata(ctx, req)
-    for topic in response.topics:
-        for p in topic.partitions:
-            old = leaders.get((topic.name, p.partition_index))
-            if old is not None:
-                p.leader_id, p.leader_epoch, p.isr_nodes = old[0], old[1], list(old[2])
-                p.error_code = ke.LEADER_NOT_AVAILABLE if old[0] == NO_LEADER else ke.NONE
-    return response
+    return _metadata(ctx, req, leaders)
 
 
 def metadata_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
