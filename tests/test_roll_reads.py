@@ -57,7 +57,7 @@ def test_the_drain_reads_its_brokers_partitions_and_the_restore_plans_from_the_w
         # read); the restore: none, it plans from the read that found the broker back
         starts = [i for i, what in enumerate(reads) if what == f"{step} starts"]
         assert len(starts) == 2
-        for i, read in zip(starts, own or [None, None]):
+        for i, read in zip(starts, own or [None, None], strict=True):
             assert reads[i + 1:i + 2 + bool(read)] == ([read] if read else []) + [f"{step} ends"], reads
 
 
