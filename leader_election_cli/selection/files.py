@@ -113,7 +113,8 @@ def _parse(path: str, kind: _Kind, data: bytes) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip(" \t\r\n"):
         if kind is _ELECTION:
-            raise InputError(f"{_KAFKA_EMPTY}: {shown(path)} holds no JSON document", hint=kind.hint)
+            raise InputError(f"{_KAFKA_EMPTY}: {shown(path)} holds no JSON document", hint=kind.hint,
+                             kafka_line=_KAFKA_EMPTY)  # the drop-in: Kafka's line first, byte for byte
         raise InputError(f"{where} is empty", hint=kind.hint)
     try:
         return _decode(text, where, kind)
