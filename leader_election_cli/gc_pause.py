@@ -24,3 +24,24 @@ def cyclic_gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+RARE_THRESHOLDS = (100_000, 50, 100)  # a young collection every 100,000 allocations (Python's default: 700)
+
+
+@contextmanager
+def cyclic_gc_rare() -> Iterator[None]:
+    """Run the cyclic collector rarely inside the block (or the decorated function); its thresholds as they
+    were after.
+
+    For a command that reads a large cluster again and again for as long as it runs (`roll`: hours), where
+    pausing the collector would keep every reference cycle made meanwhile: each read of 100,000 partitions
+    makes some 300,000 acyclic objects, and at the default thresholds the collector walked them again and
+    again: a quarter of a roll's own overhead per broker at 100,000 partitions (`benchmarks/roll_overhead.py`).
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(*RARE_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

@@ -15,7 +15,12 @@ from strategies import cluster_states
 
 from leader_election_cli.model import ClusterState, Outcome
 from leader_election_cli.operations.moves import predict_moves
-from leader_election_cli.operations.restore_file import load_restore_file, restore_document, write_restore_file
+from leader_election_cli.operations.restore_file import (
+    load_restore_file,
+    restore_document,
+    restore_text,
+    write_restore_file,
+)
 from leader_election_cli.planning.reorders import Move, Refusal, demote_plan, restore_plan
 
 RESTORE_SCHEMA = json.loads(resources.files("leader_election_cli").joinpath("schemas/restore-file.schema.json")
@@ -60,6 +65,18 @@ def test_restore_puts_back_every_order_the_demotion_changed(state: ClusterState,
     back = restore_plan(replace(moved, reassigning={}), saved.orders)
     assert all(isinstance(e, Move) for e in back.entries)
     assert {e.tp: e.new_replicas for e in back.moves} == {m.tp: m.replicas for m in plan.reorders}
+
+
+@given(cluster_states(), st.integers(1, 5), st.text(), st.one_of(st.none(), st.text()))
+def test_the_restore_file_text_is_its_document_one_partition_a_line(state: ClusterState, broker: int, command: str,
+                                                                     cluster_id: str | None) -> None:
+    plan = demote_plan(state, broker, include_preferred=True)
+    document = restore_document(command, replace(state, cluster_id=cluster_id), plan.reorders)
+    text = restore_text(document)
+    assert json.loads(text) == document and text.endswith("}\n")
+    lines = text.splitlines()
+    assert lines[:5] == json.dumps(document, indent=1).splitlines()[:5]  # the header's fields a line each
+    assert [json.loads(line.rstrip(",")) for line in lines[6:-2]] == document["partitions"]
 
 
 @given(cluster_states())

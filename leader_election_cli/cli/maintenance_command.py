@@ -21,6 +21,7 @@ from leader_election_cli.cli.common import (
 from leader_election_cli.cli.moves_command import DEFAULT_BATCH_SIZE, output_option
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, connection_options, verbatim
 from leader_election_cli.errors import exit_code_help
+from leader_election_cli.gc_pause import cyclic_gc_rare
 from leader_election_cli.render.modes import TOOLKIT_MODES, resolve
 
 _MAX_ID = 2**31 - 1
@@ -280,6 +281,7 @@ def wait_for_enter(line: str) -> bool | None:
     return False
 
 
+@cyclic_gc_rare()
 def _roll(o: dict[str, Any]) -> int:
     from leader_election_cli.operations.roll import roll as run_roll
     from leader_election_cli.reports.maintenance import RollReport

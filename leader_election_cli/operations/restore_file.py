@@ -19,6 +19,7 @@ from leader_election_cli.selection.files import shipped_schema, strict_validator
 
 RESTORE_SCHEMA_VERSION = 1
 MAX_RESTORE_FILE_BYTES = 256 * 2**20  # some two million partitions; a bigger file is not one of ours
+_ENCODE = json.JSONEncoder().encode  # json.dumps' defaults
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def restore_document(command: str, state: ClusterState, moves: Sequence[Move],
 def write_restore_file(path: Path, command: str, state: ClusterState, moves: Sequence[Move]) -> None:
     """Write the restore file whole and on disk before anything changes: never over an existing file (or
     through a symlink), and never half of it (a temporary file linked into place; nothing is left on failure)."""
-    text = json.dumps(restore_document(command, state, moves), indent=1) + "\n"
+    text = restore_text(restore_document(command, state, moves))
     try:
         write_atomically(path, text.encode("utf-8"), replace=False)
     except FileExistsError:
@@ -90,6 +91,15 @@ def write_restore_file(path: Path, command: str, state: ClusterState, moves: Seq
     except OSError as exc:
         raise InputError(f"Cannot write the restore file {shown(str(path))}: {exc.strerror or exc}; "
                          "nothing was changed", hint="Give a writable --restore-file path.") from None
+
+
+def restore_text(document: dict[str, Any]) -> str:
+    """`document` as the file's JSON: its header fields a line each, then one line per partition. Each entry is
+    written by the json module's C encoder, which `indent` turns off (the indented encoder in pure Python took
+    0.14-0.29 s for 16,700 partitions, a roll's drain of one broker at 100,000)."""
+    head = json.dumps({k: v for k, v in document.items() if k != "partitions"}, indent=1)
+    entries = ",\n  ".join(map(_ENCODE, document["partitions"]))
+    return head[:-2] + ',\n "partitions": [' + (f"\n  {entries}\n " if entries else "") + "]\n}\n"
 
 
 def load_restore_file(path: str) -> RestoreFile:

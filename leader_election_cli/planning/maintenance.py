@@ -115,26 +115,27 @@ def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool
 
 def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live: frozenset[int],
           allow_rf1: bool) -> PartitionRisk | None:
-    isr = tuple(r for r in p.isr if r in live)
-    after = tuple(r for r in isr if r not in stopping)
+    # (list comprehensions, the risk made only when there is one: the verdict's loop runs over every partition
+    # the brokers replicate, 50,000 of 100,000 for one broker of six at RF 3)
+    isr = tuple([r for r in p.isr if r in live])
+    after = tuple([r for r in isr if r not in stopping])
     # Live members only, before `clean_leaders` picks the ISR or the ELR: a KRaft controller with ELR on drops
     # a fenced broker from the ISR (the ISR may empty), so the ISR a stop leaves holds live brokers only.
-    eligible = tuple(r for r in p.elr if r in live)
-    eligible_after = tuple(r for r in eligible if r not in stopping)
+    eligible = tuple([r for r in p.elr if r in live]) if p.elr else ()
+    eligible_after = tuple([r for r in eligible if r not in stopping]) if eligible else ()
     loses = len(after) < len(isr) or len(eligible_after) < len(eligible)
     min_isr = state.min_isr_of(p)
-    adding = state.reassigning.get(p.tp, ())
-
-    def risk(problem: Problem, blocking: bool, already: bool) -> PartitionRisk:
-        return PartitionRisk(p.tp, problem, p.replicas, isr, after, min_isr, blocking, already, adding)
-
+    problem: tuple[Problem, bool, bool] | None = None
     can_lead_now = bool(clean_leaders(isr, eligible))
     if len(p.replicas) == 1:
-        return risk(Problem.RF1, not allow_rf1 and loses, not can_lead_now)
-    if not clean_leaders(after, eligible_after):
-        return risk(Problem.OFFLINE, can_lead_now, not can_lead_now)
-    if min_isr is None and p.topic in state.min_isr_unknown:
-        return risk(Problem.MIN_ISR_UNKNOWN, True, False) if loses else None
-    if min_isr is not None and len(after) < min_isr:
-        return risk(Problem.UNDER_MIN_ISR, loses, len(isr) < min_isr)
-    return None
+        problem = (Problem.RF1, not allow_rf1 and loses, not can_lead_now)
+    elif not clean_leaders(after, eligible_after):
+        problem = (Problem.OFFLINE, can_lead_now, not can_lead_now)
+    elif min_isr is None and p.topic in state.min_isr_unknown:
+        problem = (Problem.MIN_ISR_UNKNOWN, True, False) if loses else None
+    elif min_isr is not None and len(after) < min_isr:
+        problem = (Problem.UNDER_MIN_ISR, loses, len(isr) < min_isr)
+    if problem is None:
+        return None
+    return PartitionRisk(p.tp, problem[0], p.replicas, isr, after, min_isr, problem[1], problem[2],
+                         state.reassigning.get(p.tp, ()))

@@ -95,7 +95,7 @@ def encode(answer: Answer, version: int) -> bytes:
     for b in answer.brokers:
         out += (_INT32(b.node_id), _string(b.host), _INT32(b.port), _string(b.rack), b"\x00")
     out += (_string(answer.cluster_id), _INT32(answer.controller_id), _uvarint(len(answer.topics) + 1))
-    arrays: dict[tuple[int, ...], bytes] = {}  # each replica list's bytes, made once per answer
+    arrays: dict[Any, bytes] = {}  # each partition's replica lists' bytes, made once per answer
     for t in answer.topics:
         out += (_INT16(t.error_code), _string(t.name))
         if version >= 10:
@@ -111,19 +111,21 @@ def encode(answer: Answer, version: int) -> bytes:
     return b"".join(out)
 
 
-def _partitions(partitions: Iterable[Partition], arrays: dict[tuple[int, ...], bytes], out: list[bytes]) -> None:
-    """Each partition's bytes onto `out` (a large answer's hot loop: no call but the packing)."""
+def _partitions(partitions: Iterable[Partition], arrays: dict[Any, bytes], out: list[bytes]) -> None:
+    """Each partition's bytes onto `out` (a large answer's hot loop: no call but the packing). The bytes after
+    a partition's head (its replicas, ISR, offline replicas and no tagged fields) are made once per answer for
+    each distinct three lists."""
     append, known = out.append, arrays.get
     for error, index, leader, epoch, replicas, isr, offline in partitions:
+        lists = (tuple(replicas), tuple(isr), tuple(offline))
         append(_HEAD(error, index, leader, epoch))
-        for ids in (tuple(replicas), tuple(isr), tuple(offline)):
-            append(known(ids) or _array(ids, arrays))
-        append(b"\x00")
+        append(known(lists) or _rest(lists, arrays))
 
 
-def _array(ids: tuple[int, ...], arrays: dict[tuple[int, ...], bytes]) -> bytes:
-    """A compact int32 array's bytes, kept in `arrays` (each replica list is written once per answer)."""
-    packed = arrays[ids] = _uvarint(len(ids) + 1) + struct.pack(f">{len(ids)}i", *ids)
+def _rest(lists: tuple[tuple[int, ...], ...], arrays: dict[Any, bytes]) -> bytes:
+    """A partition's three compact int32 arrays and its empty tagged fields, kept in `arrays`."""
+    packed = arrays[lists] = b"".join(_uvarint(len(ids) + 1) + struct.pack(f">{len(ids)}i", *ids) for ids in lists) \
+        + b"\x00"
     return packed
 
 

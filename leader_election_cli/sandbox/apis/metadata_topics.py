@@ -114,15 +114,16 @@ def _metadata_answer(ctx: Context, req: Any, lagging: Leaders) -> metadata_answe
                 continue
             partitions = []
             for pid, p in enumerate(topic.partitions):
-                replicas, isr = p.replicas, p.isr
+                replicas, isr, leader = p.replicas, p.isr, p.leader
+                led = leader != NO_LEADER and leader in live
+                error = ke.NONE if led else ke.LEADER_NOT_AVAILABLE
                 if v == 0:
                     replicas = [r for r in replicas if r in live]
                     isr = [r for r in isr if r in live]
-                led = p.leader != NO_LEADER and p.leader in live
-                # getPartitionMetadata: v0 (errorUnavailableEndpoints) says when it left a replica out
-                short = len(replicas) < len(p.replicas) or len(isr) < len(p.isr)
-                error = ke.LEADER_NOT_AVAILABLE if not led else ke.REPLICA_NOT_AVAILABLE if short else ke.NONE
-                leader, epoch = (p.leader if led else NO_LEADER), p.leader_epoch
+                    # getPartitionMetadata: v0 (errorUnavailableEndpoints) says when it left a replica out
+                    if led and (len(replicas) < len(p.replicas) or len(isr) < len(p.isr)):
+                        error = ke.REPLICA_NOT_AVAILABLE
+                leader, epoch = (leader if led else NO_LEADER), p.leader_epoch
                 old = lagging.get((topic.name, pid)) if lagging else None
                 if old is not None:  # a lagging broker's cache: the leader, epoch and ISR it still holds
                     leader, epoch, isr = old
