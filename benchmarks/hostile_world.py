@@ -59,11 +59,11 @@ from test_reliability_signals import (  # noqa: E402
 )
 from test_sandbox_remote import fake_control, replying, streaming  # noqa: E402
 
+from leader_election_cli.cluster.wire_codec import API_VERSIONS  # noqa: E402
 from leader_election_cli.sandbox import Sandbox  # noqa: E402
 
 DROP_IN = [sys.executable, "-m", "leader_election_cli"]
 UNUSED = "127.0.0.1:1"
-API_VERSIONS = 18
 Case = tuple[str, Callable[[], None]]
 SIGNALS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 

@@ -33,7 +33,9 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         cluster = self.sb.cluster
-        while not self.stopping.wait(self.interval_s):
+        while True:  # a look at once, then one every interval_s: never a run with no look
+            if self.samples and self.stopping.wait(self.interval_s):
+                return
             with cluster.lock:  # one consistent look
                 live = frozenset(cluster.live)
                 states = [cluster.partition_state(t, p) for t in self.min_isr
@@ -48,7 +50,8 @@ class Sampler(threading.Thread):
                     self.unhealthy.append(Unhealthy(at, name, "under min ISR", down))
 
     def seen(self) -> set[str]:
-        """'partition: problem' for everything seen unhealthy."""
+        """'partition: problem' for everything seen unhealthy (it looked at least once)."""
+        assert self.samples > 0, "the sampler never looked"
         return {f"{u.partition}: {u.problem}" for u in self.unhealthy}
 
     def __enter__(self) -> Sampler:

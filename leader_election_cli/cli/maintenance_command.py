@@ -28,7 +28,7 @@ _MAX_ID = 2**31 - 1
 
 
 class BrokerList(click.ParamType):
-    """BROKER[,BROKER...]: broker ids, each once."""
+    """ID[,ID...]: broker or controller node ids, each once."""
 
     name = "brokers"
 
@@ -39,9 +39,9 @@ class BrokerList(click.ParamType):
         for word in str(value).split(","):
             word = word.strip()
             if not (word.isascii() and word.isdigit()) or int(word) > _MAX_ID:  # '²' is a digit to isdigit
-                self.fail(f"{value!r} is not a comma-separated list of broker ids (e.g. 1,2).", param, ctx)
+                self.fail(f"{value!r} is not a comma-separated list of node ids (e.g. 1,2).", param, ctx)
             if int(word) in ids:
-                self.fail(f"{value!r} names broker {int(word)} twice.", param, ctx)
+                self.fail(f"{value!r} names node {int(word)} twice.", param, ctx)
             ids.append(int(word))
         return tuple(ids)
 

@@ -242,7 +242,7 @@ def _checked(o: dict[str, Any]) -> _Checked:
 
 def parse_topic_configs(values: tuple[str, ...]) -> dict[str, str]:
     """--topic-config KEY=VALUE, each checked as the controller checks a CreateTopics config."""
-    from leader_election_cli.sandbox.controller.configs import topic_config_problem
+    from leader_election_cli.sandbox.controller.configs import catalog, topic_config_problem
 
     configs: dict[str, str] = {}
     for value in values:
@@ -253,8 +253,8 @@ def parse_topic_configs(values: tuple[str, ...]) -> dict[str, str]:
         configs[key] = setting
         problem = topic_config_problem({key: setting})
         if problem:
-            unknown = problem.startswith("Unknown topic config name")
-            raise InputError(f"--topic-config {value}: {problem}",
+            unknown = key not in catalog().topic
+            raise InputError(f"--topic-config {shown(value)}: {shown(problem)}",
                              "Use a topic config of Kafka 4.1 (kafka-configs.sh --describe --all lists them)."
                              if unknown else f"Give {key} a value Kafka accepts.")
     return configs

@@ -66,7 +66,8 @@ _DESCRIBE_QUORUM = 55  # API key
 # (API key, version): one that only Kafka 3.7 and later speak, as kafka-python infers a broker's release
 _SINCE_3_7 = ((35, 5), (2, 11), (0, 13), (2, 10), (1, 17), (0, 11), (1, 16))
 MAX_BOOTSTRAP_SERVERS = 1000
-_BOOTSTRAP_HINT = "Give --bootstrap-server as HOST:PORT, several separated by commas."
+_BOOTSTRAP_HINT = ("Give each server as HOST:PORT, several separated by commas (--bootstrap-server, "
+                   "--bootstrap-controller).")
 # Kafka's line for a bad bootstrap.servers: KafkaAdminClient.createInternal wraps ClientUtils' ConfigException
 # (our message), and Kafka's tools print the wrapper's message. (DNS: exit 3, unreachable.)
 _ADMIN_NOT_CREATED = "Failed to create new KafkaAdminClient"

@@ -78,7 +78,10 @@ def _gone(process: subprocess.Popen[bytes], group: int, seconds: float) -> bool:
     while True:
         process.poll()  # reap our own child as soon as it ends
         if not members(group):
-            process.wait()
+            # bounded: run from a signal handler, an unbounded wait() could block on the lock the
+            # interrupted poll() holds
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=GONE_WAIT_S)
             return True
         if time.monotonic() >= deadline:
             return False

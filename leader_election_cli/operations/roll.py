@@ -118,7 +118,8 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
     pressed, False when a stop signal came first, None at the end of the input; None when nobody can answer
     (a roll without a command is then refused before anything is done, exit 2).
     `command_output` takes the command's output (default: stderr)."""
-    saved = _resumable(settings.state_file) if settings.resume and settings.state_file else None  # before connecting
+    if settings.resume and settings.state_file:  # a bad file refused before connecting
+        _resumable(settings.state_file)
     client = connection.settings(hooks.warn)
     with ExitStack() as held:
         with connection.open(client) as cluster:
@@ -128,8 +129,9 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                                                                     kind="roll"),
                                                   kind="roll", why="two rolls at once could stop two nodes together"))
             path = settings.state_file or roll_state.default_state_path(cluster_id)
-            if settings.resume:
-                saved = saved or _resumable(path)
+            saved = None
+            if settings.resume:  # read again under the lock: a roll that held it may have moved on meanwhile
+                saved = _resumable(path)
                 if saved.cluster_id and cluster_id and saved.cluster_id != cluster_id:
                     raise RollRefused(f"The roll in {path} is of cluster {saved.cluster_id}, not this one "
                                       f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
@@ -313,9 +315,9 @@ class _Runner:
         self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
                                                        settings.rejoin_wait_s), quorum)
-        # the read a step ended on, for the next step to plan from (a read of 100,000 partitions takes a
-        # while): (that step's name, the state); taken once, and only by that step
-        self.handed_on: tuple[str, ClusterState] | None = None
+        # the read that found the broker back (its partitions), for the restore to plan from (a read of
+        # 100,000 partitions takes a while); taken once (a resumed roll has none)
+        self.back_read: ClusterState | None = None
 
     def run(self) -> None:
         with stop_on_signals() as stop:
@@ -388,11 +390,6 @@ class _Runner:
                 roll_state.save(self.path, self.plan)
             else:  # stopped by a signal inside the step: resumed from its start
                 return
-
-    def _taken(self, step: str) -> ClusterState | None:
-        """The read the previous step ended on, when it was handed on to `step` (a resumed roll has none)."""
-        handed, self.handed_on = self.handed_on, None
-        return handed[1] if handed is not None and handed[0] == step else None
 
     @contextmanager
     def _cluster(self) -> Iterator[ClusterConnection]:
@@ -559,7 +556,8 @@ class _Runner:
                         break
                 else:  # what the verdict reads kept changing: not safe this time, asked again at the next poll
                     changing = True
-                quorum = self.controllers.quorum_safe(cluster, b.broker) if verdict.safe else None  # a voter too
+                quorum = (self.controllers.quorum_safe(cluster, b.broker)  # a voter too
+                          if verdict.safe and not changing else None)
                 if quorum is not None:
                     read_at = time.monotonic()
             safe_now = verdict.safe and not changing and (quorum is None or quorum.safe)
@@ -619,7 +617,7 @@ class _Runner:
                     advance[0](in_sync - seen["in_sync"])
                 seen.update(in_sync=in_sync, total=len(mine))
                 if b.broker in state.brokers and in_sync == len(mine):
-                    self.handed_on = ("restore", state)  # the restore plans from this read
+                    self.back_read = state  # the restore plans from this read
                     return True
                 return False
 
@@ -639,7 +637,7 @@ class _Runner:
             for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         with self._cluster() as cluster:
-            back = self._taken("restore")  # the partitions it replicates: those it gave away, unless moved off it
+            back, self.back_read = self.back_read, None  # its partitions: those it gave away, unless moved off it
             state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None and
                      all(tp in back.partitions for tp in orders) else cluster.describe(with_reassignments=True))
             plan = restore_plan(state, orders.items())

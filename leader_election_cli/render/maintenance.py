@@ -52,7 +52,7 @@ def render_verdict(v: StopVerdict, out: IO[str], color: bool | None, title: str)
 
 def quorum_line(q: QuorumVerdict) -> str:
     """One line: whether the controller quorum keeps a caught-up majority without the voters."""
-    who = ",".join(map(str, q.nodes))
+    who = ids(tuple(q.nodes))
     timeout = f"{q.fetch_timeout_ms} ms ({'its config' if q.fetch_timeout_read else 'Kafka default'})"
     if q.safe:
         return (f"Safe to stop controller(s) {who}: {q.caught_up_after} of {len(q.voters)} voters stay caught up with "

@@ -203,13 +203,12 @@ class Sandbox:
                 self._server.stop()
                 raise
             self._running = True
+            self._stopping.clear()
             if self.cluster.broker_configs["auto.leader.rebalance.enable"].strip().lower() == "true":
-                self._stopping.clear()
                 self._rebalancer = threading.Thread(target=self._rebalance_periodically, daemon=True,
                                                     name="sandbox-leader-rebalance")
                 self._rebalancer.start()
             if self.cluster.mode is Mode.KRAFT:
-                self._stopping.clear()
                 self._unclean_elector = threading.Thread(target=self._elect_unclean_periodically, daemon=True,
                                                          name="sandbox-unclean-elections")
                 self._unclean_elector.start()

@@ -18,9 +18,9 @@ Modelled on Kafka's broker (read from its sources):
 - Replication (`Partition.maybeIncrementLeaderHW`, `maybeExpandIsr`, `maybeShrinkIsr`): the high watermark is
   the lowest log end offset of the ISR. Followers in the ISR that are live fetch at once, so an append
   reaches them before it is answered; a follower out of the ISR (down, or catching up after a restart) gets
-  nothing, and when the controller takes it back into the ISR (the sandbox's catch-up, state.py) it has
+  nothing, and when the controller takes it back into the ISR (the sandbox's catch-up, controller/cluster.py) it has
   caught up to the leader's log end, as `maybeExpandIsr` requires. A stopped broker leaves the ISRs when the
-  controller fences it (state.py), sooner than replica.lag.time.max.ms (30 s) would take it out.
+  controller fences it (controller/cluster.py), sooner than replica.lag.time.max.ms (30 s) would take it out.
 - Leader changes (`Partition.makeLeader`, followers' truncation to the leader's epoch end offset): the new
   leader's log end offset becomes the partition's; records above it are lost. A clean election (an ISR
   member) loses none of what the high watermark covers; an unclean one loses what its leader lacked: the
@@ -207,6 +207,8 @@ class Logs:
         if plog.topic_id != topic_id:  # the topic was deleted (and perhaps made again)
             self._drop(key)
             return
+        if leader == plog.leader and isr == plog.isr:  # unchanged (most partitions at any one change): the
+            return  # high watermark moves only with the ISR's ends, which appends and catch-ups move themselves
         if leader != plog.leader and (leader == NO_LEADER or leader in live):  # (a leader not running yet: later)
             if leader != NO_LEADER:
                 self._truncate(key, plog, plog.replica_end(leader))
@@ -263,7 +265,8 @@ class Logs:
     @property
     def lost(self) -> dict[str, int]:
         """Records lost to leader changes, by partition ("topic-N"), of the partitions that lost any."""
-        return {f"{t}-{p}": plog.lost for (t, p), plog in self.partitions.items() if plog.lost}
+        return {f"{t}-{p}": lost for (t, p), lost in sorted((tp, plog.lost) for tp, plog in self.partitions.items()
+                                                             if plog.lost)}  # in topic, then partition order
 
     # -- appends ---------------------------------------------------------------------------------
 

@@ -12,7 +12,10 @@ model (`unmodelled.py`), except the inter-broker APIs only a ZooKeeper-mode brok
 `KafkaApis` first authorizes CLUSTER_ACTION on the cluster (`handleLeaderAndIsrRequest`,
 `handleStopReplicaRequest`, `handleUpdateMetadataRequest`, `handleControlledShutdownRequest`,
 `handleAlterPartitionRequest`, `handleAllocateProducerIdsRequest`; Envelope: `EnvelopeUtils.
-handleEnvelopeRequest`): a client that is not a broker gets CLUSTER_AUTHORIZATION_FAILED (31).
+handleEnvelopeRequest`): with an authorizer, a client that is not a broker gets CLUSTER_AUTHORIZATION_FAILED
+(31). Without one, Kafka goes on to carry the request out (the replica manager, with the broker epoch it
+checks); the sandbox models no inter-broker traffic, so it answers 31 whatever its authorizer: a deliberate
+departure, not a recorded behaviour.
 """
 
 from __future__ import annotations

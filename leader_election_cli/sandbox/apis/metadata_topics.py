@@ -107,7 +107,7 @@ def _metadata_answer(ctx: Context, req: Any, lagging: Leaders) -> metadata_answe
         topic_ops = ctx.allowed(TOPIC_OPERATIONS) if req.include_topic_authorized_operations else None
         topics = []
         for name, topic_id in wanted:
-            topic = c.topics.get(name) if name is not None else _topic_by_id(c, topic_id)
+            topic = c.topics.get(name) if name is not None else c.topic_by_id(topic_id)
             if topic is None:
                 code = unknown_topic_error(name) if name is not None else 100  # UNKNOWN_TOPIC_ID
                 topics.append(A.Topic(code, name, topic_id, name is not None and is_internal(name), [], topic_ops))
@@ -155,10 +155,6 @@ def metadata_error(ctx: Context, req: Any, code: int, message: str | None) -> An
                                       partitions=[]) for t in (req.topics or [])]
     return R(version=ctx.version, throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=NO_LEADER,
              topics=topics, error_code=code)
-
-
-def _topic_by_id(c: Cluster, topic_id: Any) -> Any:
-    return next((t for t in c.topics.values() if t.topic_id == topic_id), None)
 
 
 # -- DescribeCluster --------------------------------------------------------------------------------

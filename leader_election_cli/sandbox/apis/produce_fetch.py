@@ -168,8 +168,8 @@ def _topic_name(c: Cluster, topic_data: Any) -> str | None:
     name = getattr(topic_data, "name", None) or getattr(topic_data, "topic", None)
     if name:
         return str(name)
-    topic_id = getattr(topic_data, "topic_id", None)
-    return next((t.name for t in c.topics.values() if t.topic_id == topic_id), None)
+    topic = c.topic_by_id(getattr(topic_data, "topic_id", None))
+    return topic.name if topic is not None else None
 
 
 def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], Appended]) -> Any:

@@ -104,10 +104,10 @@ from leader_election_cli.sandbox.controller.model import (
 # brokers also list the inter-broker APIs 4-7. The APIs the sandbox implements are capped at the versions
 # kafka-python can decode (no cap applies to 3.9 and 4.0); the others are answered with an error response in
 # their own schema (unmodelled.py; zk brokers' inter-broker APIs with CLUSTER_AUTHORIZATION_FAILED).
-# KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
 # A dedicated controller's listener (KIP-919 clients, --bootstrap-controller): of what ControllerApis handles, the
 # APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum
 CONTROLLER_APIS = frozenset({18, 32, 55})
+# KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
 FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
 #                       IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")

@@ -167,6 +167,10 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         except KeyError:
             raise KeyError(f"no such topic: {name}") from None
 
+    def topic_by_id(self, topic_id: object) -> Topic | None:
+        """The topic of this id (requests name topics by id from Metadata v10, Produce v13, Fetch v13 on)."""
+        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+
     def partition(self, topic: str, partition: int) -> Partition:
         parts = self.topic(topic).partitions
         if not 0 <= partition < len(parts):

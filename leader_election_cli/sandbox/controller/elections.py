@@ -274,16 +274,21 @@ class Elections:
             if self.mode is not Mode.KRAFT or not self.has_active_controller():
                 return 0
             elected = 0
-            for topic, p in self._all_partitions():
+            for topic in self.topics.values():
                 if elected >= MAX_ELECTIONS_PER_IMBALANCE:
                     break
-                if (p.leader != NO_LEADER and p.leader in self.live) or not topic.unclean_enabled:
+                if not topic.unclean_enabled:  # (its config once a topic, not once a partition)
                     continue
-                change = kraft_partition_change(p, ElectionKind.UNCLEAN, self.live.__contains__,
-                                                elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
-                if change and change.leader != NO_LEADER:
-                    self._apply(p, change)
-                    elected += 1
+                for p in topic.partitions:
+                    if elected >= MAX_ELECTIONS_PER_IMBALANCE:
+                        break
+                    if p.leader != NO_LEADER and p.leader in self.live:
+                        continue
+                    change = kraft_partition_change(p, ElectionKind.UNCLEAN, self.live.__contains__,
+                                                    elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+                    if change and change.leader != NO_LEADER:
+                        self._apply(p, change)
+                        elected += 1
             if elected:
                 self.version += 1
             return elected

@@ -68,9 +68,11 @@ class Quorum:
 
     def voter_progress(self, node: int, log_end: int, now_ms: int) -> tuple[int, int, int] | None:
         """A restarted controller still catching up, as the leader reports it: (log end offset, last fetch,
-        last caught-up time), else None. As a real 4.1.0 follower did, it does not fetch for the first half
-        of its catch-up time (its JVM starting, then finding the leader: 10.9 s there), then fetches towards
-        the leader's `log_end`; its last caught-up time stays the one before its stop until it has caught up
+        last caught-up time), else None. The recorded 4.1.0 follower (reference/kafka-4.1.0-dedicated-
+        controllers.txt) fetched nothing while its JVM started and found the leader (10.9 s), then caught up in
+        under a second; the sandbox's own shape of that, within the catch-up time: no fetch for its first half,
+        then fetches moving linearly towards the leader's `log_end`. Its last caught-up time stays the one
+        before its stop until it has caught up
         (Kafka's `LeaderState.ReplicaState.updateFollowerState`: only a fetch reaching the leader's log end
         offset, or that of its previous fetch, moves it)."""
         entry = self.voter_catch_ups.get(node)
