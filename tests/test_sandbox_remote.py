@@ -132,6 +132,19 @@ def test_starting_a_broker_again_while_it_catches_up_starts_its_catch_up_again(
     wait_for(lambda: not sb.catching_up())
 
 
+def test_a_restarted_broker_back_in_every_isr_is_up_though_its_catch_up_has_steps_left(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """Three replicas out in ten steps: all back by the third, and from then on not `catching-up` (a roll
+    saw a broker it had waited back still `catching-up` in the next broker's restart)."""
+    few = {p: ASSIGNMENT[p] for p in range(3)}
+    sb = sandbox_factory(3, topics={"t": few})
+    sb.stop_broker(2)
+    sb.start_broker_catching_up(2, 3)
+    assert sb.catching_up() == {2}
+    wait_for(lambda: 2 in sb.live_brokers and all(2 in sb.partition_state("t", p).isr for p in few))
+    assert not sb.catching_up()
+
+
 def test_ready_file_and_control_together_are_refused_but_the_environment_gives_way(
         sandbox_factory: Callable[..., Sandbox], tmp_path: Path, monkeypatch) -> None:
     sb = sandbox_factory(3)

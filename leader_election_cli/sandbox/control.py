@@ -440,9 +440,11 @@ class Sandbox:
         threading.Thread(target=come_back, daemon=True, name=f"sandbox-catch-up-{broker}").start()
 
     def catching_up(self) -> set[int]:
-        """Brokers restarted by `start_broker_catching_up` that are still fenced or out of an ISR."""
+        """Brokers restarted by `start_broker_catching_up` that are still fenced or out of an ISR (read from
+        the metadata: the catch-up's last steps may have nothing left to rejoin)."""
         with self._catch_ups_lock:
-            return {b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()}
+            restarted = [b for b, cancelled in self._catch_ups.items() if not cancelled.is_set()]
+        return {b for b in restarted if b not in self.cluster.live or self.cluster.out_of_isr(b)}
 
     def _cancel_catch_up(self, broker: int) -> bool:
         """Cancel a restart's catch-up; True when one was under way (the broker listens)."""
@@ -579,10 +581,7 @@ class Sandbox:
 
 def _share(cluster: Cluster, broker: int, steps_left: int) -> int:
     """How many of `broker`'s replicas out of an ISR catch up in this step: an even share of those left."""
-    with cluster.lock:
-        out = sum(1 for t in cluster.topics.values() for p in t.partitions
-                  if broker in p.replicas and broker not in p.isr)
-    return -(-out // steps_left)
+    return -(-cluster.out_of_isr(broker) // steps_left)
 
 
 def _check_rebalance_configs(configs: dict[str, str]) -> None:

@@ -328,13 +328,18 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
                         self._expand_isr(topic, p, replica)
             self.version += 1
 
+    def out_of_isr(self, broker: int) -> int:
+        """How many of the broker's replicas are out of their partition's ISR."""
+        with self.lock:
+            return sum(1 for _, p in self._all_partitions() if broker in p.replicas and broker not in p.isr)
+
     def rejoin_isr(self, broker: int, limit: int | None = None) -> int:
         """A live broker's replicas that have caught up rejoin the ISR (the leader's AlterPartition), in
         partition order, at most `limit` of them (None: all); returns how many are still out of an ISR
         they could join (a partition without a live leader cannot take them back yet)."""
         with self.lock:
             if not self.has_active_controller():  # the leaders' AlterPartition needs the controller
-                return sum(1 for _, p in self._all_partitions() if broker in p.replicas and broker not in p.isr)
+                return self.out_of_isr(broker)
             joined = waiting = 0
             for topic, p in self._all_partitions():
                 if broker in p.replicas and broker not in p.isr and p.leader in self.live and broker in self.live:
