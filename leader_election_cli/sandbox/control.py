@@ -378,17 +378,25 @@ class Sandbox:
         (as a leader, and perhaps as the controller). Stopping it again without `noticed_after` makes
         the controller notice at once.
         """
-        self._check_broker(broker)
-        self._cancel_notice(broker)
-        self._cancel_catch_up(broker)
-        self._server.close_listener(broker)
-        if noticed_after <= 0:
-            self.cluster.stop_broker(broker)
-            return
-        notice = threading.Timer(noticed_after, self.cluster.stop_broker, (broker,))
-        notice.daemon = True
-        self._notices[broker] = notice
-        notice.start()
+        self.stop_brokers([broker], noticed_after)
+
+    def stop_brokers(self, brokers: Iterable[int], noticed_after: float = 0) -> None:
+        """Stop several brokers as `stop_broker` does, their listeners all closed in one step (a network cut:
+        no client reaches one of them while another closes)."""
+        brokers = list(brokers)
+        for broker in brokers:
+            self._check_broker(broker)
+            self._cancel_notice(broker)
+            self._cancel_catch_up(broker)
+        self._server.close_listener(*brokers)
+        for broker in brokers:
+            if noticed_after <= 0:
+                self.cluster.stop_broker(broker)
+                continue
+            notice = threading.Timer(noticed_after, self.cluster.stop_broker, (broker,))
+            notice.daemon = True
+            self._notices[broker] = notice
+            notice.start()
 
     def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
         """Restart a broker on its old port; its replicas rejoin the ISRs unless `rejoin_isr=False`.

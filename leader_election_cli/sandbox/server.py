@@ -196,8 +196,7 @@ class Server:
     def stop(self) -> None:
         if not self._thread.is_alive():
             return
-        for broker in list(self._servers):
-            self.close_listener(broker)
+        self.close_listener(*self._servers)
         for held in self._held.values():
             for sock in held:
                 sock.close()
@@ -213,12 +212,14 @@ class Server:
         self.cluster.process_started(broker)
         return port
 
-    def close_listener(self, broker: int) -> None:
-        """Stop listening for `broker` and close its open connections. Its port stays bound, not listening,
+    def close_listener(self, *brokers: int) -> None:
+        """Stop listening for each broker and close its open connections, all in one step of the loop (a
+        network cut: no client reaches one broker while another closes). Its port stays bound, not listening,
         until it listens again: connections are refused, as to a stopped broker, and no other program on
         the machine can take the port meanwhile (a restart on it failed, or a client met another cluster)."""
-        self.cluster.process_stopped(broker)
-        self._run(self._close(broker))
+        for broker in brokers:
+            self.cluster.process_stopped(broker)
+        self._run(self._close(brokers))
 
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
@@ -232,16 +233,20 @@ class Server:
         self._connections.setdefault(broker, set())
         return server.sockets[0].getsockname()[1]
 
-    async def _close(self, broker: int) -> None:
-        server = self._servers.pop(broker, None)
-        if server is None:
-            return
-        addresses = [(sock.family, sock.getsockname()) for sock in server.sockets]
-        server.close()  # the listening sockets are closed now: their ports are held at once
-        self._held[broker] = [held for family, address in addresses if (held := _hold(family, address))]
-        for writer in list(self._connections.get(broker, ())):
-            writer.close()
-        await server.wait_closed()
+    async def _close(self, brokers: tuple[int, ...]) -> None:
+        closed = []
+        for broker in brokers:  # no await before every one is closed
+            server = self._servers.pop(broker, None)
+            if server is None:
+                continue
+            addresses = [(sock.family, sock.getsockname()) for sock in server.sockets]
+            server.close()  # the listening sockets are closed now: their ports are held at once
+            self._held[broker] = [held for family, address in addresses if (held := _hold(family, address))]
+            for writer in list(self._connections.get(broker, ())):
+                writer.close()
+            closed.append(server)
+        for server in closed:
+            await server.wait_closed()
 
     def open_connections(self) -> int:
         """Client connections the brokers have not closed yet."""
