@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 
@@ -21,6 +22,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 from leader_election_cli.sandbox import Sandbox
+from leader_election_cli.sandbox.controller.cluster import Cluster
 
 PREFERRED, UNCLEAN = 0, 1
 
@@ -254,6 +256,33 @@ def test_a_crash_is_noticed_late(sb: Sandbox) -> None:
     sb.start_broker(3)  # back before the controller noticed: nothing moved
     socket.create_connection(sb.brokers[3], timeout=2).close()
     assert 3 in sb.live_brokers and 3 in sb.partition_state("t2", 2).isr
+
+
+def test_a_stop_noticed_at_once_serves_no_request_before_the_controller_reacts(
+        sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listener closes and the controller reacts in one step: a client that finds the broker gone and asks
+    another one at once never sees it still live (the controller's reaction came on the stopping thread, and
+    a loaded machine let an election resent elsewhere in before it: answered as if the broker were up)."""
+    react = Cluster.stop_broker
+
+    def slow_to_react(cluster: Cluster, broker: int) -> None:
+        time.sleep(0.5)  # the stopping thread descheduled
+        react(cluster, broker)
+
+    monkeypatch.setattr(Cluster, "stop_broker", slow_to_react)
+    stopping = threading.Thread(target=sb.stop_broker, args=(3,))
+    stopping.start()
+    deadline = time.monotonic() + 60
+    while True:  # until broker 3 refuses connections
+        try:
+            socket.create_connection(sb.brokers[3], timeout=5).close()
+        except OSError:
+            break
+        assert time.monotonic() < deadline, "broker 3 still listens"
+    metadata = call(sb.brokers[1], MetadataRequest(version=1, topics=["t2"]), MetadataResponse, 1)
+    stopping.join(timeout=60)
+    assert 3 not in {b[0] for b in metadata.brokers}
+    assert all(3 not in p[4] for t in metadata.topics for p in t[3])  # in no ISR
 
 
 def test_fault_actions_strike_at_their_point_and_a_failing_one_is_not_lost() -> None:

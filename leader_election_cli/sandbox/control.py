@@ -388,11 +388,11 @@ class Sandbox:
             self._check_broker(broker)
             self._cancel_notice(broker)
             self._cancel_catch_up(broker)
+        if noticed_after <= 0:  # noticed at once: no request is served between the stop and the reaction
+            self._server.close_listener(*brokers, then=lambda: [self.cluster.stop_broker(b) for b in brokers])
+            return
         self._server.close_listener(*brokers)
         for broker in brokers:
-            if noticed_after <= 0:
-                self.cluster.stop_broker(broker)
-                continue
             notice = threading.Timer(noticed_after, self.cluster.stop_broker, (broker,))
             notice.daemon = True
             self._notices[broker] = notice

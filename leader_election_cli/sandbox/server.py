@@ -212,14 +212,16 @@ class Server:
         self.cluster.process_started(broker)
         return port
 
-    def close_listener(self, *brokers: int) -> None:
+    def close_listener(self, *brokers: int, then: Callable[[], object] | None = None) -> None:
         """Stop listening for each broker and close its open connections, all in one step of the loop (a
-        network cut: no client reaches one broker while another closes). Its port stays bound, not listening,
-        until it listens again: connections are refused, as to a stopped broker, and no other program on
-        the machine can take the port meanwhile (a restart on it failed, or a client met another cluster)."""
+        network cut: no client reaches one broker while another closes), then run `then` in that same step
+        (the controller's reaction to a stop it notices at once: no request is served in between). Its port
+        stays bound, not listening, until it listens again: connections are refused, as to a stopped broker,
+        and no other program on the machine can take the port meanwhile (a restart on it failed, or a client
+        met another cluster)."""
         for broker in brokers:
             self.cluster.process_stopped(broker)
-        self._run(self._close(brokers))
+        self._run(self._close(brokers, then))
 
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
@@ -233,7 +235,7 @@ class Server:
         self._connections.setdefault(broker, set())
         return server.sockets[0].getsockname()[1]
 
-    async def _close(self, brokers: tuple[int, ...]) -> None:
+    async def _close(self, brokers: tuple[int, ...], then: Callable[[], object] | None = None) -> None:
         closed = []
         for broker in brokers:  # no await before every one is closed
             server = self._servers.pop(broker, None)
@@ -245,6 +247,8 @@ class Server:
             for writer in list(self._connections.get(broker, ())):
                 writer.close()
             closed.append(server)
+        if then is not None:
+            then()
         for server in closed:
             await server.wait_closed()
 
