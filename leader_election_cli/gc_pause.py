@@ -14,8 +14,9 @@ def cyclic_gc_paused() -> Iterator[None]:
     A large cluster's read or a big election file makes millions of acyclic objects (partition states,
     predictions, results) that reference counting frees; the collector would only walk them again and
     again (a quarter of an election's CPU time at 100,000 partitions, a third of `status`'s at
-    1,000,000). For the commands that read a cluster once and end, not for the sandbox, which serves
-    until stopped.
+    1,000,000). For the commands that read a cluster once and end, and around each request the sandbox
+    answers (a Metadata answer about 100,000 partitions took 0.1-0.4 s with the collector, 0.14 s without);
+    not for the sandbox as a whole, which serves until stopped.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.gc_pause import cyclic_gc_paused
 from leader_election_cli.sandbox.apis.context import Context, Encoded, Settings
 from leader_election_cli.sandbox.apis.elections import elect_leaders_without_electing, leave_out_of_answer
 from leader_election_cli.sandbox.apis.metadata_topics import Leaders, leaders_now, metadata_as_of
@@ -403,7 +404,8 @@ class Server:
             elif fault and fault.kind == "lie":
                 response = elect_leaders_without_electing(ctx, request)
             else:
-                response = api.handle(ctx, request)
+                with cyclic_gc_paused():  # a large answer's acyclic objects die with it (`gc_pause`)
+                    response = api.handle(ctx, request)
                 if inspect.isawaitable(response):  # a delayed operation (acks=all, a long-polling Fetch)
                     response = await response
             if response is NO_ANSWER:  # Produce with acks=0
@@ -418,7 +420,8 @@ class Server:
             log.exception("broker %d: API key %d v%d handler failed", broker, api_key, version)
             response = api.error(ctx, request, -1, None)  # UNKNOWN_SERVER_ERROR
         try:
-            body = response.body if isinstance(response, Encoded) else response.encode(version=ctx.version)
+            with cyclic_gc_paused():
+                body = response.body if isinstance(response, Encoded) else response.encode(version=ctx.version)
         except Exception:
             log.exception("broker %d: API key %d v%d answer does not encode", broker, api_key, version)
             body = api.error(ctx, request, -1, None).encode(version=ctx.version)
