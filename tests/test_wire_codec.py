@@ -1,17 +1,23 @@
-"""`cluster.wire_codec` writes the same bytes as kafka-python's classes for the requests an election
-makes, and reads kafka-python's answers to the same values, over random requests and answers."""
+"""`cluster.wire_codec` writes the same bytes as kafka-python's classes for the requests an election or a
+reorder makes, and reads kafka-python's answers to the same values, over random requests and answers."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka.protocol.admin import ElectLeadersRequest, ElectLeadersResponse
+from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+)
 from kafka.protocol.api_header import ResponseHeader
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.wire_codec import (
+    AlterReassignmentsCall,
     ApiVersionsCall,
     ElectLeadersCall,
     MetadataCall,
@@ -109,6 +115,44 @@ def test_elect_leaders_answer(version: int, throttle: int, error: int, answered:
     for cut in range(len(body)):  # an answer cut short is malformed, never a shorter answer
         with pytest.raises(ValueError):
             ElectLeadersCall.decode(memoryview(body[:cut]), version)
+
+
+orders = st.dictionaries(st.builds(TopicPartition, st.sampled_from(["a", "b", "topic.c", "\u00e9t\u00e9"]),
+                                   st.integers(0, 2**31 - 1)),
+                         st.lists(st.integers(0, 2**31 - 1), max_size=200).map(tuple), max_size=12)
+
+
+@given(version=st.integers(0, 1), wanted=orders, timeout=st.integers(0, 2**31 - 1))
+def test_alter_reassignments_request(version: int, wanted: dict, timeout: int) -> None:
+    R = AlterPartitionReassignmentsRequest
+    grouped: dict[str, list] = {}
+    for tp, replicas in wanted.items():
+        grouped.setdefault(tp.topic, []).append(R.ReassignableTopic.ReassignablePartition(
+            partition_index=tp.partition, replicas=list(replicas)))
+    theirs = R(timeout_ms=timeout, allow_replication_factor_change=True, topics=[
+        R.ReassignableTopic(name=t, partitions=ps) for t, ps in grouped.items()])
+    assert AlterReassignmentsCall(wanted, timeout).encode(version) == bytes(theirs.encode(version=version))
+
+
+@given(version=st.integers(0, 1), throttle=st.integers(0, 2**31 - 1), error=int16s, message=st.none() | names,
+       answered=results)
+def test_alter_reassignments_answer(version: int, throttle: int, error: int, message: str | None,
+                                    answered: dict) -> None:
+    R = AlterPartitionReassignmentsResponse
+    by_topic: dict[str, list] = {}
+    for (topic, partition), (code, text) in answered.items():
+        by_topic.setdefault(topic, []).append(R.ReassignableTopicResponse.ReassignablePartitionResponse(
+            partition_index=partition, error_code=code, error_message=text))
+    answer = R(throttle_time_ms=throttle, allow_replication_factor_change=True, error_code=error,
+               error_message=message, responses=[R.ReassignableTopicResponse(name=t, partitions=ps)
+                                                 for t, ps in by_topic.items()])
+    body = bytes(answer.encode(version=version))
+    ours = AlterReassignmentsCall.decode(memoryview(body), version)
+    assert (ours.throttle_time_ms, ours.error_code, ours.error_message) == (throttle, error, message)
+    assert ours.results == {TopicPartition(t, p): v for (t, p), v in answered.items()}
+    for cut in range(len(body)):  # an answer cut short is malformed, never a shorter answer
+        with pytest.raises(ValueError):
+            AlterReassignmentsCall.decode(memoryview(body[:cut]), version)
 
 
 @given(api_key=st.sampled_from([3, 18, 43]), version=st.integers(0, 13), correlation_id=int32s,

@@ -26,6 +26,7 @@ from leader_election_cli.cluster.wire_codec import (
     API_VERSIONS,
     ELECT_LEADERS,
     METADATA,
+    AlterReassignmentsCall,
     ElectionAnswer,
     ElectLeadersCall,
     KafkaPythonCall,
@@ -502,19 +503,9 @@ class ClusterConnection:
     def alter_replica_order(self, orders: dict[TopicPartition, tuple[int, ...]]
                             ) -> dict[TopicPartition, tuple[int, str | None]]:
         """Ask the controller to reassign partitions to the given replica lists (a reorder moves no data)."""
-        from kafka.protocol.admin import AlterPartitionReassignmentsRequest
-
-        by_topic: dict[str, list[Any]] = defaultdict(list)
-        topic_cls = AlterPartitionReassignmentsRequest.ReassignableTopic
-        for tp, replicas in orders.items():
-            by_topic[tp.topic].append(topic_cls.ReassignablePartition(partition_index=tp.partition,
-                                                                      replicas=list(replicas)))
-        topics = [topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()]
-        response = self._to_controller(lambda: AlterPartitionReassignmentsRequest(timeout_ms=self._remaining_ms(),
-                                                                                 topics=topics),
+        response = self._to_controller(lambda: AlterReassignmentsCall(orders, self._remaining_ms()),
                                        "reordering replicas")
-        return {TopicPartition(t.name, p.partition_index): (p.error_code, p.error_message)
-                for t in response.responses for p in t.partitions}
+        return response.results
 
     # -- helpers ---------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The few requests an election makes, encoded and decoded without kafka-python: ApiVersions (v0-v4),
-Metadata (v9-v13, answers decoded by `metadata_wire`) and ElectLeaders (v0-v2), with their headers.
+"""The few requests an election or a reorder makes, encoded and decoded without kafka-python: ApiVersions
+(v0-v4), Metadata (v9-v13, answers decoded by `metadata_wire`), ElectLeaders (v0-v2) and
+AlterPartitionReassignments (v0-v1), with their headers.
 
 Each request is a `Call`: its API key, the versions it can be written in, its body for a version, and a
 decoder for the answer's body. Any other request is a `KafkaPythonCall`: kafka-python's own class,
@@ -10,7 +11,7 @@ imported only where such a request is made (`cluster/admin.py`), encodes and dec
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from leader_election_cli import kafka_errors
@@ -18,7 +19,7 @@ from leader_election_cli.cluster import metadata_wire
 from leader_election_cli.cluster.metadata_wire import MetadataRead
 from leader_election_cli.model import TopicPartition
 
-API_VERSIONS, METADATA, ELECT_LEADERS = 18, 3, 43
+API_VERSIONS, METADATA, ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS = 18, 3, 43, 45
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
@@ -321,12 +322,73 @@ class ElectLeadersCall(NamedTuple):
         return ElectionAnswer(error, results, throttle)
 
 
+# -- AlterPartitionReassignments ------------------------------------------------------------------------
+
+
+class ReassignmentAnswer(NamedTuple):
+    """An AlterPartitionReassignments answer: the top-level error and each partition's (code, message)."""
+
+    error_code: int
+    error_message: str | None
+    results: dict[TopicPartition, tuple[int, str | None]]
+    throttle_time_ms: int = 0
+
+
+class AlterReassignmentsCall(NamedTuple):
+    """AlterPartitionReassignments to these replica lists (all versions flexible; v1's
+    AllowReplicationFactorChange sent as Kafka's default, true)."""
+
+    orders: Mapping[TopicPartition, Sequence[int]]
+    timeout_ms: int
+    name = "AlterPartitionReassignmentsRequest"
+    api_key = ALTER_PARTITION_REASSIGNMENTS
+    min_version = 0
+    max_version = 1
+
+    @staticmethod
+    def flexible(version: int) -> bool:
+        return True
+
+    def encode(self, version: int) -> bytes:
+        grouped: dict[str, list[tuple[int, Sequence[int]]]] = {}
+        for tp, replicas in self.orders.items():
+            grouped.setdefault(tp.topic, []).append((tp.partition, replicas))
+        parts = [_INT32.pack(self.timeout_ms), b"\x01" if version >= 1 else b"", uvarint(len(grouped) + 1)]
+        for topic, partitions in grouped.items():
+            parts.append(_string(topic, True) + uvarint(len(partitions) + 1))
+            for index, replicas in partitions:
+                parts.append(b"".join((_INT32.pack(index), uvarint(len(replicas) + 1),
+                                       struct.pack(f">{len(replicas)}i", *replicas), b"\x00")))
+            parts.append(b"\x00")
+        parts.append(b"\x00")
+        return b"".join(parts)
+
+    @staticmethod
+    def decode(body: memoryview, version: int) -> ReassignmentAnswer:
+        reader = _Reader(body, compact=True)
+        throttle = reader.int32()
+        if version >= 1:
+            reader.int8()  # AllowReplicationFactorChange, as asked
+        error, message = reader.int16(), reader.string()
+        results: dict[TopicPartition, tuple[int, str | None]] = {}
+        for _ in range(reader.array_size() or 0):
+            topic = reader.string()
+            for _ in range(reader.array_size() or 0):
+                partition, code = reader.int32(), reader.int16()
+                results[TopicPartition(topic or "", partition)] = (code, reader.string())
+                reader.tags()
+            reader.tags()
+        reader.tags()
+        reader.end("AlterPartitionReassignments")
+        return ReassignmentAnswer(error, message, results, throttle)
+
+
 # -- anything else: kafka-python's classes ---------------------------------------------------------------
 
 
 class KafkaPythonCall:
     """A request kafka-python's protocol classes encode and decode (those the election path does not
-    make: DescribeConfigs, DescribeTopicPartitions, DescribeLogDirs, partition reassignments)."""
+    make: DescribeConfigs, DescribeTopicPartitions, DescribeLogDirs, ListPartitionReassignments, ...)."""
 
     __slots__ = ("request", "name", "api_key", "min_version", "max_version")
 
