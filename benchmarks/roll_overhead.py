@@ -2,7 +2,8 @@
 but the --exec command and the wait for the restarted broker to catch up.
 
 A sandbox of 6 brokers and 100,000 partitions (RF 3, leaders on their preferred replicas, about 16,700
-led by each broker) is built in this process; `kafka-leaders roll --exec 'kafka-leaders sandbox-ctl ...
+led by each broker) is built in this process, and served as `kafka-leaders sandbox` serves it
+(`gc_pause.long_lived_heap`); `kafka-leaders roll --exec 'kafka-leaders sandbox-ctl ...
 restart-broker {broker}'` restarts --brokers of them (default 2) in another process, and its JSON report
 gives each step's time. Per broker: the overhead is wait_safe + drain + restore (the steps that are the
 roll's alone) and the roll's start-up, shared out: the wall time but the restart commands and the waits
@@ -24,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from leader_election_cli.gc_pause import long_lived_heap
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.remote import ControlServer
 from leader_election_cli.sandbox.scenarios import build
@@ -46,7 +48,7 @@ def main() -> None:
         print(f"built {args.partitions:,} partitions in {time.perf_counter() - started:.1f} s")
         control = ControlServer(sb, args.catch_up).start()
         try:
-            with tempfile.TemporaryDirectory() as directory:
+            with long_lived_heap(), tempfile.TemporaryDirectory() as directory:  # as `kafka-leaders sandbox` serves
                 brokers = ",".join(str(b) for b in range(1, args.brokers_rolled + 1))
                 command = (f"{shlex.quote(KL)} sandbox-ctl --control {shlex.quote(control.path)} "
                            "restart-broker {broker}")

@@ -46,3 +46,20 @@ def cyclic_gc_rare() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextmanager
+def long_lived_heap() -> Iterator[None]:
+    """Inside the block, what exists when it starts is out of the cyclic collector's reach (`gc.freeze`) and the
+    collector runs rarely (as in `cyclic_gc_rare`); both as they were after.
+
+    For a process serving one large heap that lives as long as it serves (`kafka-leaders sandbox` once built:
+    100,000 partitions are a million objects): each full collection walked them all, 0.2-0.4 s in the middle
+    of a request (a roll's restore waited on one per broker: `benchmarks/roll_overhead.py`).
+    """
+    gc.freeze()
+    try:
+        with cyclic_gc_rare():
+            yield
+    finally:
+        gc.unfreeze()

@@ -1,5 +1,6 @@
-"""The cyclic collector is paused (or run rarely) inside the block or decorated function, and left as it was
-after; `roll` runs with it rare."""
+"""The cyclic collector is paused (or run rarely, or kept off a long-lived heap) inside the block or decorated
+function, and left as it was after; `roll` runs with it rare, the sandbox answers each request with it
+paused and `kafka-leaders sandbox` serves with its built cluster frozen."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from commands import run_command
 
 from leader_election_cli.cli.toolkit import cli
-from leader_election_cli.gc_pause import RARE_THRESHOLDS, cyclic_gc_paused, cyclic_gc_rare
+from leader_election_cli.gc_pause import RARE_THRESHOLDS, cyclic_gc_paused, cyclic_gc_rare, long_lived_heap
 
 
 @pytest.fixture
@@ -18,6 +19,7 @@ def collector_state():
     yield
     gc.enable() if was else gc.disable()
     gc.set_threshold(*thresholds)
+    gc.unfreeze()
 
 
 @pytest.mark.parametrize("enabled_before", [True, False])
@@ -70,3 +72,39 @@ def test_a_roll_runs_with_the_collector_rare(collector_state, monkeypatch: pytes
     run_command(cli, "roll", "--bootstrap-server", "127.0.0.1:9", "--brokers", "1", "--exec", "true",
                 catch_exceptions=True)
     assert seen == [(RARE_THRESHOLDS, True)] and gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_long_lived_heap_is_frozen_and_collected_rarely_inside_and_let_go_after(collector_state) -> None:
+    gc.set_threshold(700, 10, 10)
+    kept = [[] for _ in range(1000)]
+    with pytest.raises(ValueError), long_lived_heap():
+        assert gc.get_freeze_count() >= len(kept) and gc.get_threshold() == RARE_THRESHOLDS
+        raise ValueError
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == (700, 10, 10)
+
+
+def test_the_sandbox_answers_with_the_collector_paused(collector_state, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request's answer (100,000 partitions' Metadata: a million short-lived objects) is made with the
+    collector paused; the sandbox itself serves with it on."""
+    from leader_election_cli.sandbox import Sandbox
+    from leader_election_cli.sandbox.apis import registry
+
+    seen = []
+    metadata = registry.APIS[3]
+    monkeypatch.setitem(registry.APIS, 3, metadata._replace(
+        handle=lambda ctx, req: seen.append(gc.isenabled()) or metadata.handle(ctx, req)))
+    gc.enable()
+    with Sandbox(brokers=1) as sb:
+        run_command(cli, "status", "--bootstrap-server", sb.bootstrap_servers)
+    assert seen and not any(seen) and gc.isenabled()
+
+
+def test_the_sandbox_command_serves_its_built_cluster_frozen(collector_state, monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    import leader_election_cli.cli.sandbox_command as sandbox_command
+
+    seen = []
+    monkeypatch.setattr(sandbox_command, "run_against", lambda *_: seen.append(
+        (gc.get_freeze_count() > 0, gc.get_threshold())) or 0)
+    run_command(cli, "sandbox", "--run", "true")
+    assert seen == [(True, RARE_THRESHOLDS)] and gc.get_freeze_count() == 0

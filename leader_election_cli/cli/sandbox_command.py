@@ -19,6 +19,7 @@ from leader_election_cli.cli.common import run
 from leader_election_cli.cli.options import COMMAND_SETTINGS, Command, IntRange, Seconds, verbatim
 from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV  # the control socket, for commands --run starts
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
+from leader_election_cli.gc_pause import long_lived_heap
 from leader_election_cli.local_files import check_regular_file
 from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES, MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
@@ -342,18 +343,19 @@ def _serve(o: dict[str, Any], c: _Checked) -> int:
     try:
         sb = _new_sandbox(o, c)
         _start_and_build(sb, o, c)
-        show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
-        sys.stdout.flush()
-        control = start_control(sb, o["catch_up_seconds"])
-        if ready is not None:
-            written = write_ready_file(ready, sb, control)
-        for sig in previous:
-            signal.signal(sig, lambda *_: stop.set())
-        if c.argv is not None:
-            return run_against(sb, c.argv, control.path)
-        click.echo("Serving until Ctrl-C or SIGTERM.")
-        stop.wait()
-        click.echo("Stopping the sandbox.", err=True)
+        with long_lived_heap():  # the built cluster lives as long as it serves
+            show(sb, o, c)  # before the ready file: what it prints is the state clients first meet
+            sys.stdout.flush()
+            control = start_control(sb, o["catch_up_seconds"])
+            if ready is not None:
+                written = write_ready_file(ready, sb, control)
+            for sig in previous:
+                signal.signal(sig, lambda *_: stop.set())
+            if c.argv is not None:
+                return run_against(sb, c.argv, control.path)
+            click.echo("Serving until Ctrl-C or SIGTERM.")
+            stop.wait()
+            click.echo("Stopping the sandbox.", err=True)
     except BuildInterrupted as e:
         click.echo(f"Stopped by {e} while building the sandbox; nothing was served.", err=True)
         return int(ExitCode.INTERRUPTED)

@@ -274,6 +274,20 @@ def by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return grouped
 
 
+def _partition_results(reader: _Reader) -> dict[TopicPartition, tuple[int, str | None]]:
+    """Topics, each with its partitions' (index, error code, error message): ElectLeaders' and
+    AlterPartitionReassignments' answers share the shape."""
+    results: dict[TopicPartition, tuple[int, str | None]] = {}
+    for _ in range(reader.array_size() or 0):
+        topic = reader.string()
+        for _ in range(reader.array_size() or 0):
+            partition, code = reader.int32(), reader.int16()
+            results[TopicPartition(topic or "", partition)] = (code, reader.string())
+            reader.tags()
+        reader.tags()
+    return results
+
+
 class ElectLeadersCall(NamedTuple):
     """ElectLeaders (None: every partition). v0 has no election type: preferred only."""
 
@@ -309,14 +323,7 @@ class ElectLeadersCall(NamedTuple):
         reader = _Reader(body, compact=version >= 2)
         throttle = reader.int32()
         error = reader.int16() if version >= 1 else kafka_errors.NONE
-        results: dict[TopicPartition, tuple[int, str | None]] = {}
-        for _ in range(reader.array_size() or 0):
-            topic = reader.string()
-            for _ in range(reader.array_size() or 0):
-                partition, code = reader.int32(), reader.int16()
-                results[TopicPartition(topic or "", partition)] = (code, reader.string())
-                reader.tags()
-            reader.tags()
+        results = _partition_results(reader)
         reader.tags()
         reader.end("ElectLeaders")
         return ElectionAnswer(error, results, throttle)
@@ -370,14 +377,7 @@ class AlterReassignmentsCall(NamedTuple):
         if version >= 1:
             reader.int8()  # AllowReplicationFactorChange, as asked
         error, message = reader.int16(), reader.string()
-        results: dict[TopicPartition, tuple[int, str | None]] = {}
-        for _ in range(reader.array_size() or 0):
-            topic = reader.string()
-            for _ in range(reader.array_size() or 0):
-                partition, code = reader.int32(), reader.int16()
-                results[TopicPartition(topic or "", partition)] = (code, reader.string())
-                reader.tags()
-            reader.tags()
+        results = _partition_results(reader)
         reader.tags()
         reader.end("AlterPartitionReassignments")
         return ReassignmentAnswer(error, message, results, throttle)

@@ -338,7 +338,8 @@ def wait_for_reassignments(cluster: ClusterConnection, partitions: Sequence[Topi
 
 
 def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
-    """The election's answer, checked against the leader the move asked for (one `replace`: it is per partition)."""
+    """The election's answer, checked against the leader the move asked for (made directly, not by `replace`:
+    it is per partition, 16,700 a broker in a roll at 100,000 partitions)."""
     leader, code, error, outcome = elected.leader_after, elected.error_code, elected.error, elected.outcome
     if outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED) and leader != planned.expected_leader:
         error = (f"the leader of {planned.tp} could not be read after the election" if leader is None
@@ -347,4 +348,5 @@ def _verified(planned: MoveResult, elected: PartitionResult) -> MoveResult:
     elif outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED):
         changed = planned.leader_before != planned.expected_leader
         outcome, code, error = Outcome.ELECTED if changed else Outcome.ALREADY_ELECTED, 0, None
-    return replace(planned, outcome=outcome, leader_after=leader, error_code=code, error=error)
+    return MoveResult(planned.tp, outcome, planned.replicas_before, planned.replicas_after, planned.leader_before,
+                      planned.expected_leader, leader, code, error)
