@@ -46,8 +46,7 @@ settings.load_profile("suite")
 SandboxFactory = Callable[..., Sandbox]
 # The files that run Spark take about half of the suite's time: they come first, so that with pytest-xdist
 # (pyproject.toml) one worker starts on them while the other runs the rest, instead of both ending on them.
-SLOWEST_FILES = ("test_pipeline_properties.py", "test_pipeline_cluster.py", "test_pipeline.py",
-                 "test_pipeline_class_archive.py")
+SLOWEST_FILES = ("test_pipeline_cluster.py", "test_pipeline.py", "test_pipeline_class_archive.py")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
