@@ -51,7 +51,8 @@ SLOWEST_FILES = ("test_pipeline_cluster.py", "test_pipeline.py", "test_pipeline_
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: a worker per core and one more. The suite waits much of its time (sandboxes, JVMs, other
-    processes): on 2 cores, two workers took 11 min 17 s; three kept the cores 65% busy and took 9 min 31 s."""
+    processes): on 2 cores, two workers took 11 min 17 s; three kept the cores 65% busy and took 9 min 31 s
+    to 11 min 17 s over four runs (four were no faster)."""
     return len(os.sched_getaffinity(0)) + 1
 
 

@@ -30,8 +30,15 @@ class Sampler(threading.Thread):
         self.stopping = threading.Event()
         self.unhealthy: list[Unhealthy] = []
         self.samples = 0
+        self.error: BaseException | None = None  # what ended its looking early
 
     def run(self) -> None:
+        try:
+            self._look()
+        except BaseException as exc:  # (a thread's exception is only a warning: `seen` fails on it)
+            self.error = exc
+
+    def _look(self) -> None:
         cluster = self.sb.cluster
         while True:  # a look at once, then one every interval_s: never a run with no look
             if self.samples and self.stopping.wait(self.interval_s):
@@ -50,8 +57,10 @@ class Sampler(threading.Thread):
                     self.unhealthy.append(Unhealthy(at, name, "under min ISR", down))
 
     def seen(self) -> set[str]:
-        """'partition: problem' for everything seen unhealthy (it looked at least once)."""
+        """'partition: problem' for everything seen unhealthy (it looked at least once, and never stopped on an
+        error)."""
         assert self.samples > 0, "the sampler never looked"
+        assert self.error is None, f"the sampler stopped looking early: {self.error!r}"
         return {f"{u.partition}: {u.problem}" for u in self.unhealthy}
 
     def __enter__(self) -> Sampler:

@@ -79,9 +79,9 @@ def recorded(rows: list[tuple[int, int, int, int]], leader: int, epoch: int) -> 
 # (b) follower controller 103 stopped at 16:06:12; the replication poll that ended 16:06:34
 FOLLOWER_DOWN = recorded([(102, 486, 1795881991797, 1795881991797), (101, 486, 1795881991504, 1795881991504),
                           (103, 447, 1795881972387, 1795881971948)], leader=102, epoch=1)
-# (c) leader 102 stopped: 101 leads epoch 2 and knows nothing of 102 (-1)
-AFTER_FAILOVER = recorded([(101, 774, 1795882105000, 1795882105000), (103, 774, 1795882104800, 1795882104800),
-                           (102, -1, -1, -1)], leader=101, epoch=2)
+# (c) leader 102 stopped: 101 leads epoch 2 and knows nothing of 102 (-1); the poll that ended 16:08:52
+AFTER_FAILOVER = recorded([(101, 773, 1795882132396, 1795882132396), (102, -1, -1, -1),
+                           (103, 773, 1795882131921, 1795882131921)], leader=101, epoch=2)
 
 
 def test_on_the_recorded_cluster_a_second_controller_may_not_stop_while_one_is_down() -> None:

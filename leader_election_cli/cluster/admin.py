@@ -421,13 +421,6 @@ class ClusterConnection:
                                                             tuple(p.removing_replicas or ()))
                 for t in response.topics for p in t.partitions}
 
-    def quorum_leader(self) -> int | None:
-        """The node id of the KRaft controller quorum's leader (DescribeQuorum, KIP-595, forwarded by the
-        broker to the active controller); None where the brokers do not offer it (ZooKeeper mode, before
-        Kafka 3.3) or do not say (an error answer)."""
-        quorum = self.describe_quorum(errors=False)
-        return quorum.leader if quorum is not None and quorum.leader >= 0 else None
-
     def describe_quorum(self, errors: bool = True) -> QuorumState | None:
         """The KRaft controller quorum as its leader reports it (DescribeQuorum, KIP-595/KIP-853; v2 adds each
         voter's controller listener, Nodes), asked of a broker, which forwards it to the active controller.

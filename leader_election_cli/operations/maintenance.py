@@ -48,12 +48,12 @@ def known_brokers(state: ClusterState) -> frozenset[int]:
     return state.live_brokers.union(*(p.replicas for p in state.partitions.values()))
 
 
-def check_brokers(state: ClusterState, brokers: Collection[int]) -> None:
+def check_brokers(state: ClusterState, brokers: Collection[int], hint: str = "Check the broker ids.") -> None:
     """A broker neither live nor a replica of anything is a typo: an input error naming the live ones."""
     unknown = sorted(set(brokers) - known_brokers(state))
     if unknown:
         raise InputError(f"Broker {listed(unknown, ',')} is neither live nor a replica of any partition "
-                         f"(live brokers: {listed(sorted(state.live_brokers), ',')})", hint="Check the broker ids.")
+                         f"(live brokers: {listed(sorted(state.live_brokers), ',')})", hint=hint)
 
 
 def split_nodes(state: ClusterState, quorum: QuorumRead | None, nodes: Collection[int]) -> tuple[int, ...]:
@@ -88,7 +88,7 @@ def can_stop(connection: Connection, nodes: Collection[int], *, allow_rf1: bool 
         brokers = split_nodes(state, quorum, nodes)
     voters = sorted(set(nodes) & set(quorum.quorum.voter_ids)) if quorum is not None else []
     return CanStopReport(stop_verdict(state, brokers, allow_rf1=allow_rf1), tuple(sorted(set(brokers))),
-                         state.cluster_id, quorum=quorum.verdict(voters) if voters and quorum is not None else None)
+                         state.cluster_id, quorum=quorum.verdict(voters) if voters else None)
 
 
 def _can_stop_controllers(quorum: QuorumRead, nodes: Collection[int]) -> CanStopReport:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection
-from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError, listed, shown
+from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError, shown
 from leader_election_cli.model import (
     NO_LEADER,
     ClusterState,
@@ -33,6 +33,7 @@ from leader_election_cli.model import (
 from leader_election_cli.operations import execution
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
+from leader_election_cli.operations.maintenance import check_brokers
 from leader_election_cli.operations.restore_file import check_written_for, load_restore_file, write_restore_file
 from leader_election_cli.operations.restore_file import restore_path as restore_file_path
 from leader_election_cli.operations.signals import StopFlag, note_for_a_hard_stop, stop_on_signals
@@ -64,10 +65,7 @@ def demote(connection: Connection, broker: int, *, include_preferred: bool = Fal
     matcher = topic_matcher(topic_regex)
 
     def check(state: ClusterState) -> None:
-        known = broker in state.live_brokers or any(broker in p.replicas for p in state.partitions.values())
-        if not known:
-            raise InputError(f"Broker {broker} is neither live nor a replica of any partition (live brokers: "
-                             f"{listed(sorted(state.live_brokers), ',')})", hint="Check the --broker id.")
+        check_brokers(state, [broker], hint="Check the --broker id.")
         if matcher is not None and not any(matcher(tp.topic) for tp in state.partitions):
             raise InputError(f"--topic-regex '{shown(topic_regex or '')}' matches no topic: nothing was sent",
                              hint="Check the pattern against the cluster's topics (kafka-topics --list).")

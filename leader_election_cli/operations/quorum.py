@@ -55,10 +55,18 @@ def read_quorum(cluster: ClusterConnection, state: ClusterState, required: bool,
     if fetch_timeout_ms is not None:
         return QuorumRead(quorum, fetch_timeout_ms, True)
     if quorum.leader in state.brokers:
-        with suppress(LeaderElectionError):
-            value = cluster.broker_configs(quorum.leader, [FETCH_TIMEOUT_CONFIG]).get(FETCH_TIMEOUT_CONFIG)
-            if value is not None and value.isdigit():
-                return QuorumRead(quorum, int(value), True)
+        return _with_fetch_timeout(cluster, quorum)
+    return QuorumRead(quorum, DEFAULT_FETCH_TIMEOUT_MS, False)
+
+
+def _with_fetch_timeout(cluster: ClusterConnection, quorum: QuorumState, bootstrap: bool = False) -> QuorumRead:
+    """The quorum with its leader's own fetch timeout, where the node asked answers DescribeConfigs for it
+    (`bootstrap`: the connection's own node), else Kafka's default."""
+    with suppress(LeaderElectionError):
+        value = cluster.broker_configs(quorum.leader, [FETCH_TIMEOUT_CONFIG],
+                                       bootstrap=bootstrap).get(FETCH_TIMEOUT_CONFIG)
+        if value is not None and value.isdigit():
+            return QuorumRead(quorum, int(value), True)
     return QuorumRead(quorum, DEFAULT_FETCH_TIMEOUT_MS, False)
 
 
@@ -76,12 +84,7 @@ def read_quorum_from_controllers(connection: Connection, settings: ClientSetting
                 quorum = cluster.describe_quorum(errors=False)
                 if quorum is None or quorum.leader < 0:
                     continue
-                with suppress(LeaderElectionError):
-                    value = cluster.broker_configs(quorum.leader, [FETCH_TIMEOUT_CONFIG],
-                                                   bootstrap=True).get(FETCH_TIMEOUT_CONFIG)
-                    if value is not None and value.isdigit():
-                        return QuorumRead(quorum, int(value), True)
-                return QuorumRead(quorum, DEFAULT_FETCH_TIMEOUT_MS, False)
+                return _with_fetch_timeout(cluster, quorum, bootstrap=True)
         except UnreachableError as exc:
             unreachable = exc
     if unreachable is not None and len(addresses) == 1:

@@ -312,7 +312,9 @@ class _Runner:
         # 16,700 partitions); those of a file from before a --resume, read and checked before it begins
         self.saved: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
         self.configs: ClusterState | None = None  # the last read's min ISR, for the check right before a restart
-        self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll, self._restart,
+        # a controller's command runs right after `roll_controllers` applied the quorum rule
+        self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll,
+                                                       lambda b: self._command(b, None, None, None),
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
                                                        settings.rejoin_wait_s), quorum)
         # the read that found the broker back (its partitions), for the restore to plan from (a read of
@@ -478,8 +480,6 @@ class _Runner:
                         moved=moved)
 
     def _restart(self, b: BrokerState) -> RollStep:
-        if b.role == "controller":  # `roll_controllers` applied the quorum rule right before: the command now
-            return self._command(b, None, None, None)
         self.hooks.note(f"Broker {b.broker} leads nothing: checking it is still safe to stop, then restarting it.")
         safe, polls, verdict, read_at, unreachable, quorum = self._safe_now(b)
         if not safe:

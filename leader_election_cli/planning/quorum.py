@@ -110,8 +110,6 @@ def back_in_quorum(quorum: QuorumState, node: int, fetch_timeout_ms: int, since:
     replica, leader = quorum.voter(node), quorum.voter(quorum.leader)
     if replica is None or leader is None:
         return False
-    if node == quorum.leader:
-        return since is None or quorum.epoch != since[0] or replica.last_caught_up_ms > since[1]
     if replica.log_end_offset < leader.log_end_offset or not caught_up(quorum, replica, fetch_timeout_ms):
         return False
     return since is None or quorum.epoch != since[0] or replica.last_caught_up_ms > since[1]

@@ -383,13 +383,18 @@ class Sandbox:
     def stop_brokers(self, brokers: Iterable[int], noticed_after: float = 0) -> None:
         """Stop several brokers as `stop_broker` does, their listeners all closed in one step (a network cut:
         no client reaches one of them while another closes)."""
-        brokers = list(brokers)
-        for broker in brokers:
+        brokers = list(dict.fromkeys(brokers))
+        for broker in brokers:  # every id checked before any is touched
             self._check_broker(broker)
+        for broker in brokers:
             self._cancel_notice(broker)
             self._cancel_catch_up(broker)
         if noticed_after <= 0:  # noticed at once: no request is served between the stop and the reaction
-            self._server.close_listener(*brokers, then=lambda: [self.cluster.stop_broker(b) for b in brokers])
+            def noticed() -> None:
+                for broker in brokers:
+                    self.cluster.stop_broker(broker)
+
+            self._server.close_listener(*brokers, then=noticed)
             return
         self._server.close_listener(*brokers)
         for broker in brokers:
