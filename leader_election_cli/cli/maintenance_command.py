@@ -46,6 +46,13 @@ class BrokerList(click.ParamType):
         return tuple(ids)
 
 
+PROBE_TIMEOUT_S = 1.0  # cluster.probe.DEFAULT_PROBE_TIMEOUT_S, named here: --help loads no cluster access
+probe_timeout_option = click.option(
+    "--probe-timeout", type=Seconds(min=0.01, max=60), default=PROBE_TIMEOUT_S, show_default=True, metavar="SECONDS",
+    help="How long each node a safe verdict counts on may take to answer a probe (a connection and ApiVersions; a "
+         "controller may show progress between two quorum reads instead) before it counts as down, whatever the "
+         "cluster's metadata says: a crashed broker stays listed for broker.session.timeout.ms.")
+
 RF1_HELP = ("Allow stopping a broker that holds the only replica of a partition (replication factor 1): such "
             "partitions are offline until it is back, whatever is done; they are still listed.")
 
@@ -69,7 +76,14 @@ controller.quorum.fetch.timeout.ms (DescribeQuorum's LastCaughtUpTimestamp, agai
 timeout is read from the quorum leader's config where it is a broker, else Kafka's default, 2000 ms), and
 the leader only while every other voter has caught up. In combined mode a node is both a broker and a
 controller, and both rules hold. The JSON report lists each voter's lag and the age of its last caught-up
-time."""
+time.
+
+The cluster reports a crash late: a broker killed with SIGKILL stays registered, unfenced and in every ISR for
+broker.session.timeout.ms (9 s by default), a crashed controller counts as caught up for
+controller.quorum.fetch.timeout.ms (2 s). So every node a safe verdict counts on is probed (in parallel, within
+--probe-timeout): the other in-sync (and eligible) replicas of the partitions the brokers replicate, and the
+voters counted as caught up (on their controller listener, or by progress between two quorum reads). One that
+does not answer counts as down, and the verdict names it: a node unreachable from here is never "safe"."""
 
 CAN_STOP_EXIT_CODES = exit_code_help({
     0: "safe: no partition would go offline or under min.insync.replicas, and the controller quorum keeps a "
@@ -86,14 +100,15 @@ CAN_STOP_EXIT_CODES = exit_code_help({
               help="KRaft controller(s) to ask instead of brokers, comma-separated (KIP-919; where only they are "
                    "reachable): controllers only, by the quorum rule.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
+@probe_timeout_option
 @output_option
 def can_stop(**o: Any) -> None:
     """Whether stopping these brokers or controllers now would leave any partition offline or under its
     min.insync.replicas, or the KRaft controller quorum without a caught-up majority.
 
     One read of the cluster (metadata, topic configs, pending reassignments, eligible leader replicas
-    where they count, and the controller quorum on KRaft); sends nothing that changes it. Brokers already
-    down are counted as down.
+    where they count, and the controller quorum on KRaft), and a probe of each node the verdict counts on;
+    sends nothing that changes it. Brokers already down, or not answering, are counted as down.
     """
     sys.exit(run(lambda: _can_stop(o), o["debug"]))
 
@@ -112,7 +127,8 @@ def _can_stop(o: dict[str, Any]) -> int:
         return report
 
     with document_on_failure(output, stopped):
-        report = judge(connection_, o["brokers"], allow_rf1=o["allow_rf1"], hooks=hooks(output))
+        report = judge(connection_, o["brokers"], allow_rf1=o["allow_rf1"], probe_timeout_s=o["probe_timeout"],
+                       hooks=hooks(output))
     show(report, output, o["color"])
     return int(report.exit_code)
 
@@ -219,6 +235,7 @@ class BrokersOrAll(BrokerList):
 @click.option("--rejoin-timeout", type=Seconds(min=0, max=86_400), default=600, show_default=True,
               metavar="SECONDS", help="How long to wait for a restarted broker to be back in every ISR.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
+@probe_timeout_option
 @click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
               metavar="N", help="Reorder and elect at most N partitions per request.")
 @click.option("--dry-run", is_flag=True, help="Print the order and each step's verdict now; do nothing.")
@@ -262,7 +279,7 @@ def _roll_settings(o: dict[str, Any]) -> Any:
     controllers = None if every or o["controllers"] == "all" else o["controllers"] or ()
     return RollSettings(brokers, o["command"], o["pause"], o["safe_timeout"], o["exec_timeout"], o["rejoin_timeout"],
                         o["allow_rf1"], o["batch_size"], Path(o["state_file"]) if o["state_file"] else None,
-                        o["resume"], o["dry_run"], controllers)
+                        o["resume"], o["dry_run"], controllers, o["probe_timeout"])
 
 
 def wait_for_enter(line: str) -> bool | None:

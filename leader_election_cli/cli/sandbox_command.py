@@ -21,6 +21,7 @@ from leader_election_cli.cli.sandbox_ctl_command import CONTROL_ENV  # the contr
 from leader_election_cli.errors import ExitCode, InputError, exit_code_help, shown
 from leader_election_cli.gc_pause import long_lived_heap
 from leader_election_cli.local_files import check_regular_file
+from leader_election_cli.sandbox.controller.quorum import BROKER_SESSION_TIMEOUT_S
 from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES, MAX_PARTITIONS, size_problem
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ZK_DEFAULT_VERSION
 
@@ -146,6 +147,10 @@ class BuildInterrupted(Exception):
               help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
                    "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest. A KRaft "
                    "controller restarted lags behind the quorum's leader as long (fetching for the second half).")
+@click.option("--broker-session-timeout", type=Seconds(min=0, max=3600), default=BROKER_SESSION_TIMEOUT_S,
+              show_default=True, metavar="SECONDS",
+              help="Kafka's broker.session.timeout.ms: how long a broker crashed by kafka-leaders sandbox-ctl "
+                   "kill-broker stays registered, alive in Metadata and in its ISRs before the controller fences it.")
 @click.option("--max-log-bytes", type=IntRange(0, 2**40), default=DEFAULT_MAX_LOG_BYTES, show_default=True,
               metavar="BYTES", help="The records the brokers keep, all partitions together (in memory); past it "
                                     "the oldest batches go first and their partitions' log start offsets move on.")
@@ -408,6 +413,7 @@ def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:
                        tls_certificate=(o["tls_cert"], o["tls_key"]) if o["tls_cert"] else None,
                        tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
                        zookeeper=o["zookeeper"], racks=c.racks, max_log_bytes=o["max_log_bytes"],
+                       broker_session_timeout_s=o["broker_session_timeout"],
                        kafka_version=c.version, features=c.features, broker_configs={
                            "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                            "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})

@@ -17,25 +17,30 @@ from leader_election_cli.local_files import read_regular_file
 from leader_election_cli.sandbox.control_client import ANSWER_TIMEOUT, MAX_ANSWER, request
 
 CONTROL_ENV = "KAFKA_SANDBOX_CONTROL"  # the control socket of a running sandbox (`sandbox` sets it for --run)
-OPS = ("stop-broker", "start-broker", "restart-broker", "stop-controller", "start-controller", "restart-controller",
-       "status")
-CONTROLLER_OPS = ("stop-controller", "start-controller", "restart-controller")
+BROKER_OPS = ("stop-broker", "kill-broker", "start-broker", "restart-broker")
+CONTROLLER_OPS = ("stop-controller", "kill-controller", "start-controller", "restart-controller")
+OPS = (*BROKER_OPS, *CONTROLLER_OPS, "status")
 
 EXAMPLES = """\
 Examples:
   kafka-leaders sandbox --ready-file sandbox.json --catch-up-seconds 5     (in one terminal)
   kafka-leaders sandbox-ctl --ready-file sandbox.json stop-broker 2
+  kafka-leaders sandbox-ctl --ready-file sandbox.json kill-broker 2         (a crash: fenced 9 s later)
   kafka-leaders sandbox-ctl --ready-file sandbox.json start-broker 2
   kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker 2 --catch-up-seconds 1
   kafka-leaders sandbox-ctl --ready-file sandbox.json status
   kafka-leaders sandbox-ctl --ready-file sandbox.json stop-controller 1001     (KRaft: 1000-1002)
+  kafka-leaders sandbox-ctl --ready-file sandbox.json kill-controller 1000
   kafka-leaders sandbox-ctl --ready-file sandbox.json restart-controller 1001 --catch-up-seconds 5
   kafka-leaders roll --brokers all \
       --exec 'kafka-leaders sandbox-ctl --ready-file sandbox.json restart-broker {broker}'"""
 
 NOTE = """\
 stop-broker is a controlled shutdown: the controller moves leadership off the broker and takes it out of the
-ISRs. start-broker returns once the broker listens again; it stays fenced (not in Metadata) for the first
+ISRs. kill-broker is a crash (SIGKILL): the listener refuses connections at once, but the controller fences the
+broker only when its session times out (the sandbox's --broker-session-timeout, Kafka's
+broker.session.timeout.ms, 9 s): until then Metadata lists it alive, leading and in every ISR, as on a real
+cluster. start-broker returns once the broker listens again; it stays fenced (not in Metadata) for the first
 fifth of the catch-up time (at most 2 s), then its replicas rejoin the ISRs, spread over the rest, as a
 restarted Kafka broker's fetchers catch up. It prints every broker's state: up, fenced, catching-up or down;
 status also prints the records unclean elections truncated away, by partition, once any were lost.
@@ -44,7 +49,10 @@ stop-controller and start-controller stop and start one of a KRaft sandbox's thr
 they forward to the controller (elections, reassignments) until they answer REQUEST_TIMED_OUT, 60 s later.
 A started controller is a voter at once but lags behind the quorum's leader over the catch-up time, as
 DescribeQuorum shows (its log end offset and last caught-up time those before its stop; fetching again for
-the second half); restart-controller is a stop, then a start."""
+the second half); restart-controller is a stop, then a start. kill-controller crashes one: it stops fetching
+at once (its last caught-up time stays as it was, which Kafka's quorum rule counts as caught up for 2 s more);
+a crashed leader leaves the quorum without one for controller.quorum.fetch.timeout.ms (2 s), then another is
+elected."""
 
 _STOPPED = "before the sandbox answered (a request it got is carried out)"
 EXIT_CODES = exit_code_help({0: "done (or the status printed)",
@@ -62,8 +70,7 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
 
 
 @click.command(cls=Command, epilog=verbatim(EXAMPLES, NOTE, EXIT_CODES), context_settings=COMMAND_SETTINGS)
-@click.argument("op", type=click.Choice(OPS), metavar="stop-broker|start-broker|restart-broker|"
-                                                      "stop-controller|start-controller|restart-controller|status")
+@click.argument("op", type=click.Choice(OPS), metavar="|".join(OPS))
 @click.argument("broker", type=IntRange(0, 2**31 - 1), required=False, metavar="[ID]")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="The sandbox's --ready-file: its control socket is read from it.")
@@ -74,7 +81,7 @@ MAX_READY_FILE_BYTES = 2**20  # a ready file is a few hundred bytes
                    "of the sandbox's --catch-up-seconds.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def sandbox_ctl(**o: Any) -> None:
-    """Stop, start or restart a broker (or a KRaft controller) of a running sandbox, as systemctl would.
+    """Stop, kill, start or restart a broker (or a KRaft controller) of a running sandbox, as systemctl would.
 
     The sandbox (kafka-leaders sandbox) listens on a Unix socket only its user can reach; the ready file
     names it. One of --ready-file and --control says where (not both); KAFKA_SANDBOX_CONTROL stands for

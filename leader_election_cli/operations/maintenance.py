@@ -1,4 +1,5 @@
-"""`can-stop`: one read of the cluster, and the verdict of `planning.maintenance` on stopping brokers now."""
+"""`can-stop`: one read of the cluster, the probes of the nodes it counts on (`operations.probes`), and the verdict
+of `planning.maintenance` on stopping brokers now."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.cluster.probe import DEFAULT_PROBE_TIMEOUT_S
+from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import InputError, listed
 from leader_election_cli.model import ClusterState, ControllerMode
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
-from leader_election_cli.operations.quorum import QuorumRead, read_quorum, read_quorum_from_controllers
+from leader_election_cli.operations.probes import silent_brokers
+from leader_election_cli.operations.quorum import QuorumRead, quorum_now, read_quorum, read_quorum_from_controllers
 from leader_election_cli.planning.maintenance import StopVerdict, needs_elr, stop_verdict
 from leader_election_cli.reports.maintenance import CanStopReport
 
@@ -75,28 +79,36 @@ def split_nodes(state: ClusterState, quorum: QuorumRead | None, nodes: Collectio
 
 
 def can_stop(connection: Connection, nodes: Collection[int], *, allow_rf1: bool = False,
-             hooks: Hooks = SILENT) -> CanStopReport:
+             probe_timeout_s: float = DEFAULT_PROBE_TIMEOUT_S, hooks: Hooks = SILENT) -> CanStopReport:
     """Whether stopping `nodes` now leaves any partition offline or under its min ISR (the brokers among
     them), or the KRaft controller quorum without a caught-up majority (the voters among them; in combined
-    mode a node can be both and both rules hold): exit 0 or 5."""
+    mode a node can be both and both rules hold): exit 0 or 5. The nodes the verdicts count on are probed
+    (`operations.probes`), each within `probe_timeout_s`: one that does not answer counts as down."""
     settings = connection.settings(hooks.warn)
     if connection.controllers:
-        return _can_stop_controllers(read_quorum_from_controllers(connection, settings), nodes)
+        return _can_stop_controllers(connection, settings, nodes, probe_timeout_s)
     with connection.open(settings) as cluster:
         state = read_for_stop(cluster, nodes)
         quorum = read_quorum(cluster, state, required=not set(nodes) <= known_brokers(state))
         brokers = split_nodes(state, quorum, nodes)
-    voters = sorted(set(nodes) & set(quorum.quorum.voter_ids)) if quorum is not None else []
-    return CanStopReport(stop_verdict(state, brokers, allow_rf1=allow_rf1), tuple(sorted(set(brokers))),
-                         state.cluster_id, quorum=quorum.verdict(voters) if voters else None)
+        silent = silent_brokers(settings, state, brokers, probe_timeout_s) if brokers else ()
+        voters = sorted(set(nodes) & set(quorum.quorum.voter_ids)) if quorum is not None else []
+        quorum_verdict = quorum.probed_verdict(voters, settings, probe_timeout_s, lambda: quorum_now(cluster)) \
+            if quorum is not None and voters else None
+    return CanStopReport(stop_verdict(state, brokers, allow_rf1=allow_rf1, not_answering=silent),
+                         tuple(sorted(set(brokers))), state.cluster_id, quorum=quorum_verdict)
 
 
-def _can_stop_controllers(quorum: QuorumRead, nodes: Collection[int]) -> CanStopReport:
+def _can_stop_controllers(connection: Connection, settings: ClientSettings, nodes: Collection[int],
+                          probe_timeout_s: float) -> CanStopReport:
     """can-stop through the controllers alone: only voters can be judged (partitions need the brokers)."""
+    quorum = read_quorum_from_controllers(connection, settings)
     voters = quorum.quorum.voter_ids
     others = sorted(set(nodes) - set(voters))
     if others:
         raise InputError(f"With --bootstrap-controller only controllers can be judged: {listed(others, ',')} "
                          f"is no voter of the quorum (voters: {listed(sorted(voters), ',')})",
                          hint="Judge brokers through --bootstrap-server: their partitions are read from the brokers.")
-    return CanStopReport(StopVerdict((), (), (), False), (), None, quorum=quorum.verdict(nodes))
+    verdict = quorum.probed_verdict(nodes, settings, probe_timeout_s,
+                                    lambda: read_quorum_from_controllers(connection, settings).quorum)
+    return CanStopReport(StopVerdict((), (), (), False), (), None, quorum=verdict)

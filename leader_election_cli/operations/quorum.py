@@ -4,7 +4,7 @@ with."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from contextlib import suppress
 from dataclasses import dataclass, replace
 
@@ -13,6 +13,7 @@ from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import InputError, LeaderElectionError, UnreachableError
 from leader_election_cli.model import ClusterState, ControllerMode, QuorumState
 from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.probes import silent_voters
 from leader_election_cli.planning.quorum import (
     DEFAULT_FETCH_TIMEOUT_MS,
     FETCH_TIMEOUT_CONFIG,
@@ -29,8 +30,19 @@ class QuorumRead:
     fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS
     read: bool = False
 
-    def verdict(self, nodes: Collection[int]) -> QuorumVerdict:
-        return quorum_verdict(self.quorum, nodes, self.fetch_timeout_ms, self.read)
+    def verdict(self, nodes: Collection[int], not_answering: Collection[int] = ()) -> QuorumVerdict:
+        return quorum_verdict(self.quorum, nodes, self.fetch_timeout_ms, self.read, not_answering)
+
+    def probed_verdict(self, nodes: Collection[int], settings: ClientSettings, timeout_s: float,
+                       read_again: Callable[[], QuorumState]) -> QuorumVerdict:
+        """The verdict once the voters it counts as caught up are probed (`probes.silent_voters`, `read_again`
+        reading the quorum anew): one that does not answer is not caught up. An unsafe verdict is not probed
+        (no probe can make it safe)."""
+        verdict = self.verdict(nodes)
+        if not verdict.safe:
+            return verdict
+        return self.verdict(nodes, silent_voters(settings, self.quorum, nodes, self.fetch_timeout_ms, timeout_s,
+                                                 read_again))
 
 
 def read_quorum(cluster: ClusterConnection, state: ClusterState, required: bool,
@@ -59,6 +71,14 @@ def read_quorum(cluster: ClusterConnection, state: ClusterState, required: bool,
     return QuorumRead(quorum, DEFAULT_FETCH_TIMEOUT_MS, False)
 
 
+def quorum_now(cluster: ClusterConnection) -> QuorumState:
+    """The quorum read again through the brokers; brokers that no longer answer DescribeQuorum are unreachable."""
+    quorum = cluster.describe_quorum()
+    if quorum is None:
+        raise UnreachableError("The brokers no longer answer DescribeQuorum")
+    return quorum
+
+
 def _with_fetch_timeout(cluster: ClusterConnection, quorum: QuorumState, bootstrap: bool = False) -> QuorumRead:
     """The quorum with its leader's own fetch timeout, where the node asked answers DescribeConfigs for it
     (`bootstrap`: the connection's own node), else Kafka's default."""
@@ -68,7 +88,6 @@ def _with_fetch_timeout(cluster: ClusterConnection, quorum: QuorumState, bootstr
         if value is not None and value.isdigit():
             return QuorumRead(quorum, int(value), True)
     return QuorumRead(quorum, DEFAULT_FETCH_TIMEOUT_MS, False)
-
 
 
 def read_quorum_from_controllers(connection: Connection, settings: ClientSettings) -> QuorumRead:

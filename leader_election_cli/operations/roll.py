@@ -44,7 +44,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from leader_election_cli import kafka_errors
 from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.cluster.probe import DEFAULT_PROBE_TIMEOUT_S
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import (
     ExitCode,
@@ -62,6 +64,7 @@ from leader_election_cli.operations.hooks import SILENT, Hooks
 from leader_election_cli.operations.lock import default_lock_path, exclusive_lock
 from leader_election_cli.operations.maintenance import check_brokers, known_brokers, read_for_stop
 from leader_election_cli.operations.moves import DEFAULT_BATCH_SIZE, run_moves
+from leader_election_cli.operations.probes import silent_brokers
 from leader_election_cli.operations.quorum import QuorumRead, read_quorum
 from leader_election_cli.operations.restore_file import check_written_for, default_restore_path, load_restore_file
 from leader_election_cli.operations.roll_controllers import (
@@ -75,10 +78,14 @@ from leader_election_cli.operations.signals import StopFlag, before_a_hard_stop,
 from leader_election_cli.planning.maintenance import StopVerdict, metadata_read_by_verdict, stop_verdict
 from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.planning.reorders import demote_plan, restore_plan
-from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep
+from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep, silent_brokers_text
 from leader_election_cli.reports.moves import MoveReport
 
 POLL_FIRST_S, POLL_MAX_S = 0.1, 1.0  # the waits' poll interval, doubling
+# a restore's refusals that may pass: the preferred replica not yet usable by the controller (it is back in the ISR
+# as the brokers' metadata says, the controller's view may lag), a controller moving, a request timing out
+RETRIABLE = frozenset({kafka_errors.PREFERRED_LEADER_NOT_AVAILABLE, kafka_errors.NOT_CONTROLLER,
+                       kafka_errors.REQUEST_TIMED_OUT})
 CONFIRMS = 3  # reads judged, at most, in one poll of the check right before a restart (`_Runner._safe_now`)
 
 
@@ -99,6 +106,7 @@ class RollSettings:
     resume: bool = False
     dry_run: bool = False
     controllers: tuple[int, ...] | None = ()
+    probe_timeout_s: float = DEFAULT_PROBE_TIMEOUT_S  # each node a safe verdict counts on must answer within it
 
 
 class RollRefused(RefusedError):
@@ -316,7 +324,8 @@ class _Runner:
         self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll,
                                                        lambda b: self._command(b, None, None, None),
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
-                                                       settings.rejoin_wait_s), quorum)
+                                                       settings.rejoin_wait_s, client, settings.probe_timeout_s),
+                                           quorum)
         # the read that found the broker back (its partitions), for the restore to plan from (a read of
         # 100,000 partitions takes a while); taken once (a resumed roll has none)
         self.back_read: ClusterState | None = None
@@ -425,8 +434,8 @@ class _Runner:
         def safe() -> bool:
             with self._cluster() as cluster:
                 self.configs = read_for_stop(cluster, [b.broker])
+                verdict = self._probed(self.configs, b.broker)
                 quorum[0] = self.controllers.quorum_safe(cluster, b.broker)  # a voter too (combined mode)
-            verdict = stop_verdict(self.configs, [b.broker], allow_rf1=self.settings.allow_rf1)
             last[:] = [verdict]
             return verdict.safe and (quorum[0] is None or quorum[0].safe)
 
@@ -445,9 +454,8 @@ class _Runner:
             return RollStep("wait_safe", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
                             f"it is safe to stop ({unreachable.message}); nothing was done to it", polls=polls,
                             verdict=verdict, exit_code=ExitCode.UNREACHABLE)
-        blocking = len(verdict.blocking) if verdict else "?"
         return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
-                        f"{blocking} partition(s) would go offline or under min ISR (kafka-leaders can-stop "
+                        f"{_blocking(verdict)} partition(s) would go offline or under min ISR (kafka-leaders can-stop "
                         f"{b.broker} lists them); nothing was done to it", polls=polls, verdict=verdict,
                         exit_code=ExitCode.REFUSED)
 
@@ -556,6 +564,8 @@ class _Runner:
                         break
                 else:  # what the verdict reads kept changing: not safe this time, asked again at the next poll
                     changing = True
+                if verdict.safe and not changing:  # the nodes it counts on answer now, whatever the read says
+                    verdict = self._probed(state, b.broker, verdict)
                 quorum = (self.controllers.quorum_safe(cluster, b.broker)  # a voter too
                           if verdict.safe and not changing else None)
                 if quorum is not None:
@@ -570,6 +580,16 @@ class _Runner:
         ok, polls, unreachable = self._poll(self.settings.safe_wait_s, safe)
         verdict, read_at, quorum = last[0] if last else (None, 0.0, None)
         return ok, polls, verdict, read_at, unreachable, quorum
+
+    def _probed(self, state: ClusterState, broker: int, verdict: StopVerdict | None = None) -> StopVerdict:
+        """The verdict on stopping `broker`, once the brokers a safe one counts on are probed
+        (`probes.silent_brokers`): one that does not answer counts as down. An unsafe verdict is not probed."""
+        verdict = verdict or stop_verdict(state, [broker], allow_rf1=self.settings.allow_rf1)
+        if not verdict.safe:
+            return verdict
+        silent = silent_brokers(self.client, state, [broker], self.settings.probe_timeout_s)
+        return stop_verdict(state, [broker], allow_rf1=self.settings.allow_rf1, not_answering=silent) if silent \
+            else verdict
 
     def _run_command(self, process: subprocess.Popen[bytes]) -> RollStep:
         """Wait for the command (a stop signal waits for it: a restart is not cut in half), its output passed
@@ -632,37 +652,76 @@ class _Runner:
                         polls=polls, exit_code=ExitCode.UNREACHABLE)
 
     def _restore(self, b: BrokerState) -> RollStep:
+        """Put back the broker's replica orders and elect them; a refusal that may pass (the preferred replica not
+        yet available to the controller, a controller moving, a timeout: `RETRIABLE`) is tried again, with
+        back-off, within `rejoin_wait_s`, the partitions that got their leader back left out."""
         orders: dict[TopicPartition, tuple[int, ...]] = {}
         for file in b.restore_files:
             for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
-        with self._cluster() as cluster:
-            back, self.back_read = self.back_read, None  # its partitions: those it gave away, unless moved off it
-            state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None and
-                     all(tp in back.partitions for tp in orders) else cluster.describe(with_reassignments=True))
-            plan = restore_plan(state, orders.items())
-            moves = run_moves(cluster, state, plan, restore_path=None, batch_size=self.settings.batch_size,
-                              wait_seconds=self.client.api_timeout_ms / 2000)
-        moved = moves.count(Outcome.ELECTED)
-        if moves.interrupted:
-            return RollStep("restore", 0.0, True, "stopped by a signal while restoring", moved=moved, completed=False)
-        failed = [r for r in moves.results if r.outcome not in (Outcome.ELECTED, Outcome.ALREADY_ELECTED)]
-        if failed:
-            return RollStep("restore", 0.0, False, f"{len(failed)} partition(s) did not get their leader back (e.g. "
-                            f"{failed[0].tp}: {failed[0].error}); the restore files are kept: "
-                            f"{', '.join(b.restore_files)}", moved=moved, exit_code=ExitCode.PARTITION_FAILED)
-        leads = sum(1 for r in moves.results if r.leader_after == b.broker)
-        return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}; "
-                        f"it leads {leads} of them", moved=moved)
+        deadline = time.monotonic() + self.settings.rejoin_wait_s
+        pending, moved, tries, leads = dict(orders), 0, 0, 0
+        delay = POLL_FIRST_S
+        while True:
+            tries += 1
+            moves, failure = self._restore_once(pending)
+            if moves is not None:
+                moved += moves.count(Outcome.ELECTED)
+                if moves.interrupted:
+                    return RollStep("restore", 0.0, True, "stopped by a signal while restoring", moved=moved,
+                                    completed=False)
+                leads += sum(1 for r in moves.results if r.leader_after == b.broker
+                             and r.outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED))
+                failed = [r for r in moves.results if r.outcome not in (Outcome.ELECTED, Outcome.ALREADY_ELECTED)]
+                pending = {r.tp: pending[r.tp] for r in failed if r.tp in pending}
+                retriable = all(r.error_code in RETRIABLE for r in failed)
+                why = f"{failed[0].tp}: {failed[0].error}" if failed else ""
+            else:
+                retriable, why = True, failure
+            if not pending and failure is None:
+                again = f" ({tries} tries)" if tries > 1 else ""
+                return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}"
+                                f"{again}; it leads {leads} of them", moved=moved)
+            if not retriable or time.monotonic() + delay > deadline or self.stop.stopped:
+                return RollStep("restore", 0.0, False, f"{len(pending)} partition(s) did not get their leader back "
+                                f"(e.g. {why}) after {tries} tr{'y' if tries == 1 else 'ies'}; the restore files are "
+                                f"kept: {', '.join(b.restore_files)} (roll --resume tries again)", moved=moved,
+                                exit_code=ExitCode.PARTITION_FAILED if failure is None else ExitCode.UNREACHABLE)
+            self.hooks.note(f"Broker {b.broker}, restore: {len(pending)} partition(s) not yet given back ({why}); "
+                            f"trying again in {delay:g} s.")
+            self.stop.sleep(delay)
+            delay = min(delay * 2, POLL_MAX_S * 5)
+
+    def _restore_once(self, orders: dict[TopicPartition, tuple[int, ...]]) -> tuple[MoveReport | None, str | None]:
+        """One try at putting back `orders`: its report, or (a timeout, a lost connection) why there is none."""
+        try:
+            with self._cluster() as cluster:
+                back, self.back_read = self.back_read, None  # its partitions: those it gave away, unless moved off
+                state = (replace(back, reassigning=cluster.list_reassignments()) if back is not None and
+                         all(tp in back.partitions for tp in orders) else cluster.describe(with_reassignments=True))
+                plan = restore_plan(state, orders.items())
+                return run_moves(cluster, state, plan, restore_path=None, batch_size=self.settings.batch_size,
+                                 wait_seconds=self.client.api_timeout_ms / 2000), None
+        except UnreachableError as exc:  # (a timeout too)
+            return None, exc.message
 
 
 def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
-    """Why a broker may not be stopped now: its partitions, or (a voter too) the quorum."""
+    """Why a broker may not be stopped now: its partitions (and the brokers counted down for not answering), or
+    (a voter too) the quorum."""
     if verdict is not None and not verdict.safe:
-        return f"{len(verdict.blocking)} partition(s) would go offline or under min ISR"
+        return f"{_blocking(verdict)} partition(s) would go offline or under min ISR"
     if quorum is not None and not quorum.safe:
         return str(quorum.reason)
     return "its partitions' leaders or ISRs, or the live brokers, changed between every two reads"
+
+
+def _blocking(verdict: StopVerdict | None) -> str:
+    """How many partitions block, and which brokers were counted down for not answering a probe."""
+    if verdict is None:
+        return "?"
+    silent = f" ({silent_brokers_text(verdict.not_answering)})" if verdict.not_answering else ""
+    return f"{len(verdict.blocking)}{silent}"
 
 
 def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:

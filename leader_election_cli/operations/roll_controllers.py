@@ -20,9 +20,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from leader_election_cli.cluster.admin import ClusterConnection
+from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.errors import ExitCode, InputError, UnreachableError, listed
 from leader_election_cli.model import QuorumState
-from leader_election_cli.operations.quorum import QuorumRead
+from leader_election_cli.operations.quorum import QuorumRead, quorum_now
 from leader_election_cli.operations.roll_state import BrokerState
 from leader_election_cli.planning.quorum import DEFAULT_FETCH_TIMEOUT_MS, QuorumVerdict, back_in_quorum, leader_time
 from leader_election_cli.reports.maintenance import BrokerRoll, RollStep
@@ -34,7 +35,8 @@ Poll = Callable[[float, Callable[[], bool]], tuple[bool, int, UnreachableError |
 @dataclass(frozen=True)
 class RunnerHooks:
     """What the controller steps use of roll's runner: its cluster connections, its bounded polls, its
-    restart step (the command, or Enter), whether a stop signal came, and the waits' bounds."""
+    restart step (the command, or Enter), whether a stop signal came, the waits' bounds, and the client settings
+    and timeout of the probes behind a safe verdict (`probes.silent_voters`)."""
 
     cluster: Callable[[], AbstractContextManager[ClusterConnection]]
     poll: Poll
@@ -42,6 +44,8 @@ class RunnerHooks:
     stopped: Callable[[], bool]
     safe_wait_s: float
     rejoin_wait_s: float
+    client: ClientSettings
+    probe_timeout_s: float
 
 
 def controller_order(quorum: QuorumState | None, wanted: tuple[int, ...] | None) -> list[int]:
@@ -80,14 +84,16 @@ class ControllerSteps:
         return (("safe", self.wait_safe), ("restarted", self.restart), ("done", self.wait_back))
 
     def read(self, cluster: ClusterConnection) -> QuorumRead:
-        quorum = cluster.describe_quorum()
-        if quorum is None:
-            raise UnreachableError("The brokers no longer answer DescribeQuorum")
-        return QuorumRead(quorum, self.fetch_timeout_ms, self.read_timeout)
+        return QuorumRead(quorum_now(cluster), self.fetch_timeout_ms, self.read_timeout)
 
     def quorum_safe(self, cluster: ClusterConnection, node: int) -> QuorumVerdict | None:
         """The quorum rule for a broker that is a voter too (combined mode); None for one that is not."""
-        return self.read(cluster).verdict([node]) if node in self.voters else None
+        return self._probed(cluster, self.read(cluster), node) if node in self.voters else None
+
+    def _probed(self, cluster: ClusterConnection, read: QuorumRead, node: int) -> QuorumVerdict:
+        """The quorum rule for stopping `node`, the voters it counts caught up probed (`QuorumRead.probed_verdict`)."""
+        return read.probed_verdict([node], self.runner.client, self.runner.probe_timeout_s,
+                                   lambda: quorum_now(cluster))
 
     def _wait_rule(self, b: BrokerState, step: str) -> tuple[RollStep | None, int, QuorumVerdict | None]:
         """Poll the quorum rule for `b` up to the safe timeout: (the failed or stopped step, else None; polls;
@@ -97,7 +103,7 @@ class ControllerSteps:
         def safe() -> bool:
             with self.runner.cluster() as cluster:
                 read = self.read(cluster)
-            last[:] = [read.verdict([b.broker])]
+                last[:] = [self._probed(cluster, read, b.broker)]
             self.marks[b.broker] = leader_time(read.quorum)
             return last[0].safe
 

@@ -15,6 +15,9 @@ For each partition with a replica on S, from one metadata read:
   3.7+, as `ClusterState.min_isr_of` says): producers with acks=all fail;
 - a replication factor of 1 on S: offline while its broker is down, whatever is done (`RF1`).
 
+A broker the read lists as live but that did not answer a probe (`not_answering`: it crashed, and the controller
+has not fenced it yet, `operations.probes`) counts as down: out of every ISR and ELR it is in.
+
 A partition blocks the stop when the stop takes an in-sync (or eligible) replica from it and it ends offline, under
 its min ISR, or with a min ISR that could not be read. A partition already offline or under min ISR that
 the stop does not touch further (its replica on S is not in sync) is listed, but does not block. RF=1
@@ -64,6 +67,7 @@ class StopVerdict:
     risks: tuple[PartitionRisk, ...]
     elr_counted: bool  # eligible leader replicas were counted as leaders (ELR on, or an ELR in the read)
     allow_rf1: bool = False
+    not_answering: tuple[int, ...] = ()  # listed as live by the cluster, but did not answer a probe: counted down
 
     @property
     def safe(self) -> bool:
@@ -84,6 +88,19 @@ def needs_elr(state: ClusterState, brokers: Collection[int]) -> set[str]:
             and not [r for r in p.isr if r in live and r not in stopping]}
 
 
+def relied_on(state: ClusterState, brokers: Collection[int]) -> frozenset[int]:
+    """The live brokers a verdict on stopping `brokers` counts on: the other members of the ISR and ELR of every
+    partition with a replica on them (those a probe must find answering)."""
+    stopping = set(brokers)
+    live = state.live_brokers
+    counted: set[int] = set()
+    for p in state.partitions.values():
+        if not stopping.isdisjoint(p.replicas):
+            counted.update(p.isr)
+            counted.update(p.elr)
+    return frozenset(counted & live - stopping)
+
+
 def metadata_read_by_verdict(state: ClusterState, brokers: Collection[int]
                              ) -> tuple[frozenset[int], dict[TopicPartition, PartitionState]]:
     """What `stop_verdict` reads of the metadata: the live brokers and the partitions with a replica on
@@ -93,13 +110,16 @@ def metadata_read_by_verdict(state: ClusterState, brokers: Collection[int]
     return state.live_brokers, {tp: p for tp, p in state.partitions.items() if not stopping.isdisjoint(p.replicas)}
 
 
-def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool = False) -> StopVerdict:
-    """Whether stopping `brokers` now leaves any partition offline or under its min ISR (module docstring).
+def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool = False,
+                 not_answering: Collection[int] = ()) -> StopVerdict:
+    """Whether stopping `brokers` now leaves any partition offline or under its min ISR (module docstring), the
+    brokers `not_answering` counted down whatever the read says.
 
     The eligible leader replicas the partitions carry count (`ClusterState.partitions[...].elr`, read with
     DescribeTopicPartitions), whatever the features say, as the controller counts them."""
     stopping = frozenset(brokers)
-    live = state.live_brokers
+    silent = frozenset(not_answering) & state.live_brokers
+    live = state.live_brokers - silent
     risks = []
     elr_counted = state.elr_enabled is True
     for p in state.partitions.values():
@@ -110,7 +130,8 @@ def stop_verdict(state: ClusterState, brokers: Iterable[int], *, allow_rf1: bool
         if risk is not None:
             risks.append(risk)
     risks.sort(key=lambda r: (not r.blocking, r.tp))
-    return StopVerdict(tuple(sorted(stopping)), tuple(sorted(stopping - live)), tuple(risks), elr_counted, allow_rf1)
+    return StopVerdict(tuple(sorted(stopping)), tuple(sorted(stopping - live)), tuple(risks), elr_counted, allow_rf1,
+                       tuple(sorted(silent - stopping)))
 
 
 def _risk(state: ClusterState, p: PartitionState, stopping: frozenset[int], live: frozenset[int],

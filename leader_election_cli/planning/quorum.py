@@ -10,8 +10,11 @@ updateFollowerState` sets a follower's LastCaughtUpTimestamp when a fetch reache
 (or the one of its previous fetch); a voter the leader never heard from reports -1 (a new leader after a
 failover knows nothing of the voters that are down: they show -1) and is not caught up.
 
-Beyond Strimzi's check: the leader is never stopped while another voter lags (its successor must be one that
-has everything), there is no quorum leader at all nothing is safe, and a quorum of one or two voters is never
+Beyond Strimzi's check, which shares the quorum's blind spot (a crashed voter keeps a recent caught-up time,
+and counts, for the fetch timeout): a voter that did not answer a probe (`not_answering`: neither on its
+controller listener nor by progress between two reads, `operations.probes`) is not caught up, whatever its
+time says; the leader is never stopped while another voter lags (its successor must be one that has
+everything), there is no quorum leader at all nothing is safe, and a quorum of one or two voters is never
 stopped from (Strimzi lets those roll with a warning; a majority of them cannot stay).
 """
 
@@ -38,6 +41,7 @@ class VoterCheck:
     caught_up_age_ms: int | None
     caught_up: bool
     stopping: bool
+    answering: bool = True  # False: it did not answer a probe (counted as not caught up)
 
 
 @dataclass(frozen=True)
@@ -72,10 +76,19 @@ def caught_up(quorum: QuorumState, replica: QuorumReplica, fetch_timeout_ms: int
         reference - replica.last_caught_up_ms < fetch_timeout_ms
 
 
+def counted_caught_up(quorum: QuorumState, nodes: Iterable[int], fetch_timeout_ms: int) -> frozenset[int]:
+    """The voters a verdict on stopping `nodes` counts as caught up, the leader aside (those a probe must find
+    answering: the leader answered the DescribeQuorum read)."""
+    stopping = frozenset(nodes)
+    return frozenset(v.node for v in quorum.voters if v.node not in stopping and v.node != quorum.leader
+                     and caught_up(quorum, v, fetch_timeout_ms))
+
+
 def quorum_verdict(quorum: QuorumState, nodes: Iterable[int], fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS,
-                   fetch_timeout_read: bool = False) -> QuorumVerdict:
-    """Whether stopping the voters `nodes` now keeps a caught-up majority (module docstring). Nodes that are
-    not voters change nothing."""
+                   fetch_timeout_read: bool = False, not_answering: Iterable[int] = ()) -> QuorumVerdict:
+    """Whether stopping the voters `nodes` now keeps a caught-up majority (module docstring), the voters
+    `not_answering` counted as not caught up. Nodes that are not voters change nothing."""
+    silent = frozenset(not_answering)
     stopping = frozenset(nodes) & frozenset(quorum.voter_ids)
     leader = quorum.voter(quorum.leader)
     leader_end = leader.log_end_offset if leader is not None and leader.log_end_offset >= 0 else None
@@ -84,7 +97,8 @@ def quorum_verdict(quorum: QuorumState, nodes: Iterable[int], fetch_timeout_ms: 
         v.node, v.node == quorum.leader, v.log_end_offset,
         leader_end - v.log_end_offset if leader_end is not None and v.log_end_offset >= 0 else None,
         reference - v.last_caught_up_ms if reference is not None and v.last_caught_up_ms >= 0 else None,
-        caught_up(quorum, v, fetch_timeout_ms), v.node in stopping) for v in quorum.voters)
+        caught_up(quorum, v, fetch_timeout_ms) and v.node not in silent, v.node in stopping, v.node not in silent)
+        for v in quorum.voters)
     staying = sum(1 for c in checks if c.caught_up and not c.stopping)
     needed = majority(len(checks))
     reason = None
@@ -95,6 +109,7 @@ def quorum_verdict(quorum: QuorumState, nodes: Iterable[int], fetch_timeout_ms: 
         reason = "the quorum's leader reports no last caught-up time (DescribeQuorum v1 or later needed)"
     elif stopping and staying < needed:
         behind = f"; behind or down: {_ids(lagging)}" if lagging else ""
+        behind += "".join(f"; controller {n} does not answer ({_STILL_COUNTED})" for n in sorted(silent & set(lagging)))
         reason = (f"without {_ids(sorted(stopping))} only {staying} of {len(checks)} voters would be caught up "
                   f"with the leader, a majority is {needed}{behind}")
     elif quorum.leader in stopping and lagging:
@@ -125,6 +140,10 @@ def _leader_time(quorum: QuorumState) -> int | None:
     """The leader's clock as it reports it: its own last caught-up time (None when it reports none)."""
     leader = quorum.voter(quorum.leader)
     return leader.last_caught_up_ms if leader is not None and leader.last_caught_up_ms >= 0 else None
+
+
+_STILL_COUNTED = ("DescribeQuorum still counts it as caught up: a crashed controller stops counting only after "
+                  "controller.quorum.fetch.timeout.ms")
 
 
 def _ids(nodes: Iterable[int]) -> str:

@@ -12,6 +12,7 @@ from leader_election_cli.reports.maintenance import (
     RollReport,
     RollStep,
     StopVerdict,
+    silent_brokers_text,
 )
 
 _PROBLEMS = {"offline": "offline", "under_min_isr": "under min ISR", "min_isr_unknown": "min ISR unknown",
@@ -23,11 +24,12 @@ def verdict_line(v: StopVerdict) -> str:
     """One line: safe or not, and why."""
     who = ",".join(map(str, v.brokers))
     down = f" (already down: {','.join(map(str, v.already_down))})" if v.already_down else ""
+    silent = f"; {silent_brokers_text(v.not_answering)}, counted as down" if v.not_answering else ""
     if v.safe:
         extra = f"; {len(v.risks)} partition(s) already unhealthy or RF=1, listed" if v.risks else ""
-        return f"Safe to stop broker(s) {who}{down}: no partition would go offline or under min ISR{extra}."
+        return f"Safe to stop broker(s) {who}{down}: no partition would go offline or under min ISR{extra}{silent}."
     return (f"NOT safe to stop broker(s) {who}{down}: {len(v.blocking)} partition(s) would go offline or under "
-            "min ISR.")
+            f"min ISR{silent}.")
 
 
 def _row(r: PartitionRisk) -> tuple[str, ...]:
@@ -67,7 +69,8 @@ def render_quorum(q: QuorumVerdict, out: IO[str], color: bool | None) -> None:
                        ("Verdict", "left"))
     for v in q.voters:
         age = "never" if v.caught_up_age_ms is None else f"{v.caught_up_age_ms} ms ago"
-        state = "stopping" if v.stopping else ("caught up" if v.caught_up else "behind")
+        state = "stopping" if v.stopping else ("caught up" if v.caught_up else
+                                               "behind" if v.answering else "does not answer")
         table.add_row(str(v.node), "leader" if v.leader else "follower", str(v.log_end_offset),
                       "?" if v.lag is None else str(v.lag), age, state)
     print_table(console, table)

@@ -12,7 +12,8 @@ from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.reports.run import Report
 
 __all__ = ["BrokerRoll", "CanStopReport", "Ended", "PartitionRisk", "QuorumVerdict", "RollReport", "RollStep",
-           "StopVerdict", "document", "quorum_document", "roll_document", "verdict_document"]  # its values too
+           "StopVerdict", "document", "quorum_document", "roll_document", "silent_brokers_text",
+           "verdict_document"]  # its values too
 
 SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
 
@@ -48,6 +49,13 @@ class CanStopReport(Report):
         return code
 
 
+def silent_brokers_text(brokers: tuple[int, ...]) -> str:
+    """Why brokers the cluster lists as live count as down (the verdict's `not_answering`)."""
+    one = len(brokers) == 1
+    return (f"broker{'' if one else 's'} {','.join(map(str, brokers))} do{'es' if one else ''} not answer (the cluster "
+            f"still lists {'it' if one else 'them'}: a crashed broker is fenced after broker.session.timeout.ms)")
+
+
 def risk_entry(r: PartitionRisk) -> dict[str, Any]:
     return {"topic": r.tp.topic, "partition": r.tp.partition, "problem": r.problem.value, "blocking": r.blocking,
             "already": r.already, "replicas": list(r.replicas), "isr": list(r.isr), "isr_after": list(r.isr_after),
@@ -57,6 +65,7 @@ def risk_entry(r: PartitionRisk) -> dict[str, Any]:
 def verdict_document(v: StopVerdict) -> dict[str, Any]:
     """The verdict's own fields (shared by can-stop's document and roll's steps)."""
     return {"safe": v.safe, "brokers": list(v.brokers), "already_down": list(v.already_down),
+            "not_answering": list(v.not_answering),
             "elr_counted": v.elr_counted, "allow_rf1": v.allow_rf1,
             "blocking": sum(1 for r in v.risks if r.blocking), "partitions": [risk_entry(r) for r in v.risks]}
 
@@ -68,13 +77,14 @@ def quorum_document(q: QuorumVerdict) -> dict[str, Any]:
             "fetch_timeout_from": "config" if q.fetch_timeout_read else "default",
             "caught_up_after": q.caught_up_after, "needed": q.needed, "reason": q.reason,
             "voters": [{"node": v.node, "leader": v.leader, "log_end_offset": v.log_end_offset, "lag": v.lag,
-                        "last_caught_up_age_ms": v.caught_up_age_ms, "caught_up": v.caught_up, "stopping": v.stopping}
+                        "last_caught_up_age_ms": v.caught_up_age_ms, "caught_up": v.caught_up, "stopping": v.stopping,
+                        "answering": v.answering}
                        for v in q.voters]}
 
 
 def document(report: CanStopReport) -> dict[str, Any]:
     verdict = verdict_document(report.verdict) if report.verdict is not None else {
-        "safe": None, "brokers": list(report.brokers), "already_down": [], "elr_counted": False,
+        "safe": None, "brokers": list(report.brokers), "already_down": [], "not_answering": [], "elr_counted": False,
         "allow_rf1": False, "blocking": 0, "partitions": []}
     return {"schema_version": SCHEMA_VERSION, "command": "can-stop", "cluster_id": report.cluster_id, **verdict,
             "safe": report.safe, "quorum": quorum_document(report.quorum) if report.quorum is not None else None,
@@ -145,7 +155,8 @@ def _step_entry(s: RollStep) -> dict[str, Any]:
     entry: dict[str, Any] = {"step": s.name, "seconds": s.seconds, "ok": s.ok, "completed": s.completed,
                              "detail": s.detail, "moved": s.moved, "polls": s.polls, "command_exit": s.command_exit}
     if s.verdict is not None:
-        entry["verdict"] = {"safe": s.verdict.safe, "blocking": [risk_entry(r) for r in s.verdict.blocking]}
+        entry["verdict"] = {"safe": s.verdict.safe, "not_answering": list(s.verdict.not_answering),
+                            "blocking": [risk_entry(r) for r in s.verdict.blocking]}
     if s.quorum is not None:
         entry["quorum"] = quorum_document(s.quorum)
     if s.name == "restart":

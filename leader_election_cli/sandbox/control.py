@@ -19,6 +19,7 @@ from leader_election_cli.model import PartitionState
 from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Settings
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
+from leader_election_cli.sandbox.controller.quorum import BROKER_SESSION_TIMEOUT_S, QUORUM_FETCH_TIMEOUT_S
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -36,6 +37,8 @@ from leader_election_cli.sandbox.versions import (
     finalized_features,
     resolve,
 )
+
+MAX_CRASH_TIMEOUT_S = 3600.0
 
 
 class Sandbox:
@@ -55,7 +58,9 @@ class Sandbox:
                  tls_certificate: tuple[str, str] | None = None, tls_client_ca: str | None = None,
                  oauth: OAuthValidation | None = None, kerberos: KerberosAcceptor | None = None,
                  racks: Mapping[int, str] | None = None, combined: bool = False,
-                 forwarding_timeout_s: float = FORWARDING_TIMEOUT_S, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES):
+                 forwarding_timeout_s: float = FORWARDING_TIMEOUT_S, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+                 broker_session_timeout_s: float = BROKER_SESSION_TIMEOUT_S,
+                 quorum_fetch_timeout_s: float = QUORUM_FETCH_TIMEOUT_S):
         """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
         the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -108,6 +113,11 @@ class Sandbox:
 
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
+
+        `broker_session_timeout_s` (Kafka's broker.session.timeout.ms, 9 s; zookeeper.session.timeout.ms, 18 s,
+        plays that part in zk mode) is how long a crashed broker (`kill_broker`) stays registered, unfenced and in
+        its ISRs before the controller fences it; `quorum_fetch_timeout_s` (controller.quorum.fetch.timeout.ms,
+        2 s) how long the controller quorum goes without a leader after its leader crashes (`kill_controller`).
         """
         if brokers < 1:
             raise ValueError("a sandbox needs at least one broker")
@@ -146,6 +156,13 @@ class Sandbox:
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
         self._catch_ups_lock = threading.Lock()  # _catch_ups is read and changed by the catch-up threads too
+        for name, value in (("broker_session_timeout_s", broker_session_timeout_s),
+                            ("quorum_fetch_timeout_s", quorum_fetch_timeout_s)):
+            if not 0 <= value <= MAX_CRASH_TIMEOUT_S:
+                raise ValueError(f"{name} must be from 0 to {MAX_CRASH_TIMEOUT_S:g} s, not {value!r}")
+        self.broker_session_timeout_s = broker_session_timeout_s
+        self.quorum_fetch_timeout_s = quorum_fetch_timeout_s
+        self._quorum_election: threading.Timer | None = None  # after the quorum's leader crashed
         if not 0 < forwarding_timeout_s <= FORWARDING_TIMEOUT_S * 10:
             raise ValueError(f"forwarding_timeout_s must be above 0 and at most {FORWARDING_TIMEOUT_S * 10:.0f} s")
         self.settings = Settings(cluster_alter=None if cluster_alter is None else set(cluster_alter),
@@ -231,6 +248,9 @@ class Sandbox:
             self._stopping.set()
             for broker in list(self._notices):
                 self._cancel_notice(broker)
+            if self._quorum_election is not None:
+                self._quorum_election.cancel()
+                self._quorum_election.join(timeout=10)
             with self._catch_ups_lock:
                 catching_up = list(self._catch_ups)
             for broker in catching_up:
@@ -403,12 +423,35 @@ class Sandbox:
             self._notices[broker] = notice
             notice.start()
 
+    def kill_broker(self, broker: int) -> None:
+        """Crash a broker (SIGKILL: no controlled shutdown), as `kill_brokers` does."""
+        self.kill_brokers([broker])
+
+    def kill_brokers(self, brokers: Iterable[int]) -> None:
+        """Crash brokers as Kafka's die on SIGKILL (reference/kafka-4.1.0-crash-window.txt): their listeners
+        refuse connections at once and no leadership is handed over, but the controller hears of it only when
+        their heartbeats stop for `broker_session_timeout_s` (KRaft's BrokerHeartbeatManager: the session
+        times out, the broker is fenced and leaves the ISRs, `Cluster.stop_broker`); until then Metadata and
+        DescribeCluster list them alive, leaders and in every ISR. A voter of the quorum (combined mode) stops
+        fetching at once: the quorum's leader sees its last fetch and caught-up time stop (and a crashed leader
+        is replaced after `quorum_fetch_timeout_s`)."""
+        brokers = list(dict.fromkeys(brokers))
+        for broker in brokers:
+            self._check_broker(broker)
+        leader = self.quorum_leader
+        self.stop_brokers(brokers, noticed_after=self.broker_session_timeout_s)
+        for broker in brokers:
+            self.cluster.voter_crashed(broker)
+        if leader in brokers:
+            self._elect_quorum_leader_later()
+
     def start_broker(self, broker: int, rejoin_isr: bool = True) -> None:
         """Restart a broker on its old port; its replicas rejoin the ISRs unless `rejoin_isr=False`.
 
         A broker whose stop the controller has not noticed yet only opens its listener again."""
         self._check_broker(broker)
         if self._cancel_notice(broker):
+            self.cluster.voter_back(broker)
             self._server.open_listener(broker, self._ports[broker])
             return
         if self.cluster.is_running(broker):
@@ -484,6 +527,25 @@ class Sandbox:
         quorum has no leader and the cluster no active controller."""
         self.cluster.stop_controller(node)
         self._server.close_listener(node)
+
+    def kill_controller(self, node: int) -> None:
+        """Crash a dedicated controller node (SIGKILL): its listener refuses connections at once and it stops
+        fetching (DescribeQuorum: its log end and last caught-up time stay as they were, its lag grows; Kafka's
+        quorum rule counts it caught up until controller.quorum.fetch.timeout.ms has passed). A crashed leader
+        leaves the quorum without one for `quorum_fetch_timeout_s` (the followers' fetch timeout, then a Raft
+        election: KafkaRaftClient's FollowerState), then the lowest live controller leads, a majority being up."""
+        was_leader = self.cluster.crash_controller(node)
+        self._server.close_listener(node)
+        if was_leader:
+            self._elect_quorum_leader_later()
+
+    def _elect_quorum_leader_later(self) -> None:
+        """After the quorum's leader crashed: a new one once the followers' fetch timeout has passed."""
+        if self._quorum_election is not None:
+            self._quorum_election.cancel()
+        self._quorum_election = threading.Timer(self.quorum_fetch_timeout_s, self.cluster.elect_quorum_leader)
+        self._quorum_election.daemon = True
+        self._quorum_election.start()
 
     def start_controller(self, node: int) -> None:
         self.start_controller_catching_up(node, 0)

@@ -1,9 +1,10 @@
 """Control of a running sandbox from another process: `kafka-leaders sandbox-ctl`, or any program that
 writes one JSON line to the Unix socket the ready file names (`control`) and reads one line back.
 
-Requests: {"op": "stop-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds": S}
-(`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "start-controller" |
-"restart-controller", "controller": ID, "catch_up_seconds": S} (KRaft's dedicated controller nodes 1000-1002:
+Requests: {"op": "stop-broker" | "kill-broker" | "start-broker" | "restart-broker", "broker": ID, "catch_up_seconds":
+S} (`catch_up_seconds` optional: the sandbox's --catch-up-seconds), {"op": "stop-controller" | "kill-controller" |
+"start-controller" | "restart-controller", "controller": ID, "catch_up_seconds": S} (KRaft's dedicated controller
+nodes 1000-1002:
 two down leave the quorum without a leader; a start catches up with the quorum's leader over the catch-up time)
 and {"op": "status"}. Answers: {"ok": true, "brokers": {...}} (status adds "lost_records": {"topic-N": count}, the
 records unclean elections cost; controller ops add "controllers": {...}) or {"ok": false, "error": "..."} (a line
@@ -17,6 +18,10 @@ ZooKeeper mode: `KafkaController.doControlledShutdown`):
 - stop-broker is a controlled shutdown: the controller moves leadership off the broker to another
   in-sync replica and takes it out of every ISR where it is not the last member, and the broker is gone
   from the metadata (`Sandbox.stop_broker`, noticed at once);
+- kill-broker is a crash (SIGKILL): the listener refuses connections at once, nothing is handed over, and the
+  controller fences the broker only after broker.session.timeout.ms (`Sandbox.kill_broker`); until then Metadata
+  lists it alive, leading and in its ISRs; kill-controller crashes a dedicated controller the same way
+  (`Sandbox.kill_controller`: it stops fetching; a crashed quorum leader is replaced after the fetch timeout);
 - start-broker brings it back as a restarted process: it listens at once but stays fenced (registered,
   not in Metadata; DescribeCluster says `is_fenced`) while it catches up with the metadata log, then is
   unfenced, and its replicas rejoin the ISRs as its fetchers catch up, spread over the catch-up time
@@ -37,6 +42,8 @@ from leader_election_cli.sandbox.control import Sandbox
 from leader_election_cli.sandbox.controller.model import Mode
 from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS
 
+BROKER_OPS = ("stop-broker", "kill-broker", "start-broker", "restart-broker")
+CONTROLLER_OPS = ("stop-controller", "kill-controller", "start-controller", "restart-controller")
 MAX_REQUEST = 4096
 REQUEST_TIMEOUT = 10.0  # seconds a client may take to send its line: an idle one is dropped, not waited on
 # AF_UNIX paths are at most 107 bytes on Linux (sun_path is 108 with its NUL): a longer TMPDIR cannot hold
@@ -122,12 +129,11 @@ class ControlServer:
         op = request.get("op")
         if op == "status":
             return {"ok": True, "brokers": self.brokers(), "lost_records": self.sandbox.lost_records}
-        if op in ("stop-controller", "start-controller", "restart-controller"):
+        if op in CONTROLLER_OPS:
             return self._controller(op, request.get("controller"), request.get("catch_up_seconds",
                                                                                self.catch_up_seconds))
-        if op not in ("stop-broker", "start-broker", "restart-broker"):
-            return {"ok": False, "error": f"unknown op {op!r}: use stop-broker, start-broker, restart-broker, "
-                                          "stop-controller, start-controller, restart-controller, status"}
+        if op not in BROKER_OPS:
+            return {"ok": False, "error": f"unknown op {op!r}: use {', '.join(BROKER_OPS + CONTROLLER_OPS)}, status"}
         broker = request.get("broker")
         if type(broker) is not int or broker not in self.sandbox.cluster.broker_ids:
             ids = ", ".join(map(str, self.sandbox.cluster.broker_ids))
@@ -136,6 +142,8 @@ class ControlServer:
         if not _seconds(catch_up):
             return {"ok": False, "error": CATCH_UP_ERROR}
         with self.lock:
+            if op == "kill-broker":
+                self.sandbox.kill_broker(broker)
             if op in ("stop-broker", "restart-broker"):
                 self.sandbox.stop_broker(broker)
             if op in ("start-broker", "restart-broker"):
@@ -155,6 +163,8 @@ class ControlServer:
         if not _seconds(catch_up):
             return {"ok": False, "error": CATCH_UP_ERROR}
         with self.lock:
+            if op == "kill-controller":
+                self.sandbox.kill_controller(node)
             if op in ("stop-controller", "restart-controller"):
                 self.sandbox.stop_controller(node)
             if op in ("start-controller", "restart-controller"):
@@ -170,14 +180,15 @@ class ControlServer:
     def brokers(self) -> dict[str, str]:
         """Each broker's state: up, fenced (listening, catching up with the metadata, or waiting for an
         active controller to unfence it), catching-up (unfenced, not yet back in every ISR) or down (stopped,
-        even while the metadata still names it for want of a controller to fence it)."""
+        even while the metadata still names it: killed, its session not timed out yet, or for want of a
+        controller to fence it)."""
         sb = self.sandbox
         catching_up = sb.catching_up()
         states = {}
         for b in sb.cluster.broker_ids:
             if b not in sb.live_brokers:
                 states[str(b)] = "fenced" if b in catching_up or sb.cluster.is_running(b) else "down"
-            elif not sb.cluster.is_running(b):
+            elif not sb.cluster.is_running(b) or b not in sb.cluster.listening:
                 states[str(b)] = "down"
             else:
                 states[str(b)] = "catching-up" if b in catching_up else "up"

@@ -100,6 +100,7 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         self.controller_id = self.broker_ids[0] if self.broker_ids else NO_LEADER
         self.voters: list[int] | None = None  # KRaft combined mode: the brokers that are the controller quorum
         self.controllers_down: set[int] = set()  # dedicated mode: the controller nodes stopped
+        self.crashed_voters: set[int] = set()  # combined mode: voters killed, not yet noticed by the controller
         # KRaft without an active controller nobody can fence or unfence a broker: stopped ones stay in the
         # metadata as they were (`unnoticed`), started ones stay fenced (`unregistered`) until a leader is elected
         self.unnoticed: set[int] = set()

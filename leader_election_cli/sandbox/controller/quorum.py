@@ -30,6 +30,8 @@ from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.controller.model import Mode
 
 DEDICATED_CONTROLLERS = (1000, 1001, 1002)  # the KRaft controller quorum's nodes when they are not brokers
+BROKER_SESSION_TIMEOUT_S = 9.0  # broker.session.timeout.ms (KRaft's default, 9000)
+QUORUM_FETCH_TIMEOUT_S = 2.0  # controller.quorum.fetch.timeout.ms (QuorumConfig's default, 2000)
 
 
 class Quorum:
@@ -85,14 +87,70 @@ class Quorum:
         base = max(end, 0)
         return base + int((log_end - base) * (progress - 0.5) * 2), now_ms, caught
 
+    def crash_controller(self, node: int) -> bool:
+        """A dedicated controller node dies (SIGKILL): the leader stops hearing from it (its last fetch and
+        caught-up time stay as they were, `_voter_stopped`). A crashed leader leaves the quorum without one
+        until `elect_quorum_leader` (its followers notice only when their fetch timeout passes). True when it
+        was the leader."""
+        with self.lock:
+            self._check_controller(node)
+            if node in self.controllers_down:
+                return False
+            was_leader = node == self._dedicated_leader
+            self.controllers_down.add(node)
+            self._voter_stopped(node)
+            if was_leader:
+                self._dedicated_leader = NO_LEADER
+            self.version += 1
+            return was_leader
+
+    def voter_crashed(self, broker: int) -> None:
+        """Combined mode: a voter's process died. The quorum's leader stops hearing from it at once, whatever
+        the metadata says until its session times out; a crashed leader leaves the quorum without one until
+        `elect_quorum_leader`."""
+        with self.lock:
+            if self.voters is None or broker not in self.voters or broker in self.crashed_voters:
+                return
+            self._voter_stopped(broker)
+            self.crashed_voters.add(broker)
+            if broker == self.controller_id:
+                self.controller_id = NO_LEADER
+            self.version += 1
+
+    def voter_back(self, broker: int) -> None:
+        """Combined mode: a crashed voter restarted before the controller noticed: it fetches again."""
+        with self.lock:
+            if broker in self.crashed_voters:
+                self.crashed_voters.discard(broker)
+                self.last_fetches.pop(broker, None)
+                self.version += 1
+
+    def elect_quorum_leader(self) -> None:
+        """The followers' fetch timeout has passed without a leader: Raft elects the lowest live voter (a
+        majority being up; dedicated or combined mode)."""
+        with self.lock:
+            before = self.quorum()[0]
+            if before != NO_LEADER or self.mode is not Mode.KRAFT:
+                return
+            if self.voters is None:
+                live = [c for c in DEDICATED_CONTROLLERS if c not in self.controllers_down]
+                self._dedicated_leader = live[0] if 2 * len(live) > len(DEDICATED_CONTROLLERS) else NO_LEADER
+            else:
+                self._follow_controller()
+            self._leader_elected(before)
+            self.version += 1
+
+    def _check_controller(self, node: int) -> None:
+        if self.mode is not Mode.KRAFT or self.voters is not None:
+            raise ValueError("only a KRaft sandbox in dedicated mode has controller nodes apart from its brokers; "
+                             "in combined mode stop and start brokers 1 to 3 (or kill them)")
+        if node not in DEDICATED_CONTROLLERS:
+            raise KeyError(f"no such controller node: {node} (the controllers: "
+                           f"{', '.join(map(str, DEDICATED_CONTROLLERS))})")
+
     def _set_controller_down(self, node: int, down: bool, catch_up_s: float = 0.0) -> None:
         with self.lock:
-            if self.mode is not Mode.KRAFT or self.voters is not None:
-                raise ValueError("only a KRaft sandbox in dedicated mode has controller nodes apart from its brokers; "
-                                 "in combined mode stop and start brokers 1 to 3")
-            if node not in DEDICATED_CONTROLLERS:
-                raise KeyError(f"no such controller node: {node} (the controllers: "
-                               f"{', '.join(map(str, DEDICATED_CONTROLLERS))})")
+            self._check_controller(node)
             if down == (node in self.controllers_down):
                 return
             leader = self._dedicated_leader
@@ -138,7 +196,10 @@ class Quorum:
 
     def _voter_stopped(self, node: int) -> None:
         """The quorum's leader stops hearing from a voter: its last fetch is now, at the log's end (or, still
-        catching up, where it was)."""
+        catching up, where it was); one that crashed earlier stopped fetching then."""
+        if node in self.crashed_voters:
+            self.crashed_voters.discard(node)
+            return
         progress = self.voter_progress(node, self.version, int(time.time() * 1000))
         self.voter_catch_ups.pop(node, None)
         self.last_fetches[node] = (progress[0], progress[2]) if progress else (self.version, int(time.time() * 1000))
@@ -169,7 +230,7 @@ class Quorum:
     def _live_voters(self) -> list[int] | None:
         """Combined mode: the live voters, in id order, when they are a majority (else None: no quorum)."""
         voters = self.voters or []
-        live = [v for v in voters if self.is_running(v)]
+        live = [v for v in voters if self.is_running(v) and v not in self.crashed_voters]
         return live if 2 * len(live) > len(voters) else None
 
     def _follow_controller(self) -> None:
