@@ -1,12 +1,15 @@
 """An outside watcher for the tests that change a sandbox cluster (the roll's): a thread reading the
 sandbox's state through its control API every 100 ms (bounded by the test's `with` block), noting every
 partition seen offline (no live leader) or under its min ISR (fewer live in-sync replicas than its
-topic's min.insync.replicas), with the brokers that were down at that moment."""
+topic's min.insync.replicas), with the brokers that were down at that moment. Live means running: a broker
+crashed (`Sandbox.kill_broker`) is down from that moment, though the cluster lists it until its session times
+out; the watcher sees the truth, not the cluster's view the tool reads."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from leader_election_cli.sandbox import Sandbox
@@ -43,8 +46,9 @@ class Sampler(threading.Thread):
         while True:  # a look at once, then one every interval_s: never a run with no look
             if self.samples and self.stopping.wait(self.interval_s):
                 return
-            with cluster.lock:  # one consistent look
-                live = frozenset(cluster.live)
+            with cluster.lock:  # one consistent look; a broker counts as live only while its process runs (a
+                # crashed one stays in the cluster's view until its session times out: not here)
+                live = frozenset(b for b in cluster.live if b in cluster.listening and cluster.is_running(b))
                 states = [cluster.partition_state(t, p) for t in self.min_isr
                           for p in range(len(cluster.topics[t].partitions))]
             at, down = time.monotonic(), frozenset(cluster.broker_ids) - live
@@ -56,12 +60,13 @@ class Sampler(threading.Thread):
                 elif len([r for r in s.isr if r in live]) < self.min_isr[s.topic]:
                     self.unhealthy.append(Unhealthy(at, name, "under min ISR", down))
 
-    def seen(self) -> set[str]:
+    def seen(self, crashed: Collection[int] = ()) -> set[str]:
         """'partition: problem' for everything seen unhealthy (it looked at least once, and never stopped on an
-        error)."""
+        error), but what was seen while only brokers the test `crashed` itself were down (their own doing: a
+        crashed leader's partitions are offline until it is fenced)."""
         assert self.samples > 0, "the sampler never looked"
         assert self.error is None, f"the sampler stopped looking early: {self.error!r}"
-        return {f"{u.partition}: {u.problem}" for u in self.unhealthy}
+        return {f"{u.partition}: {u.problem}" for u in self.unhealthy if not u.down or not u.down <= set(crashed)}
 
     def __enter__(self) -> Sampler:
         self.start()
