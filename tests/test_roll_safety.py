@@ -478,3 +478,30 @@ def test_a_restore_file_of_another_cluster_is_refused_as_restore_refuses_it(clus
     assert json.loads(out)["exit_code"] == 5
     assert orders(sb) == before and sb.request_count(ALTER_REASSIGNMENTS) == sb.request_count(ELECT_LEADERS) == 0
 
+
+
+@pytest.mark.parametrize("entries, named", [
+    ([{"broker": 1000, "role": "controller", "step": "done"}, {"broker": 2, "role": "controller"}],
+     "node 2 as a controller, but it is a broker"),
+    ([{"broker": 1000, "role": "controller", "step": "done"}, {"broker": 1001, "role": "controller", "step": "done"},
+      {"broker": 1005, "role": "controller"}],
+     "node 1005 as a controller, but it is no voter of the controller quorum"),
+    ([{"broker": 2**31 - 1, "role": "controller"}], f"node {2**31 - 1} as a controller, but it is no voter"),
+])
+def test_a_state_file_cannot_make_a_broker_or_a_stranger_a_controller(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path, entries: list[dict], named: str) -> None:
+    """A tampered state file whose entry says broker 2 is a controller had broker 2 restarted after the quorum
+    check alone (no partition check, no drain: with broker 3 down every partition of an RF 3, min ISR 2 topic
+    went under min ISR); controllers the quorum lacks were resumed after the others were restarted. Each entry's
+    role is checked against the cluster first: exit 2, one line naming it, nothing done."""
+    sb = sandbox_factory(3)
+    sb.create_topic("orders", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
+    sb.stop_broker(3)
+    log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
+    document = state_document(sb.cluster.cluster_id, f"echo {{node}} >> {log}")
+    document["brokers"] = [{"host": None, "step": "pending", "restore_files": [], **entry} for entry in entries]
+    state_file.write_text(json.dumps(document))
+    code, _, err = run_command(cli, "roll", "--bootstrap-server", sb.bootstrap_servers, "--resume",
+                               "--state-file", str(state_file))
+    assert code == 2 and named in err.splitlines()[0], err
+    assert "nothing was done" in err and not log.exists()

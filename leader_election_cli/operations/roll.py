@@ -55,6 +55,7 @@ from leader_election_cli.errors import (
     RefusedError,
     UnreachableError,
     interrupted_exit,
+    listed,
     shown,
 )
 from leader_election_cli.model import ClusterState, ControllerMode, Outcome, TopicPartition
@@ -145,11 +146,13 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                                       f"({cluster_id}); nothing was done", "Check --bootstrap-server.", path)
             state = _read_for_plan(cluster, settings, saved)
             # not offered, or refused: no broker is known to lead it (required to roll controllers)
-            quorum = read_quorum(cluster, state, required=settings.controllers != () and not settings.resume)
+            resumed_controllers = saved is not None and any(b.role == "controller" for b in saved.brokers)
+            quorum = read_quorum(cluster, state, required=resumed_controllers if settings.resume else
+                                 settings.controllers != ())
         restore_files = {}
         if settings.resume:
             assert saved is not None
-            restore_files = _checked(saved, path, state)
+            restore_files = _checked(saved, path, state, quorum)
             plan = saved
         else:
             saved = roll_state.load(path)
@@ -183,15 +186,27 @@ def _resumable(path: Path) -> RollState:
     return saved
 
 
-def _checked(saved: RollState, path: Path, state: ClusterState) -> dict[str, dict[TopicPartition, tuple[int, ...]]]:
+def _checked(saved: RollState, path: Path, state: ClusterState, quorum: QuorumRead | None
+             ) -> dict[str, dict[TopicPartition, tuple[int, ...]]]:
     """The orders of the restore files a resumed roll will put back, read now: before anything is done, its
-    brokers must be the cluster's (`check_brokers`, exit 2) and its restore files ones `restore` would put
-    back here (read and validated, of this cluster: `restore_file.check_written_for`, exit 5)."""
+    brokers must be the cluster's (`check_brokers`, exit 2), each entry of the role the cluster gives it (a
+    controller entry a voter of the quorum that is no broker: a file cannot have a broker restarted by the quorum
+    rule alone, exit 2), and its restore files ones `restore` would put back here (read and validated, of this
+    cluster: `restore_file.check_written_for`, exit 5)."""
+    hint = "Give the --state-file of a roll of this cluster."
     try:
         check_brokers(state, [b.broker for b in saved.brokers if b.role != "controller"])
     except InputError as exc:
         raise InputError(f"The roll's state file {shown(str(path))} names brokers the cluster lacks: {exc.message}; "
-                         "nothing was done", hint="Give the --state-file of a roll of this cluster.") from None
+                         "nothing was done", hint=hint) from None
+    voters = set(quorum.quorum.voter_ids) if quorum is not None else set()
+    brokers = known_brokers(state)
+    for b in saved.brokers:
+        if b.role == "controller" and (b.broker in brokers or b.broker not in voters):
+            what = "a broker" if b.broker in brokers else "no voter of the controller quorum"
+            raise InputError(f"The roll's state file {shown(str(path))} names node {b.broker} as a controller, but it "
+                             f"is {what} (voters: {listed(sorted(voters), ',') or 'none'}); nothing was done",
+                             hint=hint)
     orders = {}
     for b in saved.brokers:
         for file in b.restore_files if b.step != "done" else ():
