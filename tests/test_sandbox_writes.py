@@ -190,6 +190,27 @@ def test_a_fetch_with_nothing_to_read_waits_for_a_write(sb: Sandbox) -> None:
     assert answer.high_watermark == 2 and answer.records and time.monotonic() - started < 3.5
 
 
+def test_a_fetch_with_nothing_to_wait_for_is_answered_at_once(sb: Sandbox) -> None:
+    """KafkaApis.handleFetchRequest answers a Fetch of no partitions at once (`interesting.isEmpty`), as
+    ReplicaManager.fetchMessages answers a diverging epoch or min_bytes 0; max_wait_ms (any, even 2^31-1: Kafka
+    does not bound it) only holds a Fetch that waits for records. The test client waits 5 s at most."""
+    request = FetchRequest(version=4, replica_id=-1, max_wait_ms=2**31 - 1, min_bytes=1, max_bytes=2**20,
+                           isolation_level=0, topics=[])
+    started = time.monotonic()
+    assert call(sb.brokers[1], request, FetchResponse, 4).responses == []
+    F = FetchRequest.FetchTopic
+    request = FetchRequest(version=12, replica_id=-1, max_wait_ms=2**31 - 1, min_bytes=0, max_bytes=2**20,
+                           isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                           topics=[F(topic="t", partitions=[F.FetchPartition(
+                               partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1,
+                               log_start_offset=-1, partition_max_bytes=2**20)])])
+    assert call(sb.brokers[1], request, FetchResponse, 12).responses[0].partitions[0].records == b""
+    produce_raw(sb.brokers[1], "t", 0, batch(2))
+    diverging = fetch_raw(sb.brokers[1], "t", 0, 5, last_fetched_epoch=0, max_wait_ms=2**31 - 1).diverging_epoch
+    assert (diverging.epoch, diverging.end_offset) == (0, 2)
+    assert time.monotonic() - started < 5
+
+
 def test_without_an_active_controller_a_new_producer_gets_no_id_until_the_quorum_is_back(
         sandbox_factory: Callable[..., Sandbox]) -> None:
     sb = sandbox_factory(3)

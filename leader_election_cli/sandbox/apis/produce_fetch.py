@@ -22,8 +22,9 @@ As Kafka's `KafkaApis` and `ReplicaManager` answer them:
 - Fetch (consumers, `ReplicaManager.fetchMessages`, `Partition.fetchRecords`): from the leader only, up to
   the high watermark, the batches as stored (at least one whole batch however small the limits), the log
   start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; a diverging epoch when the consumer's last
-  fetched epoch ended earlier (KIP-320); waits up to max_wait_ms for min_bytes (`DelayedFetch`). No fetch
-  sessions are kept (session id 0, as a broker whose session cache is full answers).
+  fetched epoch ended earlier (KIP-320); waits up to max_wait_ms for min_bytes (`DelayedFetch`), unless there is
+  nothing to wait on (no partitions, an error, a diverging epoch). No fetch sessions are kept (session id 0, as
+  a broker whose session cache is full answers).
 - OffsetForLeaderEpoch (`LeaderEpochFileCache.endOffsetFor`): the end offset of the asked epoch.
 """
 
@@ -319,13 +320,14 @@ def fetch(ctx: Context, req: Any) -> Any:
     if ctx.version >= 7 and req.session_id != 0:
         return fetch_error(ctx, req, ke.FETCH_SESSION_ID_NOT_FOUND, None)
     response = _fetch_now(ctx, req)
-    if req.max_wait_ms <= 0 or _fetched_bytes(response) >= max(1, req.min_bytes) or _has_error(response):
+    if req.max_wait_ms <= 0 or _complete(response, req.min_bytes):
         return response
     return _fetch_later(ctx, req)
 
 
 async def _fetch_later(ctx: Context, req: Any) -> Any:
-    """`DelayedFetch`: answer once min_bytes are there, a partition errs, or max_wait_ms have passed."""
+    """`DelayedFetch`: answer once it is complete (`_complete`) or max_wait_ms have passed (as asked: Kafka does
+    not bound it, `KafkaApis.handleFetchRequest` hands `fetchRequest.maxWait` on as it is)."""
     deadline = time.monotonic() + req.max_wait_ms / 1000
     seen = _what_changes(ctx)
     while True:
@@ -335,21 +337,22 @@ async def _fetch_later(ctx: Context, req: Any) -> Any:
             continue  # nothing written, no leader or ISR changed: the answer would be the same
         seen = now
         response = _fetch_now(ctx, req)
-        if time.monotonic() >= deadline or _fetched_bytes(response) >= max(1, req.min_bytes) or _has_error(response):
+        if time.monotonic() >= deadline or _complete(response, req.min_bytes):
             return response
+
+
+def _complete(response: Any, min_bytes: int) -> bool:
+    """Whether a Fetch is answered now (`ReplicaManager.fetchMessages`, `DelayedFetch.tryComplete`): no partition
+    to wait on (`KafkaApis.handleFetchRequest` answers at once when none is left), min_bytes there (0: at once),
+    a partition in error, or a diverging epoch."""
+    partitions = [p for t in response.responses for p in t.partitions]
+    return (not partitions or sum(len(p.records or b"") for p in partitions) >= min_bytes
+            or any(p.error_code != ke.NONE or getattr(p, "diverging_epoch", None) is not None for p in partitions))
 
 
 def _what_changes(ctx: Context) -> tuple[int, int]:
     """What a held Fetch's answer depends on: the cluster's version (leaders, ISRs) and the logs' changes."""
     return ctx.cluster.version, ctx.cluster.logs.changes
-
-
-def _fetched_bytes(response: Any) -> int:
-    return sum(len(p.records or b"") for t in response.responses for p in t.partitions)
-
-
-def _has_error(response: Any) -> bool:
-    return any(p.error_code != ke.NONE for t in response.responses for p in t.partitions)
 
 
 def _fetch_now(ctx: Context, req: Any) -> Any:
