@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -313,6 +314,24 @@ def test_the_request_log_keeps_the_latest_requests_only(sandbox_factory: Callabl
         produce_raw(sb.brokers[1], "r", 0, batch())
     assert [r.api_key for r in sb.request_log] == [0] * 5
 
+
+def test_the_request_log_holds_a_request_in_a_few_bytes(sandbox_factory: Callable[..., Sandbox],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: a request took about 130 bytes, so the 1,000,000 kept after a flood of tiny produces held 127 MB
+    beyond --max-log-bytes. Kept packed, 12 bytes each: 12 MB at most."""
+    monkeypatch.setattr(server, "MAX_REQUEST_LOG", 100_000)
+    sb = sandbox_factory(1)
+    tracemalloc.start()
+    try:
+        for i in range(150_000):
+            sb._server.record(server.RequestRecord(1, 0, 11, i % 3 or None))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 100_000 * 16
+    kept = sb.request_log
+    assert len(kept) == 100_000
+    assert kept[-3:] == [server.RequestRecord(1, 0, 11, p) for p in (None, 1, 2)]  # 149,997 to 149,999, in order
 
 def test_acks_all_waits_for_an_isr_member_not_yet_fenced_and_times_out_as_kafka_does(sb: Sandbox) -> None:
     """DelayedProduce: broker 3 stopped, its failure not yet noticed, is still in the ISR and fetches nothing:
