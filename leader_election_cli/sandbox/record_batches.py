@@ -5,8 +5,8 @@ In the order a broker checks them (read from Kafka's sources):
   (`LegacyRecord.RECORD_OVERHEAD_V0`) or a magic outside 0-2 is CORRUPT_MESSAGE; bytes after the last whole
   batch are not a batch (`UnifiedLog.trimInvalidBytes` drops them).
 - `ProduceRequest.validateRecords` (v3+, in `KafkaApis.handleProduceRequest`): no batch, a first batch not of
-  magic 2, or more than one batch ("Produce requests with version 3 and above must contain exactly one record
-  batch per partition") is INVALID_RECORD; zstd below v7 UNSUPPORTED_COMPRESSION_TYPE; below v7 it reads the
+  magic 2, or more than one batch ("Produce requests with version N are only allowed to contain exactly one
+  record batch per partition") is INVALID_RECORD; zstd below v7 UNSUPPORTED_COMPRESSION_TYPE; below v7 it reads the
   compression type, so an id of 5-7 throws `IllegalArgumentException` out of the handler and the whole
   request is answered UNKNOWN_SERVER_ERROR (`RequestChannel`'s error answer), nothing written.
 - `UnifiedLog.analyzeAndValidateRecords`: a client's batch must have base offset 0 (INVALID_RECORD), a right
