@@ -81,6 +81,8 @@ _TABLE = [
      "The leader epoch in the request is older than the epoch on the broker."),
     (75, "UNKNOWN_LEADER_EPOCH", "UnknownLeaderEpochException",
      "The leader epoch in the request is newer than the epoch on the broker."),
+    (76, "UNSUPPORTED_COMPRESSION_TYPE", "UnsupportedCompressionTypeException",
+     "The requesting client does not support the compression type of given partition."),
     (80, "PREFERRED_LEADER_NOT_AVAILABLE", "PreferredLeaderNotAvailableException",
      "The preferred leader was not available."),
     (83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", "EligibleLeadersNotAvailableException",
@@ -133,6 +135,7 @@ REASSIGNMENT_IN_PROGRESS = 60
 FETCH_SESSION_ID_NOT_FOUND = 70
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
+UNSUPPORTED_COMPRESSION_TYPE = 76
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84

@@ -136,6 +136,25 @@ def test_a_large_file_naming_an_unknown_partition_near_its_end_is_refused_on_the
     assert {p: sb.partition_state("t", p) for p in before} == before
 
 
+def test_a_file_of_300000_partitions_the_cluster_lacks_is_refused_whole_on_the_metadata_alone(
+        sb: Sandbox, tmp_path: Path) -> None:
+    """Issue 44: every entry is checked against the one Metadata read (ApiVersions and Metadata are what it takes
+    to know the cluster; nothing else is sent), and one line names every kind of problem the file has: its
+    unknown topics were named alone, and a second run then found its unknown partitions."""
+    wanted = [{"topic": "gone", "partition": p, "leader": 1} for p in range(150_000)]
+    wanted += [{"topic": "t", "partition": p, "leader": 1} for p in range(3, 150_003)]
+    file = tmp_path / "leaders.json"
+    file.write_text(json.dumps({"partitions": wanted}))
+    before = len(sb.request_log)
+    code, out, err = prefer(sb, "--path-to-json-file", str(file))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "Unknown topic(s): gone; unknown partition(s): t-3, t-4, t-5, t-6, t-7, t-8, t-9, t-10, t-11, t-12 ... "
+        "(149990 more) (t has 3): nothing was sent",
+        "Hint: Remove them, or check that --bootstrap-server names the cluster they are on (kafka-topics "
+        "--describe lists its topics; partitions are numbered from 0)."]
+    assert [r.api_key for r in sb.request_log[before:]] == [API_VERSIONS, METADATA]
+
 def test_refusals_in_the_table(sb: Sandbox) -> None:
     code, out, _ = kl("prefer", "--bootstrap-server", sb.bootstrap_servers, "--output", "table",
                       "--topic", "t", "--partition", "0", "--leader", "7")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -190,6 +191,27 @@ def test_a_fetch_with_nothing_to_read_waits_for_a_write(sb: Sandbox) -> None:
     assert answer.high_watermark == 2 and answer.records and time.monotonic() - started < 3.5
 
 
+def test_a_fetch_with_nothing_to_wait_for_is_answered_at_once(sb: Sandbox) -> None:
+    """KafkaApis.handleFetchRequest answers a Fetch of no partitions at once (`interesting.isEmpty`), as
+    ReplicaManager.fetchMessages answers a diverging epoch or min_bytes 0; max_wait_ms (any, even 2^31-1: Kafka
+    does not bound it) only holds a Fetch that waits for records. The test client waits 5 s at most."""
+    request = FetchRequest(version=4, replica_id=-1, max_wait_ms=2**31 - 1, min_bytes=1, max_bytes=2**20,
+                           isolation_level=0, topics=[])
+    started = time.monotonic()
+    assert call(sb.brokers[1], request, FetchResponse, 4).responses == []
+    F = FetchRequest.FetchTopic
+    request = FetchRequest(version=12, replica_id=-1, max_wait_ms=2**31 - 1, min_bytes=0, max_bytes=2**20,
+                           isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                           topics=[F(topic="t", partitions=[F.FetchPartition(
+                               partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1,
+                               log_start_offset=-1, partition_max_bytes=2**20)])])
+    assert call(sb.brokers[1], request, FetchResponse, 12).responses[0].partitions[0].records == b""
+    produce_raw(sb.brokers[1], "t", 0, batch(2))
+    diverging = fetch_raw(sb.brokers[1], "t", 0, 5, last_fetched_epoch=0, max_wait_ms=2**31 - 1).diverging_epoch
+    assert (diverging.epoch, diverging.end_offset) == (0, 2)
+    assert time.monotonic() - started < 5
+
+
 def test_without_an_active_controller_a_new_producer_gets_no_id_until_the_quorum_is_back(
         sandbox_factory: Callable[..., Sandbox]) -> None:
     sb = sandbox_factory(3)
@@ -292,6 +314,24 @@ def test_the_request_log_keeps_the_latest_requests_only(sandbox_factory: Callabl
         produce_raw(sb.brokers[1], "r", 0, batch())
     assert [r.api_key for r in sb.request_log] == [0] * 5
 
+
+def test_the_request_log_holds_a_request_in_a_few_bytes(sandbox_factory: Callable[..., Sandbox],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: a request took about 130 bytes, so the 1,000,000 kept after a flood of tiny produces held 127 MB
+    beyond --max-log-bytes. Kept packed, 12 bytes each: 12 MB at most."""
+    monkeypatch.setattr(server, "MAX_REQUEST_LOG", 100_000)
+    sb = sandbox_factory(1)
+    tracemalloc.start()
+    try:
+        for i in range(150_000):
+            sb._server.record(server.RequestRecord(1, 0, 11, i % 3 or None))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 100_000 * 16
+    kept = sb.request_log
+    assert len(kept) == 100_000
+    assert kept[-3:] == [server.RequestRecord(1, 0, 11, p) for p in (None, 1, 2)]  # 149,997 to 149,999, in order
 
 def test_acks_all_waits_for_an_isr_member_not_yet_fenced_and_times_out_as_kafka_does(sb: Sandbox) -> None:
     """DelayedProduce: broker 3 stopped, its failure not yet noticed, is still in the ISR and fetches nothing:

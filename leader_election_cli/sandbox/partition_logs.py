@@ -6,9 +6,9 @@ Modelled on Kafka's broker (read from its sources):
   is NOT_LEADER_OR_FOLLOWER (UNKNOWN_TOPIC_OR_PARTITION when the metadata does not know it); with acks=all an
   ISR smaller than the effective min ISR (`effectiveMinIsr`: min.insync.replicas, at most the replication
   factor) is NOT_ENOUGH_REPLICAS before anything is written.
-- `UnifiedLog.append` / `LogValidator`: the leader assigns the offsets (the batch's base offset rewritten, its
-  partition leader epoch set), LogAppendTime topics get the broker's time; a batch whose CRC does not match
-  is CORRUPT_MESSAGE.
+- `UnifiedLog.append` / `LogValidator`: the batch is checked against its header and records first
+  (record_batches.py: nothing is written of a batch Kafka refuses), then the leader assigns the offsets (the
+  batch's base offset rewritten, its partition leader epoch set), LogAppendTime topics get the broker's time.
 - `ProducerStateManager` / `ProducerAppendInfo` (idempotent producers): an epoch older than the producer's
   is INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0; within an epoch the first sequence must
   follow the last one (`inSequence`), else OUT_OF_ORDER_SEQUENCE_NUMBER; a batch equal to one of the
@@ -50,6 +50,7 @@ from kafka.record.util import calc_crc32c
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
+from leader_election_cli.sandbox.record_batches import CRC_FROM, TIMESTAMP_TYPE_FLAG, Refused, validate
 from leader_election_cli.sandbox.sizing import DEFAULT_MAX_LOG_BYTES
 
 log = logging.getLogger("leader_election_cli.sandbox")
@@ -57,9 +58,6 @@ log = logging.getLogger("leader_election_cli.sandbox")
 PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 BATCHES_TO_RETAIN = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 MAX_SEQUENCE = 2**31 - 1
-HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's header, 61 bytes
-LOG_APPEND_TIME_FLAG = 0x08
-CRC_FROM = 21  # the CRC covers the batch from its attributes on
 BATCH_OVERHEAD = 200  # bytes a kept batch costs beyond its own (its Batch, deque slots, the bytes object)
 
 
@@ -271,61 +269,55 @@ class Logs:
     # -- appends ---------------------------------------------------------------------------------
 
     def append(self, key: tuple[str, int], topic_id: object, leader: int, leader_epoch: int, isr: list[int],
-               live: set[int], records: bytes, log_append_time: bool) -> Appended:
-        """The leader appends a Produce request's records for one partition (Kafka's checks in the module's
-        docstring); live ISR members get them at once."""
-        parsed = parse_batches(records)
-        if isinstance(parsed, Appended):
-            return parsed
+               live: set[int], batch: bytes, log_append_time: bool) -> Appended:
+        """The leader appends a Produce request's batch for one partition (`record_batches.validate`'s checks, then
+        the idempotent producer's, before anything is written); live ISR members get it at once."""
         plog = self.partitions.get(key)
+        partition = f"{key[0]}-{key[1]}"
+        try:
+            header = validate(batch, partition)
+        except Refused as e:  # ReplicaManager.appendToLocalLog: a CorruptRecordException with no log start offset
+            log.warning("%s: error processing append operation: %s", partition, e)
+            start = -1 if e.error_code == ke.CORRUPT_MESSAGE else plog.log_start_offset if plog else 0
+            return Appended(e.error_code, log_start_offset=start, message=e.message)
         if plog is None:
             plog = self.partitions[key] = PartitionLog(topic_id, leader, list(isr), leo={leader: 0})
         now = int(time.time() * 1000)
-        appended: list[Batch] = []
-        first: Batch | None = None
-        for header, data in parsed:
-            (_, _, _, _, _, attributes, last_delta, _, max_ts, producer_id, epoch, first_seq, _) = header
-            last_seq = -1 if first_seq < 0 else (first_seq + last_delta) % (MAX_SEQUENCE + 1)
-            if producer_id >= 0:
-                problem = check_producer(plog, producer_id, epoch, first_seq, last_seq, plog.end_offset,
-                                         f"{key[0]}-{key[1]}")
-                if isinstance(problem, Batch):  # a duplicate: the original's offsets, nothing written
-                    return Appended(ke.NONE, problem.base_offset, now if log_append_time else -1,
-                                    plog.log_start_offset)
-                if problem is not None:
-                    return problem
-            base = plog.end_offset
-            if log_append_time:
-                attributes |= LOG_APPEND_TIME_FLAG
-                max_ts = now
-            data = rewrite(data, base, leader_epoch, attributes, max_ts if log_append_time else None)
-            batch = Batch(base, base + last_delta, max_ts, data, producer_id, epoch, first_seq, last_seq)
-            plog.batches.append(batch)
-            if not plog.epochs or plog.epochs[-1][0] != leader_epoch:
-                plog.epochs.append((leader_epoch, base))
-            plog.end_offset = batch.last_offset + 1
-            if producer_id >= 0:
-                old_epoch, recent = plog.producers.get(producer_id, (epoch, deque()))
-                if old_epoch != epoch:
-                    recent = deque()
-                recent.append(batch)
-                while len(recent) > BATCHES_TO_RETAIN:
-                    recent.popleft()
-                plog.producers[producer_id] = (epoch, recent)
-            appended.append(batch)
-            first = first or batch
+        producer_id, epoch, first_seq = header.producer_id, header.producer_epoch, header.base_sequence
+        last_seq = -1 if first_seq < 0 else (first_seq + header.last_offset_delta) % (MAX_SEQUENCE + 1)
+        if producer_id >= 0:
+            problem = check_producer(plog, producer_id, epoch, first_seq, last_seq, plog.end_offset, partition)
+            if isinstance(problem, Batch):  # a duplicate: the original's offsets, nothing written
+                return Appended(ke.NONE, problem.base_offset, now if log_append_time else -1, plog.log_start_offset)
+            if problem is not None:
+                return problem
+        base = plog.end_offset
+        max_ts = now if log_append_time else header.max_timestamp
+        data = rewrite(batch, base, leader_epoch, header.attributes | TIMESTAMP_TYPE_FLAG,
+                       max_ts if log_append_time else None)
+        appended = Batch(base, base + header.last_offset_delta, max_ts, data, producer_id, epoch, first_seq, last_seq)
+        plog.batches.append(appended)
+        if not plog.epochs or plog.epochs[-1][0] != leader_epoch:
+            plog.epochs.append((leader_epoch, base))
+        plog.end_offset = appended.last_offset + 1
+        if producer_id >= 0:
+            old_epoch, recent = plog.producers.get(producer_id, (epoch, deque()))
+            if old_epoch != epoch:
+                recent = deque()
+            recent.append(appended)
+            while len(recent) > BATCHES_TO_RETAIN:
+                recent.popleft()
+            plog.producers[producer_id] = (epoch, recent)
         plog.leo[leader] = plog.end_offset
         for replica in isr:
             if replica in live:
                 plog.leo[replica] = plog.end_offset
         plog.advance_high_watermark()
         self.changes += 1
-        for batch in appended:
-            self.bytes += batch_cost(batch)
-            self._oldest.append((plog, batch))
+        self.bytes += batch_cost(appended)
+        self._oldest.append((plog, appended))
         self._enforce_budget()
-        assert first is not None
-        return Appended(ke.NONE, first.base_offset, now if log_append_time else -1, plog.log_start_offset)
+        return Appended(ke.NONE, base, now if log_append_time else -1, plog.log_start_offset)
 
     def _enforce_budget(self) -> None:
         """Drop the oldest batches of all until the records fit `max_bytes`; their log start offset moves on.
@@ -373,32 +365,6 @@ def check_producer(plog: PartitionLog, producer_id: int, epoch: int, first_seq: 
             f"Out of order sequence number for producer {producer_id} at offset {offset} in partition {partition}: "
             f"{first_seq} (incoming seq. number), {last} (current end sequence number)"))
     return None
-
-
-def parse_batches(records: bytes | None) -> list[tuple[tuple[int, ...], bytes]] | Appended:
-    """The v2 record batches of a Produce request, each (header fields, bytes), or the error answer
-    (`LogValidator`: older magic values are refused, a bad CRC is CORRUPT_MESSAGE)."""
-    data = bytes(records or b"")
-    batches = []
-    position = 0
-    while position + HEADER.size <= len(data):
-        header = HEADER.unpack_from(data, position)
-        size = header[1] + 12  # batchLength counts from the partition leader epoch on
-        if header[3] != 2:
-            return Appended(ke.UNSUPPORTED_FOR_MESSAGE_FORMAT, message="Only record batches of magic 2 are "
-                            "accepted")
-        if size < HEADER.size or position + size > len(data):
-            break
-        chunk = data[position:position + size]
-        if not DefaultRecordBatch(chunk).validate_crc():
-            return Appended(ke.CORRUPT_MESSAGE, message="Record batch failed its CRC check")
-        if header[5] & 0x10:  # isTransactional
-            return Appended(ke.INVALID_RECORD, message="The sandbox takes no transactional records")
-        batches.append((header, chunk))
-        position += size
-    if not batches or position != len(data):
-        return Appended(ke.CORRUPT_MESSAGE, message="The request's records are not whole record batches")
-    return batches
 
 
 def rewrite(data: bytes, base_offset: int, leader_epoch: int, attributes: int, max_timestamp: int | None) -> bytes:

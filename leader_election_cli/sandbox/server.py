@@ -17,9 +17,7 @@ import socket
 import ssl
 import struct
 import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
@@ -39,6 +37,7 @@ from leader_election_cli.sandbox.apis.registry import (
 from leader_election_cli.sandbox.apis.unmodelled import unimplemented
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import Mode
+from leader_election_cli.sandbox.request_log import RequestLog, RequestRecord
 from leader_election_cli.sandbox.security import AuthenticationFailed, SaslExchange
 from leader_election_cli.sandbox.tls_stream import TlsStream
 
@@ -49,23 +48,13 @@ CONTROLLER_POLL_S = 0.1  # NodeToControllerRequestThread: with no controller kno
 log = logging.getLogger("leader_election_cli.sandbox")
 
 MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
-MAX_REQUEST_LOG = 1_000_000  # requests `Sandbox.request_log` keeps (the latest)
+MAX_REQUEST_LOG = 1_000_000  # requests `Sandbox.request_log` keeps (the latest; 12 bytes each)
 API_VERSIONS = 18
 METADATA = 3
 ELECT_LEADERS = 43
 ALTER_REASSIGNMENTS = 45
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One request a broker received."""
-
-    broker_id: int
-    api_key: int
-    api_version: int
-    partitions: int | None = None  # ElectLeaders, AlterPartitionReassignments: partitions asked for; None = all
 
 
 class Fault(NamedTuple):
@@ -178,9 +167,7 @@ class Server:
         self.max_request_bytes = max_request_bytes
         self.faults = Faults()
         self._lag: tuple[Leaders, list[int]] | None = None  # leaders before a "lag" election, reads left
-        # the last MAX_REQUEST_LOG requests: producers running for hours must not fill the memory
-        self.request_log: deque[RequestRecord] = deque(maxlen=MAX_REQUEST_LOG)
-        self._log_lock = threading.Lock()
+        self.request_log = RequestLog(MAX_REQUEST_LOG)
         self._servers: dict[int, asyncio.AbstractServer] = {}
         self._held: dict[int, list[socket.socket]] = {}  # a stopped broker's port, held for its restart
         self._connections: dict[int, set[asyncio.StreamWriter | TlsStream]] = {}
@@ -268,12 +255,10 @@ class Server:
     # -- serving ---------------------------------------------------------------------------------
 
     def record(self, entry: RequestRecord) -> None:
-        with self._log_lock:
-            self.request_log.append(entry)
+        self.request_log.append(entry)
 
     def records(self) -> list[RequestRecord]:
-        with self._log_lock:
-            return list(self.request_log)
+        return self.request_log.records()
 
     async def _serve(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if broker not in self._servers:  # accepted just before the listener closed: a stopped broker serves nothing

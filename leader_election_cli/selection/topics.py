@@ -116,15 +116,18 @@ def check_known(partitions: Iterable[TopicPartition], state: ClusterState) -> No
 
 def _check_known(named: dict[str, None], partitions: tuple[TopicPartition, ...], state: ClusterState,
                  sizes: Counter[str]) -> None:
+    """Every named topic and partition exists; one error names all that do not, topics and partitions alike."""
     unknown = [t for t in named if t not in sizes]
-    if unknown:
-        raise InputError(f"Unknown topic(s): {listed(unknown)}: nothing was sent",
-                         hint="Check the names given to --topic, --partition and --path-to-json-file.")
-    missing = [tp for tp in partitions if tp not in state.partitions]
+    missing = [tp for tp in partitions if tp.topic in sizes and tp not in state.partitions]
+    problems = [f"Unknown topic(s): {listed(unknown)}"] if unknown else []
     if missing:
         counts = ", ".join(f"{t} has {sizes[t]}" for t in dict.fromkeys(tp.topic for tp in missing[:LISTED]))
-        raise InputError(f"Unknown partition(s): {listed([str(tp) for tp in missing])} ({counts}): nothing was sent",
-                         hint="Partitions are numbered from 0.")
+        problems.append(f"{'unknown' if problems else 'Unknown'} partition(s): {listed([str(tp) for tp in missing])} "
+                        f"({counts})")
+    if problems:
+        raise InputError(f"{'; '.join(problems)}: nothing was sent",
+                         hint="Remove them, or check that --bootstrap-server names the cluster they are on "
+                              "(kafka-topics --describe lists its topics; partitions are numbered from 0).")
 
 
 def topic_matcher(regex: str | None, option: str = "--topic-regex") -> Callable[[str], bool] | None:

@@ -7,9 +7,11 @@ As Kafka's `KafkaApis` and `ReplicaManager` answer them:
   left and no controller to give it a block (`RPCProducerIdManager`: clients retry; in ZooKeeper mode the
   blocks come from ZooKeeper, `ZkProducerIdManager`). The sandbox has no
   transaction coordinator: a transactional id is answered COORDINATOR_NOT_AVAILABLE.
-- Produce: per partition UNKNOWN_TOPIC_OR_PARTITION (v13+, by topic id: UNKNOWN_TOPIC_ID),
-  NOT_LEADER_OR_FOLLOWER (v10+ with the current leader and its endpoint, KIP-951), NOT_ENOUGH_REPLICAS
-  (acks=all, ISR below min.insync.replicas), the idempotence errors; acks outside -1, 0, 1 is
+- Produce: per partition UNKNOWN_TOPIC_OR_PARTITION (v13+, by topic id: UNKNOWN_TOPIC_ID), then its records
+  checked as Kafka checks them before anything is written (sandbox/record_batches.py: one batch, its header
+  against its records; INVALID_RECORD, CORRUPT_MESSAGE, ...), NOT_LEADER_OR_FOLLOWER (v10+ with the current
+  leader and its endpoint, KIP-951), NOT_ENOUGH_REPLICAS (acks=all, ISR below min.insync.replicas), the
+  idempotence errors; acks outside -1, 0, 1 is
   INVALID_REQUIRED_ACKS. acks=all is answered once the high watermark covers the records (`DelayedProduce`:
   when every ISR member has them), REQUEST_TIMED_OUT after the request's timeout;
   NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below the minimum meanwhile. acks=0 gets no answer.
@@ -20,14 +22,16 @@ As Kafka's `KafkaApis` and `ReplicaManager` answer them:
 - Fetch (consumers, `ReplicaManager.fetchMessages`, `Partition.fetchRecords`): from the leader only, up to
   the high watermark, the batches as stored (at least one whole batch however small the limits), the log
   start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; a diverging epoch when the consumer's last
-  fetched epoch ended earlier (KIP-320); waits up to max_wait_ms for min_bytes (`DelayedFetch`). No fetch
-  sessions are kept (session id 0, as a broker whose session cache is full answers).
+  fetched epoch ended earlier (KIP-320); waits up to max_wait_ms for min_bytes (`DelayedFetch`), unless there is
+  nothing to wait on (no partitions, an error, a diverging epoch). No fetch sessions are kept (session id 0, as
+  a broker whose session cache is full answers).
 - OffsetForLeaderEpoch (`LeaderEpochFileCache.endOffsetFor`): the end offset of the asked epoch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +48,9 @@ from leader_election_cli.sandbox.apis.context import Context
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import Mode, Partition, Topic
 from leader_election_cli.sandbox.partition_logs import Appended, PartitionLog
+from leader_election_cli.sandbox.record_batches import Refused, RequestRefused, request_batch
+
+log = logging.getLogger("leader_election_cli.sandbox")
 
 NO_ANSWER = object()  # acks=0: the broker sends nothing back
 POLL_S = 0.01  # how often a held request looks again (the delayed operations' completion check)
@@ -105,33 +112,61 @@ def produce(ctx: Context, req: Any) -> Any:
     answers: dict[tuple[str, int], Appended] = {}
     waiting: dict[tuple[str, int], int] = {}  # acks=all: the offset the high watermark must reach
     with c.lock:
+        try:
+            batches = _request_batches(ctx, req, answers)
+        except RequestRefused as e:
+            log.warning("broker %d: a Produce request fails as a whole: %s", ctx.broker_id, e)
+            return NO_ANSWER if req.acks == 0 else produce_error(ctx, req, e.error_code, None)
         live = c.fetching()
-        for topic_data in req.topic_data:
-            name = _topic_name(c, topic_data)
-            for data in topic_data.partition_data:
-                key = (name, data.index)
-                found = _partition(c, name, data.index) if name is not None else None
-                code = _leader_problem(c, ctx.broker_id, found) if name is not None else ke.UNKNOWN_TOPIC_ID
-                if code != ke.NONE:
-                    answers[key] = Appended(code)
-                    continue
-                topic, p = found  # type: ignore[misc]
-                min_isr = effective_min_isr(topic, p)
-                if req.acks == -1 and len(p.isr) < min_isr:  # appendRecordsToLeader's words (a Scala Set)
-                    answers[key] = Appended(ke.NOT_ENOUGH_REPLICAS, message=(
-                        f"The size of the current ISR Set({', '.join(map(str, p.isr))}) is insufficient to satisfy "
-                        f"the min.isr requirement of {min_isr} for partition {name}-{data.index}"))
-                    continue
-                answer = c.logs.append(key, topic.topic_id, p.leader, p.leader_epoch, p.isr, live, data.records,
-                                       topic.config("message.timestamp.type") == "LogAppendTime")
-                answers[key] = answer
-                if answer.error_code == ke.NONE and req.acks == -1:
-                    waiting[key] = c.logs.partitions[key].end_offset
+        for key, batch in batches.items():
+            found = _partition(c, *key)
+            code = _leader_problem(c, ctx.broker_id, found)
+            if code != ke.NONE:
+                answers[key] = Appended(code)
+                continue
+            topic, p = found  # type: ignore[misc]
+            min_isr = effective_min_isr(topic, p)
+            if req.acks == -1 and len(p.isr) < min_isr:  # appendRecordsToLeader's words (a Scala Set)
+                answers[key] = Appended(ke.NOT_ENOUGH_REPLICAS, message=(
+                    f"The size of the current ISR Set({', '.join(map(str, p.isr))}) is insufficient to satisfy "
+                    f"the min.isr requirement of {min_isr} for partition {key[0]}-{key[1]}"))
+                continue
+            if batch is None:  # nothing to append (below v3 only): no error, nothing written
+                plog = c.logs.partitions.get(key)
+                answers[key] = Appended(ke.NONE, log_start_offset=plog.log_start_offset if plog else 0)
+                continue
+            answer = c.logs.append(key, topic.topic_id, p.leader, p.leader_epoch, p.isr, live, batch,
+                                   topic.config("message.timestamp.type") == "LogAppendTime")
+            answers[key] = answer
+            if answer.error_code == ke.NONE and req.acks == -1:
+                waiting[key] = c.logs.partitions[key].end_offset
     if req.acks == 0:
         return NO_ANSWER
     if not waiting:
         return _produce_response(ctx, req, answers)
     return _await_replication(ctx, req, answers, waiting)
+
+
+def _request_batches(ctx: Context, req: Any, answers: dict[tuple[str, int], Appended]) -> dict[tuple[str, int],
+                                                                                                bytes | None]:
+    """`KafkaApis.handleProduceRequest` before the append: each partition's topic known (UNKNOWN_TOPIC_ID by an
+    unknown topic id, v13+), then its records (`record_batches.request_batch`); the partitions left to append,
+    with their batch. Refusals go into `answers`."""
+    c = ctx.cluster
+    batches: dict[tuple[str, int], bytes | None] = {}
+    for topic_data in req.topic_data:
+        name = _topic_name(c, topic_data, ctx.version)
+        for data in topic_data.partition_data:
+            key = (name, data.index)
+            if name is None or _partition(c, name, data.index) is None:
+                answers[key] = Appended(ke.UNKNOWN_TOPIC_ID if name is None else ke.UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            try:
+                batches[key] = request_batch(data.records, ctx.version)
+            except Refused as e:
+                log.warning("broker %d: %s-%d: %s", ctx.broker_id, name, data.index, e)
+                answers[key] = Appended(e.error_code, message=e.message)
+    return batches
 
 
 async def _await_replication(ctx: Context, req: Any, answers: dict[tuple[str, int], Appended],
@@ -163,11 +198,12 @@ async def _await_replication(ctx: Context, req: Any, answers: dict[tuple[str, in
     return _produce_response(ctx, req, answers)
 
 
-def _topic_name(c: Cluster, topic_data: Any) -> str | None:
-    """A Produce or Fetch topic's name: by name, or (v13+) by topic id."""
-    name = getattr(topic_data, "name", None) or getattr(topic_data, "topic", None)
-    if name:
-        return str(name)
+def _topic_name(c: Cluster, topic_data: Any, version: int) -> str | None:
+    """A Produce or Fetch topic's name: as asked below v13 ("" is a topic no cluster has: Kafka's
+    `handleProduceRequest` answers UNKNOWN_TOPIC_OR_PARTITION); from v13 by topic id, None for an id the
+    cluster does not know (UNKNOWN_TOPIC_ID)."""
+    if version < 13:
+        return str(getattr(topic_data, "name", None) or getattr(topic_data, "topic", None) or "")
     topic = c.topic_by_id(getattr(topic_data, "topic_id", None))
     return topic.name if topic is not None else None
 
@@ -181,7 +217,7 @@ def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], App
     topics = []
     with c.lock:
         for topic_data in req.topic_data:
-            name = _topic_name(c, topic_data)
+            name = _topic_name(c, topic_data, ctx.version)
             partitions = []
             for data in topic_data.partition_data:
                 a = answers[(name, data.index)] if name is not None else Appended(ke.UNKNOWN_TOPIC_ID)
@@ -203,7 +239,7 @@ def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], App
 
 
 def produce_error(ctx: Context, req: Any, code: int, message: str | None) -> Any:
-    answers = {(_topic_name(ctx.cluster, t), d.index): Appended(code) for t in req.topic_data
+    answers = {(_topic_name(ctx.cluster, t, ctx.version), d.index): Appended(code) for t in req.topic_data
                for d in t.partition_data}
     return _produce_response(ctx, req, answers)
 
@@ -284,13 +320,14 @@ def fetch(ctx: Context, req: Any) -> Any:
     if ctx.version >= 7 and req.session_id != 0:
         return fetch_error(ctx, req, ke.FETCH_SESSION_ID_NOT_FOUND, None)
     response = _fetch_now(ctx, req)
-    if req.max_wait_ms <= 0 or _fetched_bytes(response) >= max(1, req.min_bytes) or _has_error(response):
+    if req.max_wait_ms <= 0 or _complete(response, req.min_bytes):
         return response
     return _fetch_later(ctx, req)
 
 
 async def _fetch_later(ctx: Context, req: Any) -> Any:
-    """`DelayedFetch`: answer once min_bytes are there, a partition errs, or max_wait_ms have passed."""
+    """`DelayedFetch`: answer once it is complete (`_complete`) or max_wait_ms have passed (as asked: Kafka does
+    not bound it, `KafkaApis.handleFetchRequest` hands `fetchRequest.maxWait` on as it is)."""
     deadline = time.monotonic() + req.max_wait_ms / 1000
     seen = _what_changes(ctx)
     while True:
@@ -300,21 +337,22 @@ async def _fetch_later(ctx: Context, req: Any) -> Any:
             continue  # nothing written, no leader or ISR changed: the answer would be the same
         seen = now
         response = _fetch_now(ctx, req)
-        if time.monotonic() >= deadline or _fetched_bytes(response) >= max(1, req.min_bytes) or _has_error(response):
+        if time.monotonic() >= deadline or _complete(response, req.min_bytes):
             return response
+
+
+def _complete(response: Any, min_bytes: int) -> bool:
+    """Whether a Fetch is answered now (`ReplicaManager.fetchMessages`, `DelayedFetch.tryComplete`): no partition
+    to wait on (`KafkaApis.handleFetchRequest` answers at once when none is left), min_bytes there (0: at once),
+    a partition in error, or a diverging epoch."""
+    partitions = [p for t in response.responses for p in t.partitions]
+    return (not partitions or sum(len(p.records or b"") for p in partitions) >= min_bytes
+            or any(p.error_code != ke.NONE or getattr(p, "diverging_epoch", None) is not None for p in partitions))
 
 
 def _what_changes(ctx: Context) -> tuple[int, int]:
     """What a held Fetch's answer depends on: the cluster's version (leaders, ISRs) and the logs' changes."""
     return ctx.cluster.version, ctx.cluster.logs.changes
-
-
-def _fetched_bytes(response: Any) -> int:
-    return sum(len(p.records or b"") for t in response.responses for p in t.partitions)
-
-
-def _has_error(response: Any) -> bool:
-    return any(p.error_code != ke.NONE for t in response.responses for p in t.partitions)
 
 
 def _fetch_now(ctx: Context, req: Any) -> Any:
@@ -327,7 +365,7 @@ def _fetch_now(ctx: Context, req: Any) -> Any:
     endpoints: dict[int, Any] = {}
     with c.lock:
         for t in req.topics:
-            name = _topic_name(c, t)
+            name = _topic_name(c, t, ctx.version)
             partitions = []
             for asked in t.partitions:
                 found = _partition(c, name, asked.partition) if name is not None else None
