@@ -474,3 +474,20 @@ def test_every_advertised_version_of_the_write_and_read_apis_is_answered(
             topics = answer.responses if key in (0, 1) else answer.topics
             codes = [p.error_code for t in topics for p in (t.partition_responses if key == 0 else t.partitions)]
         assert codes == [ke.NONE], (key, version, answer)
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_a_producer_compressing_with_each_codec_writes_and_a_consumer_reads_back(sb: Sandbox, codec: str) -> None:
+    """The sandbox decompresses a batch to check it, as a broker does, and keeps it as the producer compressed it."""
+    p, c = producer(sb, compression_type=codec, linger_ms=20), consumer(sb)
+    try:
+        futures = [p.send("t", key=b"k%d" % i, value=b"value %d" % i * 20, partition=0) for i in range(300)]
+        p.flush(timeout=60)
+        assert [f.get(timeout=10).offset for f in futures] == list(range(300))
+        tp = TopicPartition("t", 0)
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+        assert [r.value for r in read_all(c, tp, 300)] == [b"value %d" % i * 20 for i in range(300)]
+    finally:
+        p.close(timeout=10)
+        c.close()

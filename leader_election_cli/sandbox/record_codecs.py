@@ -8,10 +8,11 @@ answers as any unexpected exception: UNKNOWN_SERVER_ERROR, nothing written (what
 client gets: https://github.com/IBM/sarama/issues/1572).
 
 The codecs are the libraries kafka-python's `kafka.codec` uses: gzip from the standard library; python-snappy
-(`snappy`), `lz4` and `zstandard` only where installed. A batch whose codec's library is missing cannot be read
-here, and is refused as Kafka refuses a body it cannot read, never stored unchecked. Kafka streams the records
-without a bound; the sandbox holds them whole, so a body that decompresses to more than `MAX_DECOMPRESSED`
-bytes (a decompression bomb: gzip reaches about 1,000 to 1, zstd far more) is refused the same way.
+(`snappy`), `lz4` and `zstandard`, dependencies of the package. Were one's library missing, its batches could
+not be read here, and would be refused as Kafka refuses a body it cannot read, never stored unchecked. Kafka
+streams the records without a bound; the sandbox holds them whole, so a body that decompresses to more than
+`MAX_DECOMPRESSED` bytes (a decompression bomb: gzip reaches about 1,000 to 1, zstd far more) is refused the
+same way.
 """
 
 from __future__ import annotations
