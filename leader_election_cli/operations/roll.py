@@ -470,9 +470,8 @@ class _Runner:
                             f"it is safe to stop ({unreachable.message}); nothing was done to it", polls=polls,
                             verdict=verdict, exit_code=ExitCode.UNREACHABLE)
         return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
-                        f"{_blocking(verdict)} partition(s) would go offline or under min ISR (kafka-leaders can-stop "
-                        f"{b.broker} lists them); nothing was done to it", polls=polls, verdict=verdict,
-                        exit_code=ExitCode.REFUSED)
+                        f"{_blocking(verdict)} (kafka-leaders can-stop {b.broker} lists them); nothing was done to it",
+                        polls=polls, verdict=verdict, exit_code=ExitCode.REFUSED)
 
     def _drain(self, b: BrokerState) -> RollStep:
         with self._cluster() as cluster:
@@ -725,18 +724,18 @@ def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
     """Why a broker may not be stopped now: its partitions (and the brokers counted down for not answering), or
     (a voter too) the quorum."""
     if verdict is not None and not verdict.safe:
-        return f"{_blocking(verdict)} partition(s) would go offline or under min ISR"
+        return _blocking(verdict)
     if quorum is not None and not quorum.safe:
         return str(quorum.reason)
     return "its partitions' leaders or ISRs, or the live brokers, changed between every two reads"
 
 
 def _blocking(verdict: StopVerdict | None) -> str:
-    """How many partitions block, and which brokers were counted down for not answering a probe."""
+    """What blocks the stop: how many partitions, and the brokers counted down for not answering a probe."""
     if verdict is None:
-        return "?"
-    silent = f" ({silent_brokers_text(verdict.not_answering)})" if verdict.not_answering else ""
-    return f"{len(verdict.blocking)}{silent}"
+        return "? partition(s) would go offline or under min ISR"
+    silent = f"; {silent_brokers_text(verdict.not_answering)}" if verdict.not_answering else ""
+    return f"{len(verdict.blocking)} partition(s) would go offline or under min ISR{silent}"
 
 
 def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:
