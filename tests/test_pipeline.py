@@ -10,7 +10,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -92,9 +92,12 @@ def fleet_states(draw: st.DrawFn) -> ClusterState:
     return replace(state, reassigning=reassigning, min_isr_capped=draw(st.booleans()))
 
 
-# Few examples (each one is a whole Spark job), but several clusters and snapshots in each.
-snapshot_sets = st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), fleet_states()), min_size=1,
-                         max_size=8)
+# One example: snapshots of up to three clusters (several snapshots of each), and the format of its rows' file.
+Example = tuple[list[tuple[str, ClusterState]], bool]
+examples = st.tuples(st.lists(st.tuples(st.sampled_from(["east", "west", "north"]), fleet_states()), min_size=1,
+                              max_size=8), st.booleans())
+ANALYZE_EXAMPLES = 20  # generated per run, all checked by two `analyze` jobs (half each), whatever the load
+JOB_SETTINGS = st.tuples(st.integers(1, 4), st.sampled_from([0, 9.2, 10, 25, 50]))  # batch size, threshold
 
 
 def names(partitions: list[TopicPartition]) -> tuple[str, ...]:
@@ -107,29 +110,52 @@ def as_recorded(state: ClusterState) -> ClusterState:
     return replace(state, racks={}, partitions=partitions)
 
 
-@pytest.mark.timeout(300)  # six Spark jobs: about 65 s here, and CI machines may be slower
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(snapshots=snapshot_sets, batch_size=st.integers(1, 4), threshold=st.sampled_from([0, 9.2, 10, 25, 50]),
-       parquet=st.booleans(), interpreted=st.booleans())
-def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.TempPathFactory,
-                                               snapshots: list[tuple[str, ClusterState]], batch_size: int,
-                                               threshold: float, parquet: bool, interpreted: bool) -> None:
+@pytest.mark.timeout(300)  # two Spark jobs, whatever the load: 64-74 s at load 7.5-8.9 on 2 cores
+def test_results_equal_status_and_the_planners(spark, tmp_path: Path) -> None:
     """`analyze` over snapshots of clusters says what `status` says of the same clusters, and plans what
     `rebalance` would elect, and writes the balance plans `solve_leadership` makes of each cluster's latest
-    state: the expected side is computed from the ClusterStates, not from the rows. With generated code,
-    or interpreted as small local inputs run."""
-    work = tmp_path_factory.mktemp("property")
-    states = {(cluster, T0 + timedelta(minutes=i)): state for i, (cluster, state) in enumerate(snapshots)}
-    rows = [row for (cluster, at), state in states.items() for row in snapshot.rows(state, cluster, at)]
-    source = work / ("in.parquet" if parquet else "in.jsonl")
-    snapshot.write(rows, source)
+    state: the expected side is computed from the ClusterStates, not from the rows. The generated examples
+    are checked together, each under cluster names of its own (no shrinking or replay: a failure shows
+    its examples), by one job with generated code and one interpreted (as small local inputs run), each
+    with its own batch size and threshold."""
+    drawn_examples = dict(enumerate(drawn(examples, ANALYZE_EXAMPLES)))
+    # Hypothesis' first example is its simplest, (1, 0): the jobs take the random ones after it
+    for interpreted, (batch_size, threshold) in zip((False, True), drawn(JOB_SETTINGS, 3)[1:], strict=True):
+        _check_analyze(spark, tmp_path / f"interpreted-{interpreted}", batch_size, threshold, interpreted,
+                       {n: e for n, e in drawn_examples.items() if n % 2 == interpreted})
+
+
+def _check_analyze(spark, work: Path, batch_size: int, threshold: float, interpreted: bool,
+                   examples: dict[int, Example]) -> None:
+    """One `analyze` job over `examples`, the clusters of example N named N-east, N-west, N-north."""
+    states: dict[tuple[str, datetime], ClusterState] = {}
+    rows: dict[bool, list[snapshot.SnapshotRow]] = {False: [], True: []}  # by format: Parquet or not
+    for number, (snapshots, parquet) in examples.items():
+        for i, (name, state) in enumerate(snapshots):
+            cluster, at = f"{number}-{name}", T0 + timedelta(minutes=i)
+            states[(cluster, at)] = state
+            rows[parquet] += snapshot.rows(state, cluster, at)
+    work.mkdir()
+    sources = {work / ("in.parquet" if parquet else "in.jsonl"): part for parquet, part in rows.items() if part}
+    for source, part in sources.items():
+        snapshot.write(part, source)
+
+    def shown(keys: Iterable[tuple]) -> str:
+        """The examples of `keys` (each starting with a cluster name), the first as drawn, and the job's settings."""
+        numbers = sorted({int(key[0].partition("-")[0]) for key in keys})
+        return (f"examples {numbers} differ (batch size {batch_size}, threshold {threshold}, interpreted "
+                f"{interpreted}); example {numbers[0]}: {examples[numbers[0]]!r}")
+
+    def differing(found: dict, expected: dict) -> str:
+        return shown(key for key in found.keys() | expected.keys() if found.get(key) != expected.get(key))
 
     with generated_code(spark, interpreted):
-        result = job.analyze(spark, [str(source)], str(work / "out"), batch_size=batch_size,
+        result = job.analyze(spark, [str(s) for s in sources], str(work / "out"), batch_size=batch_size,
                              threshold_pct=threshold, balance=True)
 
     out = work / "out"
-    assert (result.rows, result.bad_rows, result.snapshots, result.legacy_rows) == (len(rows), {}, len(states), 0)
+    assert (result.rows, result.bad_rows, result.snapshots, result.legacy_rows) == (
+        sum(map(len, rows.values())), {}, len(states), 0)
     expected_brokers, expected_health = {}, {}
     for (cluster, at), state in states.items():
         report = status_report(state)
@@ -147,30 +173,32 @@ def test_results_equal_status_and_the_planners(spark, tmp_path_factory: pytest.T
             max((b.ratio for b in balance.brokers), default=0.0),
             min(positive, key=lambda b: (-b.ratio, b.broker)).broker if positive else None,
             names(under_replicated), names(report.under_min_isr), names(report.offline), down)
-    assert {(r["cluster"], r["taken_at"], r["broker"]): (
+    found_brokers = {(r["cluster"], r["taken_at"], r["broker"]): (
         r["alive"], r["leaders"], r["preferred"], r["not_led_by_preferred"], r["imbalance_ratio"],
-        r["above_threshold"]) for r in table(out, "broker_balance")} == expected_brokers
-    assert {(r["cluster"], r["taken_at"]): (
+        r["above_threshold"]) for r in table(out, "broker_balance")}
+    assert found_brokers == expected_brokers, differing(found_brokers, expected_brokers)
+    found_health = {(r["cluster"], r["taken_at"]): (
         r["partitions"], r["not_preferred_leader"], r["under_replicated"], r["under_min_isr"], r["offline"],
         r["fixable"], r["brokers"], r["brokers_above_threshold"], r["max_imbalance_ratio"], r["worst_broker"],
         *(tuple(f"{p['topic']}-{p['partition']}" for p in r[name]) for name in (
             "under_replicated_partitions", "under_min_isr_partitions", "offline_partitions")),
-        r["down_brokers"]) for r in table(out, "cluster_health")} == expected_health
+        r["down_brokers"]) for r in table(out, "cluster_health")}
+    assert found_health == expected_health, differing(found_health, expected_health)
     for cluster in {c for c, _ in states}:
         latest = max(at for c, at in states if c == cluster)
         candidates = planned_balance.rebalance_candidates(states[(cluster, latest)], threshold)
         assert planned_partitions(out, cluster, batch_size) == [
-            {"topic": tp.topic, "partition": tp.partition} for tp in candidates]
+            {"topic": tp.topic, "partition": tp.partition} for tp in candidates], shown([(cluster,)])
         summary = next(c for c in result.clusters if c.cluster == cluster)
         fixable = planned_balance.fixable_by_preferred(states[(cluster, latest)])
         assert (summary.latest, summary.fixable, summary.planned, summary.plan_files) == (
-            latest, len(fixable), len(candidates), -(-len(candidates) // batch_size))
+            latest, len(fixable), len(candidates), -(-len(candidates) // batch_size)), shown([(cluster,)])
         path = out / "balance" / f"{cluster}.json"
         written = load_plan_file(str(path))  # what balance --execute --plan-file reads, checked as it checks it
         expected = document(plan_report(as_recorded(states[(cluster, latest)]), plan_file=str(path)))
-        assert {**written, "created_at": None} == {**expected, "created_at": None}
+        assert {**written, "created_at": None} == {**expected, "created_at": None}, shown([(cluster,)])
         assert (summary.balance_plan, summary.balance_max_after, summary.balance_changes) == (
-            str(path), expected["summary"]["max_leaders_after"], len(expected["partitions"]))
+            str(path), expected["summary"]["max_leaders_after"], len(expected["partitions"])), shown([(cluster,)])
 
 
 def test_bad_rows_are_counted_kept_and_left_out(spark, tmp_path: Path) -> None:
@@ -588,13 +616,15 @@ MUTATIONS = st.one_of(
         "2024-05-01T12:00:00.5Z", "2024-05-01T12:00:00.123+02:00", "yesterday", [1]])))
 
 
+PARITY_ROWS = 300  # generated rows per run, all read by one Spark job
+
+
 @pytest.mark.timeout(120)
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(mutations=st.lists(st.lists(MUTATIONS, max_size=2), min_size=1, max_size=40))
-def test_spark_refuses_the_rows_snapshot_read_refuses_for_the_same_reason(
-        spark, tmp_path_factory: pytest.TempPathFactory, mutations: list[list[tuple[str, object]]]) -> None:
+def test_spark_refuses_the_rows_snapshot_read_refuses_for_the_same_reason(spark, tmp_path: Path) -> None:
     """`snapshot.row_problem` (what `snapshot.read` refuses a file for) and the Spark pipeline's column
-    expressions give every row the same reason, or none; zone-less and epoch taken_at included."""
+    expressions give every row the same reason, or none; zone-less and epoch taken_at included. The
+    generated rows go into one file, read by one Spark job."""
+    mutations: list[list[tuple[str, object]]] = drawn(st.lists(MUTATIONS, max_size=2), PARITY_ROWS)
     lines = []
     for number, changes in enumerate(mutations):
         row = {**GOOD_ROW, "partition": number}
@@ -604,13 +634,15 @@ def test_spark_refuses_the_rows_snapshot_read_refuses_for_the_same_reason(
             else:
                 row[column] = -1 - number if column == "partition" and value == -3 else value
         lines.append(json.dumps(row))
-    path = tmp_path_factory.mktemp("parity") / "rows.jsonl"
+    path = tmp_path / "rows.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    expected = Counter(snapshot.row_problem(json.loads(line)) for line in lines)
+    reasons = [snapshot.row_problem(json.loads(line)) for line in lines]
+    expected = Counter(reasons)
 
     found = Counter(r[0] for r in job.inputs.read_snapshots(spark, [str(path)], []).select("bad_reason").collect())
 
-    assert found == expected
+    differing = {reason for reason in found | expected if found[reason] != expected[reason]}
+    assert found == expected, [line for line, reason in zip(lines, reasons, strict=True) if reason in differing][:5]
     for line, (number, _) in zip(lines, enumerate(lines, 1), strict=True):
         single = path.with_name(f"one-{number}.jsonl")
         single.write_text(line + "\n")
