@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -322,7 +322,8 @@ class _StepFailed(Exception):
 
 
 class _Runner:
-    """One roll's run: the broker loop, its steps, and the state file after each."""
+    """One roll's run: the loop over rounds (one broker each unless --parallel; a dedicated controller always
+    alone), their steps, and the state file after each."""
 
     def __init__(self, connection: Connection, client: ClientSettings, settings: RollSettings, plan: RollState,
                  path: Path, report: RollReport, hooks: Hooks, ask: Ask | None,
@@ -337,39 +338,39 @@ class _Runner:
         self.configs: ClusterState | None = None  # the last read's min ISR, for the check right before a restart
         # a controller's command runs right after `roll_controllers` applied the quorum rule
         self.controllers = ControllerSteps(RunnerHooks(self._cluster, self._poll,
-                                                       lambda b: self._command(b, None, None, None),
+                                                       lambda b: self._command([b], None, None, None),
                                                        lambda: self.stop.stopped, settings.safe_wait_s,
                                                        settings.rejoin_wait_s, client, settings.probe_timeout_s),
                                            quorum)
-        # the read that found the broker back (its partitions), for the restore to plan from (a read of
+        # the read that found the round back (its partitions), for the restore to plan from (a read of
         # 100,000 partitions takes a while); taken once (a resumed roll has none)
         self.back_read: ClusterState | None = None
 
     def run(self) -> None:
         with stop_on_signals() as stop:
             self.stop = stop
-            for b in self.plan.brokers:
-                if b.step == "done":
+            for group in self.plan.groups():
+                if all(b.step == "done" for b in group):
                     continue
-                entry = BrokerRoll(b.broker, b.host, "running", [], b.role)
-                self.report.brokers.append(entry)
+                entries = [BrokerRoll(b.broker, b.host, "running", [], b.role) for b in group if b.step != "done"]
+                self.report.brokers.extend(entries)
                 try:
-                    self._roll_one(b, entry)
+                    self._roll_round([b for b in group if b.step != "done"], entries)
                 except _StepFailed as exc:
-                    entry.status = "failed" if exc.exit_code is not ExitCode.REFUSED else "refused"
+                    _set_status(entries, "failed" if exc.exit_code is not ExitCode.REFUSED else "refused")
                     self._stopped(exc.exit_code, exc.reason)
                     return
                 except LeaderElectionError as exc:
-                    entry.status = "failed"
-                    self._stopped(self._exit_code(exc), f"broker {b.broker}: {exc.message}")
+                    _set_status(entries, "failed")
+                    self._stopped(self._exit_code(exc), f"{_who(group)}: {exc.message}")
                     return
                 if self.stop.stopped:
-                    entry.status = "interrupted"
+                    _set_status(entries, "interrupted")
                     self.report.interrupted, self.report.stop_signal = True, self.stop.signum
-                    self._stopped(interrupted_exit(self.stop.signum), f"stopped by a signal during broker {b.broker}'s "
+                    self._stopped(interrupted_exit(self.stop.signum), f"stopped by a signal during {_who(group)}'s "
                                   "roll, after the step in flight")
                     return
-                entry.status = "done"
+                _set_status(entries, "done")
             self.plan.finished = True
             try:
                 roll_state.save(self.path, self.plan)
@@ -394,28 +395,34 @@ class _Runner:
 
     # -- the steps ------------------------------------------------------------------------------------
 
-    def _roll_one(self, b: BrokerState, entry: BrokerRoll) -> None:
-        steps = self.controllers.steps(b) if b.role == "controller" else (
-            ("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
-            ("back", self._wait_back), ("done", self._restore))
+    def _roll_round(self, group: list[BrokerState], entries: list[BrokerRoll]) -> None:
+        """The steps of one round, each once for all its brokers (each broker's own step in the state file: one
+        whose command succeeded is restarted though another's failed)."""
+        steps: tuple[tuple[str, Callable[[list[BrokerState]], RollStep]], ...]
+        if group[0].role == "controller":
+            steps = tuple((done, lambda g, step=step: step(g[0])) for done, step in self.controllers.steps(group[0]))
+        else:
+            steps = (("safe", self._wait_safe), ("drained", self._drain), ("restarted", self._restart),
+                     ("back", self._wait_back), ("done", self._restore))
         for done, step in steps:
-            if roll_state.STEPS.index(b.step) >= roll_state.STEPS.index(done):
+            if all(_past(b, done) for b in group):
                 continue  # finished before a --resume
             if self.stop.stopped:
                 return
             started = time.monotonic()
-            record = step(b)
+            record = step(group)
             record.seconds = round(time.monotonic() - started, 3)
-            entry.steps.append(record)
+            for entry in entries:
+                entry.steps.append(record)
             if not record.ok:
                 raise _StepFailed(record.exit_code or ExitCode.PARTITION_FAILED,
-                                  f"{'controller' if b.role == 'controller' else 'broker'} {b.broker}, {record.name}: "
-                                  f"{record.detail}")
-            if record.completed:
-                b.step = done
-                roll_state.save(self.path, self.plan)
-            else:  # stopped by a signal inside the step: resumed from its start
+                                  f"{_who(group)}, {record.name}: {record.detail}")
+            if not record.completed:  # stopped by a signal inside the step: resumed from its start
                 return
+            for b in group:
+                if not _past(b, done):
+                    b.step = done
+            roll_state.save(self.path, self.plan)
 
     @contextmanager
     def _cluster(self) -> Iterator[ClusterConnection]:
@@ -442,15 +449,16 @@ class _Runner:
             self.stop.sleep(min(delay, remaining))
             delay = min(delay * 2, POLL_MAX_S)
 
-    def _wait_safe(self, b: BrokerState) -> RollStep:
+    def _wait_safe(self, group: list[BrokerState]) -> RollStep:
+        brokers = _ids_of(group)
         last: list = []
         quorum: list = [None]
 
         def safe() -> bool:
             with self._cluster() as cluster:
-                self.configs = read_for_stop(cluster, [b.broker])
-                verdict = self._probed(self.configs, b.broker)
-                quorum[0] = self.controllers.quorum_safe(cluster, b.broker)  # a voter too (combined mode)
+                self.configs = read_for_stop(cluster, brokers)
+                verdict = self._probed(self.configs, brokers)
+                quorum[0] = self.controllers.quorum_safe(cluster, brokers)  # voters too (combined mode)
             last[:] = [verdict]
             return verdict.safe and (quorum[0] is None or quorum[0].safe)
 
@@ -460,76 +468,88 @@ class _Runner:
             return RollStep("wait_safe", 0.0, True, "safe to stop", polls=polls, verdict=verdict, quorum=quorum[0])
         if quorum[0] is not None and not quorum[0].safe and not self.stop.stopped and unreachable is None:
             return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
-                            f"it is a controller too and {quorum[0].reason}; nothing was done to it", polls=polls,
+                            f"{'it is a controller' if len(group) == 1 else 'voters are controllers'} too and "
+                            f"{quorum[0].reason}; nothing was done to {_them(group)}", polls=polls,
                             verdict=verdict, quorum=quorum[0], exit_code=ExitCode.REFUSED)
         if self.stop.stopped:
             return RollStep("wait_safe", 0.0, True, "stopped by a signal while waiting", polls=polls,
                             verdict=verdict, completed=False)
         if unreachable is not None:  # the last read got no answer: whether it is safe is not known
             return RollStep("wait_safe", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
-                            f"it is safe to stop ({unreachable.message}); nothing was done to it", polls=polls,
-                            verdict=verdict, exit_code=ExitCode.UNREACHABLE)
+                            f"it is safe to stop ({unreachable.message}); nothing was done to {_them(group)}",
+                            polls=polls, verdict=verdict, exit_code=ExitCode.UNREACHABLE)
         return RollStep("wait_safe", 0.0, False, f"still not safe to stop after {self.settings.safe_wait_s:g} s: "
-                        f"{_blocking(verdict)} (kafka-leaders can-stop {b.broker} lists them); nothing was done to it",
-                        polls=polls, verdict=verdict, exit_code=ExitCode.REFUSED)
+                        f"{_blocking(verdict)} (kafka-leaders can-stop {_ids(brokers)} lists them); nothing was done "
+                        f"to {_them(group)}", polls=polls, verdict=verdict, exit_code=ExitCode.REFUSED)
 
-    def _drain(self, b: BrokerState) -> RollStep:
+    def _drain(self, group: list[BrokerState]) -> RollStep:
+        """Move leadership off the round's brokers, each last in every replica order and none the successor of
+        another (`demote_plan`'s `together`), one restore file for the round, named in each broker's state."""
+        brokers = _ids_of(group)
         with self._cluster() as cluster:
             # a fresh read (another broker may have died since the verdict: the plan must see it), of the
-            # partitions the broker replicates only (all that demote's plan and the check after it look at)
-            state = cluster.describe(with_reassignments=True, replicas_of=[b.broker])
-            plan = demote_plan(state, b.broker, include_preferred=True)
+            # partitions the brokers replicate only (all that demote's plan and the check after it look at)
+            state = cluster.describe(with_reassignments=True, replicas_of=brokers)
+            plan = demote_plan(state, brokers[0], include_preferred=True, together=brokers[1:])
             if plan.reorders:
-                path = default_restore_path(f"roll-{b.broker}", state.cluster_id)
-                b.restore_files.append(str(path))
+                path = default_restore_path(f"roll-{'-'.join(map(str, brokers))}", state.cluster_id)
+                for b in group:
+                    b.restore_files.append(str(path))
                 roll_state.save(self.path, self.plan)  # named before it is written: never forgotten
             else:
                 path = None
             moves = run_moves(cluster, state, plan, restore_path=path, batch_size=self.settings.batch_size,
                               wait_seconds=self.client.api_timeout_ms / 2000)
             if path is not None and moves.restore_file is None:
-                b.restore_files.remove(str(path))
+                for b in group:
+                    b.restore_files.remove(str(path))
             elif path is not None:
                 self.saved[str(path)] = {m.tp: m.replicas for m in plan.reorders}
-        led = _still_led(state, moves, b.broker, self.settings.allow_rf1)
+        led = _still_led(state, moves, brokers, self.settings.allow_rf1)
         moved = moves.count(Outcome.ELECTED)
         if moves.interrupted:
             return RollStep("drain", 0.0, True, "stopped by a signal while draining", moved=moved, completed=False)
         if led:
-            return RollStep("drain", 0.0, False, f"it still leads {len(led)} partition(s) (e.g. {led[0]}): "
-                            "no other in-sync replica took them", moved=moved, exit_code=ExitCode.PARTITION_FAILED)
-        return RollStep("drain", 0.0, True, f"moved leadership off {moved} partition(s); it leads none",
-                        moved=moved)
+            return RollStep("drain", 0.0, False, f"{'it' if len(group) == 1 else 'they'} still lead{_s(group)} "
+                            f"{len(led)} partition(s) (e.g. {led[0]}): no other in-sync replica took them",
+                            moved=moved, exit_code=ExitCode.PARTITION_FAILED)
+        return RollStep("drain", 0.0, True, f"moved leadership off {moved} partition(s); "
+                        f"{'it leads' if len(group) == 1 else 'they lead'} none", moved=moved)
 
-    def _restart(self, b: BrokerState) -> RollStep:
-        self.hooks.note(f"Broker {b.broker} leads nothing: checking it is still safe to stop, then restarting it.")
-        safe, polls, verdict, read_at, unreachable, quorum = self._safe_now(b)
+    def _restart(self, group: list[BrokerState]) -> RollStep:
+        self.hooks.note(f"{_who(group).capitalize()} lead{_s(group)} nothing: checking it is still safe to stop, then "
+                        f"restarting {_them(group)}.")
+        safe, polls, verdict, read_at, unreachable, quorum = self._safe_now(group)
         if not safe:
             if self.stop.stopped:
                 return RollStep("restart", 0.0, True, "stopped by a signal while waiting for it to be safe to stop "
                                 "again", polls=polls, verdict=verdict, quorum=quorum, completed=False)
             if unreachable is not None:
                 return RollStep("restart", 0.0, False, f"could not tell within {self.settings.safe_wait_s:g} s whether "
-                                f"it is still safe to stop ({unreachable.message}); it was not restarted and stays "
-                                "drained", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.UNREACHABLE)
+                                f"it is still safe to stop ({unreachable.message}); {_them(group, 'it was')} not "
+                                f"restarted and stay{_s(group)} drained", polls=polls, verdict=verdict, quorum=quorum,
+                                exit_code=ExitCode.UNREACHABLE)
             return RollStep("restart", 0.0, False, f"no longer safe to stop, and still not after "
                             f"{self.settings.safe_wait_s:g} s: {_why(verdict, quorum)} (kafka-leaders can-stop "
-                            f"{b.broker} lists them); it was not restarted and stays drained (roll --resume carries "
-                            "on)", polls=polls, verdict=verdict, quorum=quorum, exit_code=ExitCode.REFUSED)
-        return self._command(b, polls, verdict, read_at)
+                            f"{_ids(_ids_of(group))} lists them); {_them(group, 'it was')} not restarted and "
+                            f"stay{_s(group)} drained (roll --resume carries on)", polls=polls, verdict=verdict,
+                            quorum=quorum, exit_code=ExitCode.REFUSED)
+        return self._command([b for b in group if not _past(b, "restarted")], polls, verdict, read_at)
 
-    def _command(self, b: BrokerState, polls: int | None, verdict: StopVerdict | None,
+    def _command(self, group: list[BrokerState], polls: int | None, verdict: StopVerdict | None,
                  read_at: float | None) -> RollStep:
-        """Run the restart command (or ask for Enter), the check's polls and verdict, and the time from the read
-        it was decided on (`read_at`) to the command, in its step."""
+        """Run the restart command of each broker of the round at once (or ask for Enter), the check's polls and
+        verdict, and the time from the read it was decided on (`read_at`) to the commands, in its step. A broker
+        whose command succeeded is recorded restarted at once, whatever the others' do."""
         def age() -> float | None:
             return None if read_at is None else round(time.monotonic() - read_at, 4)
 
         if self.plan.command is None:
             assert self.ask is not None  # `roll` refuses a roll without a command when nobody can answer
             asked_after = age()
-            pressed = self.ask(f"Broker {b.broker}{f' ({b.host})' if b.host else ''} leads nothing now: restart "
-                               "it, then press Enter.")
+            hosts = ", ".join(f"{b.broker}{f' ({b.host})' if b.host else ''}" for b in group)
+            pressed = self.ask(f"{'Broker' if len(group) == 1 else 'Brokers'} {hosts} lead{_s(group)} nothing now: "
+                               f"restart {_them(group)}, then press Enter.")
             if pressed is None:
                 return RollStep("restart", 0.0, False, "the input ended before Enter was pressed: the broker may not "
                                 "have been restarted", polls=polls, verdict=verdict, verdict_age_s=asked_after,
@@ -539,54 +559,58 @@ class _Runner:
                                 verdict=verdict, verdict_age_s=asked_after, completed=False)
             return RollStep("restart", 0.0, True, "Enter pressed", polls=polls, verdict=verdict,
                             verdict_age_s=asked_after)
-        argv = fill(self.plan.command, b.broker, b.host)
-        try:
-            # its own session: a Ctrl-C at the terminal stops the roll after the command, not the command
-            process = process_group.start(argv)
-        except OSError as exc:
-            return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}", polls=polls,
-                            verdict=verdict, exit_code=ExitCode.PARTITION_FAILED)
+        processes: dict[int, subprocess.Popen[bytes]] = {}
+        for b in group:
+            try:  # its own session: a Ctrl-C at the terminal stops the roll after the command, not the command
+                processes[b.broker] = process_group.start(fill(self.plan.command, b.broker, b.host))
+            except OSError as exc:
+                self._run_commands(processes, group)  # those started already are waited for, never orphaned
+                return RollStep("restart", 0.0, False, f"cannot run the command: {exc.strerror or exc}", polls=polls,
+                                verdict=verdict, exit_code=ExitCode.PARTITION_FAILED)
         started_after = age()
-        step = self._run_command(process)
+        step = self._run_commands(processes, group)
         return replace(step, polls=polls, verdict=verdict, verdict_age_s=started_after)
 
-    def _safe_now(self, b: BrokerState) -> tuple[bool, int, StopVerdict | None, float, UnreachableError | None,
-                                                  QuorumVerdict | None]:
-        """Poll the verdict on stopping `b` now, as `_wait_safe` does, with only what it needs read (the min ISR
-        of the last full read, `read_for_stop`'s `known`): (safe, polls, the last verdict, when the read it holds
-        for ended, the error of the last poll when the cluster did not answer it). The first unsafe verdict is
-        noted. Judging takes time on a big cluster (0.1-0.2 s for 10,000 partitions): a safe verdict is
+    def _safe_now(self, group: list[BrokerState]) -> tuple[bool, int, StopVerdict | None, float,
+                                                           UnreachableError | None, QuorumVerdict | None]:
+        """Poll the verdict on stopping the round now, as `_wait_safe` does, with only what it needs read (the min
+        ISR of the last full read, `read_for_stop`'s `known`): (safe, polls, the last verdict, when the read it
+        holds for ended, the error of the last poll when the cluster did not answer it). The first unsafe verdict
+        is noted. Judging takes time on a big cluster (0.1-0.2 s for 10,000 partitions): a safe verdict is
         confirmed by one more metadata read, equal to the judged one in what the verdict reads
         (`metadata_read_by_verdict`), so that the command follows that read by milliseconds; a read that
-        differs is judged again (at most `CONFIRMS` times; still changing, it is not safe this poll). A voter
-        of the quorum (combined mode) is held to the quorum rule too, read last (its verdict is returned)."""
+        differs is judged again (at most `CONFIRMS` times; still changing, it is not safe this poll). The brokers
+        it counts on are probed then; voters of the quorum (combined mode) are held to the quorum rule too, read
+        last (its verdict is returned)."""
+        brokers = _ids_of(group)
         last: list[tuple[StopVerdict, float, QuorumVerdict | None]] = []
 
         def safe() -> bool:
             changing = False
             with self._cluster() as cluster:
                 for _ in range(CONFIRMS):
-                    state = read_for_stop(cluster, [b.broker], with_reassignments=False, known=self.configs)
+                    state = read_for_stop(cluster, brokers, with_reassignments=False, known=self.configs)
                     read_at = time.monotonic()
                     self.configs = state
-                    verdict = stop_verdict(state, [b.broker], allow_rf1=self.settings.allow_rf1)
+                    verdict = stop_verdict(state, brokers, allow_rf1=self.settings.allow_rf1)
                     if not verdict.safe or state.features is not None:  # (an ELR read: judged as read)
                         break
-                    again = cluster.describe(replicas_of=[b.broker])  # all the verdict reads of it
-                    if metadata_read_by_verdict(again, [b.broker]) == metadata_read_by_verdict(state, [b.broker]):
+                    again = cluster.describe(replicas_of=brokers)  # all the verdict reads of it
+                    if metadata_read_by_verdict(again, brokers) == metadata_read_by_verdict(state, brokers):
                         read_at = time.monotonic()
                         break
                 else:  # what the verdict reads kept changing: not safe this time, asked again at the next poll
                     changing = True
                 if verdict.safe and not changing:  # the nodes it counts on answer now, whatever the read says
-                    verdict = self._probed(state, b.broker, verdict)
-                quorum = (self.controllers.quorum_safe(cluster, b.broker)  # a voter too
+                    verdict = self._probed(state, brokers, verdict)
+                quorum = (self.controllers.quorum_safe(cluster, brokers)  # voters too
                           if verdict.safe and not changing else None)
                 if quorum is not None:
                     read_at = time.monotonic()
             safe_now = verdict.safe and not changing and (quorum is None or quorum.safe)
             if not safe_now and not last:
-                self.hooks.note(f"Broker {b.broker} is no longer safe to stop: {_why(verdict, quorum)}; it stays "
+                self.hooks.note(f"{_who(group).capitalize()} {'is' if len(group) == 1 else 'are'} no longer safe to "
+                                f"stop: {_why(verdict, quorum)}; {'it stays' if len(group) == 1 else 'they stay'} "
                                 f"drained, waiting up to {self.settings.safe_wait_s:g} s.")
             last[:] = [(verdict, read_at, quorum)]
             return safe_now
@@ -595,68 +619,91 @@ class _Runner:
         verdict, read_at, quorum = last[0] if last else (None, 0.0, None)
         return ok, polls, verdict, read_at, unreachable, quorum
 
-    def _probed(self, state: ClusterState, broker: int, verdict: StopVerdict | None = None) -> StopVerdict:
-        """The verdict on stopping `broker`, once the brokers a safe one counts on are probed
+    def _probed(self, state: ClusterState, brokers: list[int], verdict: StopVerdict | None = None) -> StopVerdict:
+        """The verdict on stopping `brokers`, once the brokers a safe one counts on are probed
         (`probes.silent_brokers`): one that does not answer counts as down. An unsafe verdict is not probed."""
-        verdict = verdict or stop_verdict(state, [broker], allow_rf1=self.settings.allow_rf1)
+        verdict = verdict or stop_verdict(state, brokers, allow_rf1=self.settings.allow_rf1)
         if not verdict.safe:
             return verdict
-        silent = silent_brokers(self.client, state, [broker], self.settings.probe_timeout_s)
-        return stop_verdict(state, [broker], allow_rf1=self.settings.allow_rf1, not_answering=silent) if silent \
+        silent = silent_brokers(self.client, state, brokers, self.settings.probe_timeout_s)
+        return stop_verdict(state, brokers, allow_rf1=self.settings.allow_rf1, not_answering=silent) if silent \
             else verdict
 
-    def _run_command(self, process: subprocess.Popen[bytes]) -> RollStep:
-        """Wait for the command (a stop signal waits for it: a restart is not cut in half), its output passed
-        through; past `exec_timeout_s`, or at a second stop signal, its whole process group is ended."""
-        passing = threading.Thread(target=_pass_through, args=(process, self.command_output or sys.stderr),
-                                   daemon=True)
-        passing.start()
-        before_a_hard_stop("roll-command", lambda: _end_at_a_hard_stop(process))
+    def _run_commands(self, processes: dict[int, subprocess.Popen[bytes]], group: list[BrokerState]) -> RollStep:
+        """Wait for the round's commands (a stop signal waits for them: a restart is not cut in half), their output
+        passed through (each line after its broker's id when several run); past `exec_timeout_s`, or at a second
+        stop signal, each one still running is ended with its whole process group. A broker whose command exited
+        0 is recorded restarted at once."""
+        out = self.command_output or sys.stderr
+        prefix = len(processes) > 1
+        passing = [threading.Thread(target=_pass_through, args=(p, out, f"[broker {n}] " if prefix else ""),
+                                    daemon=True) for n, p in processes.items()]
+        for thread in passing:
+            thread.start()
+        before_a_hard_stop("roll-command", lambda: [_end_at_a_hard_stop(p) for p in processes.values()
+                                                    if p.poll() is None])
+        killed: dict[int, process_group.Ended] = {}
         try:
             deadline = time.monotonic() + self.settings.exec_timeout_s
-            while process.poll() is None and time.monotonic() < deadline:
+            while any(p.poll() is None for p in processes.values()) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if process.poll() is None:
-                ended = process_group.end(process)
-                passing.join(timeout=5)
-                gone = (f"every process of it gone at {ended.gone_at}" if ended.gone_at else
-                        f"some still there {process_group.GONE_WAIT_S:g} s after the SIGKILL")
-                return RollStep("restart", 0.0, False, f"the command did not finish within "
-                                f"{self.settings.exec_timeout_s:g} s and was killed: SIGTERM to its process group "
-                                f"{ended.process_group} ({len(ended.processes)} process(es)) at {ended.sigterm_at}"
-                                + (f", SIGKILL at {ended.sigkill_at}" if ended.sigkill_at else "") + f", {gone}",
-                                killed=ended, exit_code=ExitCode.PARTITION_FAILED)
+            for n, p in processes.items():
+                if p.poll() is None:
+                    killed[n] = process_group.end(p)
         finally:
             before_a_hard_stop("roll-command", None)
-        passing.join(timeout=5)
-        if process.returncode != 0:
-            return RollStep("restart", 0.0, False, f"the command exited {process.returncode}",
-                            command_exit=process.returncode, exit_code=ExitCode.PARTITION_FAILED)
-        return RollStep("restart", 0.0, True, "the command exited 0", command_exit=0)
+        for thread in passing:
+            thread.join(timeout=5)
+        for b in group:
+            if b.broker in processes and b.broker not in killed and processes[b.broker].returncode == 0:
+                b.step = "restarted"
+        roll_state.save(self.path, self.plan)
+        if killed:
+            n, ended = next(iter(killed.items()))
+            gone = (f"every process of it gone at {ended.gone_at}" if ended.gone_at else
+                    f"some still there {process_group.GONE_WAIT_S:g} s after the SIGKILL")
+            whose = f"broker {n}'s command" if prefix else "the command"
+            return RollStep("restart", 0.0, False, f"{whose} did not finish within {self.settings.exec_timeout_s:g} s "
+                            f"and was killed: SIGTERM to its process group {ended.process_group} "
+                            f"({len(ended.processes)} process(es)) at {ended.sigterm_at}"
+                            + (f", SIGKILL at {ended.sigkill_at}" if ended.sigkill_at else "") + f", {gone}",
+                            killed=ended, exit_code=ExitCode.PARTITION_FAILED)
+        failed = {n: p.returncode for n, p in processes.items() if p.returncode != 0}
+        if failed:
+            n, code = next(iter(failed.items()))
+            detail = (f"the command exited {code}" if not prefix else
+                      "; ".join(f"broker {m}'s command exited {c}" for m, c in failed.items())
+                      + " (the others exited 0: restarted)")
+            return RollStep("restart", 0.0, False, detail, command_exit=code, exit_code=ExitCode.PARTITION_FAILED)
+        return RollStep("restart", 0.0, True, "the command exited 0" if not prefix else
+                        f"the {len(processes)} commands exited 0, run at once", command_exit=0)
 
-    def _wait_back(self, b: BrokerState) -> RollStep:
+    def _wait_back(self, group: list[BrokerState]) -> RollStep:
+        brokers = _ids_of(group)
         seen = {"in_sync": 0, "total": 0}
         with ExitStack() as bar:
             advance: list[Callable[[int], None] | None] = []
 
             def back() -> bool:
                 with self._cluster() as cluster:
-                    state = cluster.describe(replicas_of=(b.broker,))
-                mine = list(state.partitions.values())
-                in_sync = sum(1 for p in mine if b.broker in p.isr) if b.broker in state.brokers else 0
+                    state = cluster.describe(replicas_of=brokers)
+                registered = [b for b in brokers if b in state.brokers]
+                total = sum(len(set(brokers).intersection(p.replicas)) for p in state.partitions.values())
+                in_sync = sum(len(set(registered).intersection(p.replicas, p.isr)) for p in state.partitions.values())
                 if not advance:  # the bar, once the total is known
-                    advance.append(bar.enter_context(self.hooks.progress(len(mine), 1, f"Broker {b.broker} back "
-                                                                                       "in sync")))
+                    advance.append(bar.enter_context(self.hooks.progress(total, 1, f"{_who(group).capitalize()} back "
+                                                                                   "in sync")))
                 if advance[0] is not None and in_sync > seen["in_sync"]:
                     advance[0](in_sync - seen["in_sync"])
-                seen.update(in_sync=in_sync, total=len(mine))
-                if b.broker in state.brokers and in_sync == len(mine):
+                seen.update(in_sync=in_sync, total=total)
+                if len(registered) == len(brokers) and in_sync == total:
                     self.back_read = state  # the restore plans from this read
                     return True
                 return False
 
             ok, polls, _ = self._poll(self.settings.rejoin_wait_s, back)
-        detail = f"registered, unfenced and in the ISR of {seen['in_sync']} of {seen['total']} partition(s)"
+        detail = (f"registered, unfenced and in the ISR of {seen['in_sync']} of {seen['total']} "
+                  f"{'partition(s)' if len(group) == 1 else 'replicas'}")
         if ok:
             return RollStep("wait_back", 0.0, True, detail, polls=polls)
         if self.stop.stopped:
@@ -665,12 +712,14 @@ class _Runner:
         return RollStep("wait_back", 0.0, False, f"not back after {self.settings.rejoin_wait_s:g} s: {detail}",
                         polls=polls, exit_code=ExitCode.UNREACHABLE)
 
-    def _restore(self, b: BrokerState) -> RollStep:
-        """Put back the broker's replica orders and elect them; a refusal that may pass (the preferred replica not
+    def _restore(self, group: list[BrokerState]) -> RollStep:
+        """Put back the round's replica orders and elect them; a refusal that may pass (the preferred replica not
         yet available to the controller, a controller moving, a timeout: `RETRIABLE`) is tried again, with
         back-off, within `rejoin_wait_s`, the partitions that got their leader back left out."""
+        brokers = set(_ids_of(group))
+        files = list(dict.fromkeys(f for b in group for f in b.restore_files))
         orders: dict[TopicPartition, tuple[int, ...]] = {}
-        for file in b.restore_files:
+        for file in files:
             for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         deadline = time.monotonic() + self.settings.rejoin_wait_s
@@ -684,7 +733,7 @@ class _Runner:
                 if moves.interrupted:
                     return RollStep("restore", 0.0, True, "stopped by a signal while restoring", moved=moved,
                                     completed=False)
-                leads += sum(1 for r in moves.results if r.leader_after == b.broker
+                leads += sum(1 for r in moves.results if r.leader_after in brokers
                              and r.outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED))
                 failed = [r for r in moves.results if r.outcome not in (Outcome.ELECTED, Outcome.ALREADY_ELECTED)]
                 pending = {r.tp: pending[r.tp] for r in failed if r.tp in pending}
@@ -695,14 +744,15 @@ class _Runner:
             if not pending and failure is None:
                 again = f" ({tries} tries)" if tries > 1 else ""
                 return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}"
-                                f"{again}; it leads {leads} of them", moved=moved)
+                                f"{again}; {'it leads' if len(group) == 1 else 'they lead'} {leads} of them",
+                                moved=moved)
             if not retriable or time.monotonic() + delay > deadline or self.stop.stopped:
                 return RollStep("restore", 0.0, False, f"{len(pending)} partition(s) did not get their leader back "
                                 f"(e.g. {why}) after {tries} tr{'y' if tries == 1 else 'ies'}; the restore files are "
-                                f"kept: {', '.join(b.restore_files)} (roll --resume tries again)", moved=moved,
+                                f"kept: {', '.join(files)} (roll --resume tries again)", moved=moved,
                                 exit_code=ExitCode.PARTITION_FAILED if failure is None else ExitCode.UNREACHABLE)
-            self.hooks.note(f"Broker {b.broker}, restore: {len(pending)} partition(s) not yet given back ({why}); "
-                            f"trying again in {delay:g} s.")
+            self.hooks.note(f"{_who(group).capitalize()}, restore: {len(pending)} partition(s) not yet given back "
+                            f"({why}); trying again in {delay:g} s.")
             self.stop.sleep(delay)
             delay = min(delay * 2, POLL_MAX_S * 5)
 
@@ -718,6 +768,42 @@ class _Runner:
                                  wait_seconds=self.client.api_timeout_ms / 2000), None
         except UnreachableError as exc:  # (a timeout too)
             return None, exc.message
+
+
+def _ids_of(group: list[BrokerState]) -> list[int]:
+    return [b.broker for b in group]
+
+
+def _past(b: BrokerState, step: str) -> bool:
+    """Whether `b` finished `step` already."""
+    return roll_state.STEPS.index(b.step) >= roll_state.STEPS.index(step)
+
+
+def _who(group: list[BrokerState]) -> str:
+    """broker 3, brokers 1,4,7, controller 1000."""
+    role = "controller" if group[0].role == "controller" else "broker"
+    return f"{role}{'' if len(group) == 1 else 's'} {_ids(_ids_of(group))}"
+
+
+def _them(group: list[BrokerState], single: str = "it") -> str:
+    """`single` ("it", "it was") for one broker, "them" / "they were" for several."""
+    if len(group) == 1:
+        return single
+    return {"it": "them", "it was": "they were"}[single]
+
+
+def _s(group: list[BrokerState]) -> str:
+    """A verb's third-person s for one broker."""
+    return "s" if len(group) == 1 else ""
+
+
+def _ids(brokers: Iterable[int]) -> str:
+    return ",".join(map(str, brokers))
+
+
+def _set_status(entries: list[BrokerRoll], status: str) -> None:
+    for entry in entries:
+        entry.status = status
 
 
 def _why(verdict: StopVerdict | None, quorum: QuorumVerdict | None) -> str:
@@ -748,22 +834,23 @@ def _end_at_a_hard_stop(process: subprocess.Popen[bytes]) -> None:
                 "stays drained: kafka-leaders roll --resume carries on.\n".encode())
 
 
-def _pass_through(process: subprocess.Popen[bytes], out: IO[str]) -> None:
-    """The command's output (stdout and stderr), line by line as it comes, to `out`."""
+def _pass_through(process: subprocess.Popen[bytes], out: IO[str], prefix: str = "") -> None:
+    """The command's output (stdout and stderr), line by line as it comes, to `out`, each line after `prefix`."""
     assert process.stdout is not None
     for line in process.stdout:
-        out.write(line.decode(errors="replace"))
+        out.write(prefix + line.decode(errors="replace"))
         out.flush()
 
 
-def _still_led(before: ClusterState, moves: MoveReport, broker: int, allow_rf1: bool) -> list[TopicPartition]:
-    """The partitions `broker` still leads after the drain, as its read-back says (the drain's plan holds
-    every partition it led): those moved to no other leader, and those refused (no other live in-sync
+def _still_led(before: ClusterState, moves: MoveReport, brokers: Collection[int],
+               allow_rf1: bool) -> list[TopicPartition]:
+    """The partitions the drained `brokers` still lead after the drain, as its read-back says (the drain's plan
+    holds every partition they led): those moved to no other leader, and those refused (no other live in-sync
     replica), but a single replica's when they are allowed."""
     def allowed(tp: TopicPartition) -> bool:
         p = before.partitions.get(tp)
         return allow_rf1 and p is not None and len(p.replicas) == 1
 
     return sorted(r.tp for r in moves.results
-                  if (r.leader_after == broker or (r.leader_after is None and r.leader_before == broker))
+                  if (r.leader_after in brokers or (r.leader_after is None and r.leader_before in brokers))
                   and not allowed(r.tp))

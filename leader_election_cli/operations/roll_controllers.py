@@ -15,7 +15,7 @@ A voter that is a broker too (combined mode) takes the broker's steps, its wait_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -86,13 +86,14 @@ class ControllerSteps:
     def read(self, cluster: ClusterConnection) -> QuorumRead:
         return QuorumRead(quorum_now(cluster), self.fetch_timeout_ms, self.read_timeout)
 
-    def quorum_safe(self, cluster: ClusterConnection, node: int) -> QuorumVerdict | None:
-        """The quorum rule for a broker that is a voter too (combined mode); None for one that is not."""
-        return self._probed(cluster, self.read(cluster), node) if node in self.voters else None
+    def quorum_safe(self, cluster: ClusterConnection, brokers: Collection[int]) -> QuorumVerdict | None:
+        """The quorum rule for the brokers that are voters too (combined mode); None when none is."""
+        voters = [n for n in brokers if n in self.voters]
+        return self._probed(cluster, self.read(cluster), voters) if voters else None
 
-    def _probed(self, cluster: ClusterConnection, read: QuorumRead, node: int) -> QuorumVerdict:
-        """The quorum rule for stopping `node`, the voters it counts caught up probed (`QuorumRead.probed_verdict`)."""
-        return read.probed_verdict([node], self.runner.client, self.runner.probe_timeout_s,
+    def _probed(self, cluster: ClusterConnection, read: QuorumRead, nodes: Collection[int]) -> QuorumVerdict:
+        """The quorum rule for stopping `nodes`, the voters it counts caught up probed (`QuorumRead.probed_verdict`)."""
+        return read.probed_verdict(nodes, self.runner.client, self.runner.probe_timeout_s,
                                    lambda: quorum_now(cluster))
 
     def _wait_rule(self, b: BrokerState, step: str) -> tuple[RollStep | None, int, QuorumVerdict | None]:
@@ -103,7 +104,7 @@ class ControllerSteps:
         def safe() -> bool:
             with self.runner.cluster() as cluster:
                 read = self.read(cluster)
-                last[:] = [self._probed(cluster, read, b.broker)]
+                last[:] = [self._probed(cluster, read, [b.broker])]
             self.marks[b.broker] = leader_time(read.quorum)
             return last[0].safe
 

@@ -8,6 +8,7 @@ no partitions: pending -> safe -> restarted -> done). `restore_files` are the de
 of the broker being rolled (a drain run again after a stop adds one): the restore step puts all of them
 back, the first file's order winning. `stopped` says why the last run stopped (its exit code and error:
 e.g. 5, a broker drained and waiting because stopping it was no longer safe); null once a run goes on.
+`rounds` (a roll with --parallel): the brokers restarted together, round by round, each broker in one round.
 A state file naming a broker twice is not one a roll wrote.
 """
 
@@ -47,10 +48,27 @@ class RollState:
     brokers: list[BrokerState]
     finished: bool = False
     stopped: dict[str, Any] | None = None  # {"exit_code": int, "error": str}: why the last run stopped
+    rounds: list[list[int]] | None = None  # --parallel: the brokers restarted together, round by round
 
     def document(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "cluster_id": self.cluster_id, "command": self.command,
-                "finished": self.finished, "stopped": self.stopped, "brokers": [asdict(b) for b in self.brokers]}
+                "finished": self.finished, "stopped": self.stopped, "brokers": [asdict(b) for b in self.brokers],
+                **({"rounds": self.rounds} if self.rounds is not None else {})}
+
+    def groups(self) -> list[list[BrokerState]]:
+        """The nodes in the order they are rolled, as rounds: each broker of `rounds` with the others of its round
+        (at the place of its round's first), every other node alone."""
+        by_id = {b.broker: b for b in self.brokers}
+        round_of = {n: r for r in self.rounds or () for n in r}
+        groups: list[list[BrokerState]] = []
+        placed: set[int] = set()
+        for b in self.brokers:
+            if b.broker in placed:
+                continue
+            members = round_of.get(b.broker, [b.broker])
+            groups.append([by_id[n] for n in members])
+            placed.update(members)
+        return groups
 
 
 def default_state_path(cluster_id: str | None) -> Path:
@@ -93,5 +111,11 @@ def load(path: Path) -> RollState | None:
     if twice:
         raise InputError(f"{where} is not one kafka-leaders roll wrote: it names node {','.join(map(str, twice))} "
                          "twice", hint=hint)
+    rounds = document.get("rounds")
+    named = {b.broker for b in brokers}
+    if rounds is not None and (Counter(n for r in rounds for n in r) - Counter(named) or
+                               any(n not in named for r in rounds for n in r)):
+        raise InputError(f"{where} is not one kafka-leaders roll wrote: its rounds name a broker twice, or one it does "
+                         "not list", hint=hint)
     return RollState(document["cluster_id"], document["command"], brokers, document["finished"],
-                     document.get("stopped"))
+                     document.get("stopped"), rounds)

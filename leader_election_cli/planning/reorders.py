@@ -77,43 +77,47 @@ def _ids(brokers: Sequence[int]) -> str:
 
 
 def demotion_plan(state: ClusterState, broker: int, include_preferred: bool = False,
-                  topic_filter: Callable[[str], bool] | None = None) -> tuple[list[Move], list[Refusal]]:
+                  topic_filter: Callable[[str], bool] | None = None, *, together: Collection[int] = ()
+                  ) -> tuple[list[Move], list[Refusal]]:
     """Move `broker` last in every partition it leads (and, optionally, every one it is preferred for).
 
     The new first replica is the replica that should lead afterwards: the current leader when it is
     another valid (live, in-sync) replica, otherwise the first valid other replica, so the preferred
     election that follows succeeds in both controller modes. A partition with no other valid replica is
     refused ("no other in-sync replica"), not forced; so is one with a pending reassignment.
+    `together`: brokers stepping back at the same time (a round of a parallel roll): their partitions are
+    concerned too, they go last as well (in their replica order), and none of them leads afterwards.
     Partitions come out sorted.
     """
+    stepping = frozenset((broker, *together))
     moves: list[Move] = []
     refusals: list[Refusal] = []
     live = state.live_brokers
     for tp in sorted(state.partitions):
         p = state.partitions[tp]
-        concerned = p.leader == broker or (include_preferred and p.replicas[0] == broker)
-        if broker not in p.replicas or not concerned:
+        concerned = p.leader in stepping or (include_preferred and p.replicas[0] in stepping)
+        if not concerned or stepping.isdisjoint(p.replicas):
             continue
         if topic_filter is not None and not topic_filter(tp.topic):
             continue
         if tp in state.reassigning:
             refusals.append(Refusal(tp, f"a reassignment of {tp} is pending"))
             continue
-        successor = _successor(p, broker, live)
+        successor = _successor(p, stepping, live)
         if successor is None:
             refusals.append(Refusal(tp, "no other in-sync replica"))
             continue
-        new_replicas = reorder_for_leader(reorder_for_demotion(p.replicas, broker), successor)
-        moves.append(Move(tp, p.replicas, new_replicas, p.leader, successor))
+        last = (*(r for r in p.replicas if r not in stepping), *(r for r in p.replicas if r in stepping))
+        moves.append(Move(tp, p.replicas, reorder_for_leader(last, successor), p.leader, successor))
     return moves, refusals
 
 
-def _successor(p: PartitionState, broker: int, live: frozenset[int]) -> int | None:
-    """The replica that should lead once `broker` steps back: live, in the ISR, not `broker`."""
+def _successor(p: PartitionState, stepping: frozenset[int], live: frozenset[int]) -> int | None:
+    """The replica that should lead once the brokers `stepping` step back: live, in the ISR, none of them."""
     acceptable = acceptable_leaders(p, live)
 
     def valid(replica: int) -> bool:
-        return replica != broker and replica in p.isr and acceptable(replica)
+        return replica not in stepping and replica in p.isr and acceptable(replica)
 
     if valid(p.leader):
         return p.leader
@@ -153,9 +157,9 @@ def prefer_plan(state: ClusterState, wanted: Iterable[tuple[TopicPartition, int]
 
 
 def demote_plan(state: ClusterState, broker: int, include_preferred: bool = False,
-                topic_filter: Callable[[str], bool] | None = None) -> MovePlan:
-    """`planning.demotion_plan` (the successor first, `broker` last), partitions sorted."""
-    moves, refusals = demotion_plan(state, broker, include_preferred, topic_filter)
+                topic_filter: Callable[[str], bool] | None = None, *, together: Collection[int] = ()) -> MovePlan:
+    """`planning.demotion_plan` (the successor first, `broker` and those `together` last), partitions sorted."""
+    moves, refusals = demotion_plan(state, broker, include_preferred, topic_filter, together=together)
     return MovePlan("demote", tuple(sorted([*moves, *refusals], key=lambda e: e.tp)))
 
 
