@@ -161,6 +161,7 @@ Examples:
   kafka-leaders roll --brokers 2 --pause                    (restart it yourself, then press Enter)
   kafka-leaders roll --nodes all --exec 'ssh {host} sudo systemctl restart kafka'   (controllers, then brokers)
   kafka-leaders roll --controllers all --exec 'kubectl delete pod kafka-controller-{node} --wait=true'
+  kafka-leaders roll --brokers all --parallel auto --exec 'ssh {host} sudo systemctl restart kafka' --dry-run
   kafka-leaders roll --resume                               (after Ctrl-C, a failed command, a timeout)"""
 
 ROLL_NOTE = """\
@@ -178,7 +179,11 @@ quorum's leader last among them: before each, wait until, without it, a majority
 up with the quorum's leader (the can-stop rule for controllers; read again right before the command);
 after it, wait until it is a voter again, caught up (lag 0, a fresh last caught-up time), up to
 --rejoin-timeout. A dedicated controller has no partitions to drain; {node} is any node's id, {host} a
-controller's from its controller listener. One roll per cluster at a time (a lock). A state file records
+controller's from its controller listener. With --parallel the brokers go in rounds: each round a set of
+brokers the can-stop rule allows down together (every partition keeps min.insync.replicas in-sync replicas
+outside it; combined-mode voters by the quorum rule), the fewest rounds found (--dry-run prints them, their
+racks, and whether their count is proven the fewest); each round takes the steps above together, its commands
+run at once. One roll per cluster at a time (a lock). A state file records
 each step finished and why a roll stopped: Ctrl-C or SIGTERM stops the roll after the step in flight (a
 running command is waited for), and roll --resume carries on from there, as after any failure, once it
 has checked the state file and the restore files it names. A command that times out, or is running at a
@@ -198,6 +203,22 @@ ROLL_EXIT_CODES = exit_code_help({
        "longer safe to restart the drained broker within --safe-timeout (it stays drained), or another roll of "
        "this cluster is running, or an unfinished roll of this cluster exists (use --resume), or the state file "
        "or a restore file it names is of another cluster"})
+
+
+class Parallel(click.ParamType):
+    """auto, or N >= 1: the brokers restarted at once, at most."""
+
+    name = "parallel"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if text == "auto":
+            return None
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 10_000:
+            self.fail(f"{value!r} is neither auto nor a number of brokers from 1 to 10000 (e.g. 3).", param, ctx)
+        return int(text)
 
 
 class BrokersOrAll(BrokerList):
@@ -234,6 +255,10 @@ class BrokersOrAll(BrokerList):
                                       "started: SIGTERM, SIGKILL 5 s later).")
 @click.option("--rejoin-timeout", type=Seconds(min=0, max=86_400), default=600, show_default=True,
               metavar="SECONDS", help="How long to wait for a restarted broker to be back in every ISR.")
+@click.option("--parallel", type=Parallel(), default="1", show_default=True, metavar="N|auto",
+              help="Restart brokers in rounds of at most N at once (auto: as many as the can-stop rule allows), the "
+                   "fewest rounds found exactly where the time allows: every partition keeps min.insync.replicas "
+                   "in-sync replicas outside each round. Controllers still go one at a time, first.")
 @click.option("--allow-rf1", is_flag=True, help=RF1_HELP)
 @probe_timeout_option
 @click.option("--batch-size", type=IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
@@ -272,6 +297,8 @@ def _roll_settings(o: dict[str, Any]) -> Any:
         raise InputError("--exec is empty", hint="Give the command that restarts one broker.")
     if o["pause"] and not o["dry_run"] and not interactive():
         raise InputError("--pause needs a terminal to press Enter on", hint="Use --exec COMMAND in scripts.")
+    if o["resume"] and o["parallel"] != 1:
+        raise InputError("--resume takes the rounds from the state file", hint="Leave out --parallel.")
     if o["state_file"] is not None and not o["state_file"].strip():
         raise InputError("--state-file is empty", hint="Give a file path, or leave it out for the default.")
     every = o["nodes"] == "all"
@@ -279,7 +306,7 @@ def _roll_settings(o: dict[str, Any]) -> Any:
     controllers = None if every or o["controllers"] == "all" else o["controllers"] or ()
     return RollSettings(brokers, o["command"], o["pause"], o["safe_timeout"], o["exec_timeout"], o["rejoin_timeout"],
                         o["allow_rf1"], o["batch_size"], Path(o["state_file"]) if o["state_file"] else None,
-                        o["resume"], o["dry_run"], controllers, o["probe_timeout"])
+                        o["resume"], o["dry_run"], controllers, o["probe_timeout"], o["parallel"])
 
 
 def wait_for_enter(line: str) -> bool | None:

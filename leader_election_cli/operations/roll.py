@@ -79,6 +79,7 @@ from leader_election_cli.operations.signals import StopFlag, before_a_hard_stop,
 from leader_election_cli.planning.maintenance import StopVerdict, metadata_read_by_verdict, stop_verdict
 from leader_election_cli.planning.quorum import QuorumVerdict
 from leader_election_cli.planning.reorders import demote_plan, restore_plan
+from leader_election_cli.planning.rounds import Rounds, plan_rounds
 from leader_election_cli.reports.maintenance import BrokerRoll, RollReport, RollStep, silent_brokers_text
 from leader_election_cli.reports.moves import MoveReport
 
@@ -108,6 +109,8 @@ class RollSettings:
     dry_run: bool = False
     controllers: tuple[int, ...] | None = ()
     probe_timeout_s: float = DEFAULT_PROBE_TIMEOUT_S  # each node a safe verdict counts on must answer within it
+    parallel: int | None = 1  # brokers restarted at once, at most (None: as many as the can-stop rule allows)
+    rounds_time_limit_s: float = 10.0  # for finding the fewest rounds (`planning.rounds`)
 
 
 class RollRefused(RefusedError):
@@ -161,11 +164,19 @@ def roll(connection: Connection, settings: RollSettings, hooks: Hooks = SILENT,
                                   "Carry it on with roll --resume, or remove the file after checking the brokers it "
                                   "names (kafka-leaders restore puts back a drained broker's orders).", path)
             plan = RollState(state.cluster_id, settings.command, plan_nodes(state, quorum, settings))
+            if settings.parallel != 1:
+                rounds = parallel_rounds(state, quorum, settings, plan.brokers)
+                plan.brokers = [b for b in plan.brokers if b.role == "controller"] + [
+                    b for r in rounds.rounds for b in plan.brokers if b.broker in r and b.role != "controller"]
+                plan.rounds = [list(r) for r in rounds.rounds]
         if plan.command is None and ask is None and not settings.dry_run:
             raise InputError(f"The roll in {shown(str(path))} waits for Enter (--pause) and no terminal is there to "
                              "press it on; nothing was done",
                              hint="Run it from a terminal (--exec COMMAND rolls in scripts).")
         report = RollReport(str(path), plan.command, dry_run=settings.dry_run)
+        if settings.parallel != 1 and not settings.resume:
+            report.rounds = rounds
+            report.racks = {b: state.racks[b] for r in rounds.rounds for b in r if b in state.racks}
         if settings.dry_run:
             report.brokers = dry_run(state, plan, settings, quorum)
             return report
@@ -217,11 +228,12 @@ def _checked(saved: RollState, path: Path, state: ClusterState, quorum: QuorumRe
 
 
 def _read_for_plan(cluster: ClusterConnection, settings: RollSettings, saved: RollState | None) -> ClusterState:
-    """What planning the roll needs: all for a dry run; else the brokers, their hosts and the cluster id,
+    """What planning the roll needs: all for a dry run or rounds to plan; else the brokers, their hosts and the
+    cluster id,
     and, unless every broker named (by the options, or by the state file resumed) is live (`check_brokers`
     needs no partition then), the partitions of the brokers named; every partition with --brokers all or
     every controller (which of the voters are brokers is known only from them)."""
-    if settings.dry_run:
+    if settings.dry_run or (settings.parallel != 1 and saved is None):  # (the rounds are planned on them all)
         return read_for_stop(cluster, ())
     if saved is not None:
         named: tuple[int, ...] | None = tuple(b.broker for b in saved.brokers if b.role != "controller")
@@ -270,6 +282,20 @@ def plan_nodes(state: ClusterState, quorum: QuorumRead | None, settings: RollSet
     return nodes
 
 
+def parallel_rounds(state: ClusterState, quorum: QuorumRead | None, settings: RollSettings,
+                    nodes: list[BrokerState]) -> Rounds:
+    """The brokers among `nodes` in the fewest rounds the can-stop rule allows (`planning.rounds`), at most
+    `settings.parallel` a round; voters of the quorum that are brokers (combined mode) held to the quorum rule;
+    the active controller (the last broker of `roll_order`, when it is one) in the last round."""
+    brokers = [b.broker for b in nodes if b.role != "controller"]
+    voters = set(quorum.quorum.voter_ids) & set(brokers) if quorum is not None else set()
+    controller = state.controller_id if state.mode is ControllerMode.ZK else (
+        quorum.quorum.leader if quorum is not None else None)
+    return plan_rounds(state, brokers, max_per_round=settings.parallel, allow_rf1=settings.allow_rf1,
+                       voters=voters, last=controller if controller in brokers else None,
+                       time_limit_s=settings.rounds_time_limit_s)
+
+
 def _host(state: ClusterState, broker: int) -> str | None:
     address = state.brokers.get(broker)
     return address[0] if address else None
@@ -284,27 +310,32 @@ def fill(command: str, broker: int, host: str | None) -> list[str]:
 
 def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
             quorum: QuorumRead | None) -> list[BrokerRoll]:
-    """Each node's steps as they would go now: the safety verdicts, the partitions the drain would move,
-    the command, the partitions it must rejoin (a controller: the quorum to rejoin); nothing is sent."""
+    """Each node's steps as they would go now, round by round: the safety verdicts, the partitions the drain would
+    move, the command, the partitions it must rejoin (a controller: the quorum to rejoin); nothing is sent."""
     rolls = []
-    for b in plan.brokers:
+    for group in plan.groups():
+        b = group[0]
         if b.role == "controller":
             rolls.append(controller_dry_run(b, quorum, _would(plan, b, settings)))
             continue
-        verdict = stop_verdict(state, [b.broker], allow_rf1=settings.allow_rf1)
-        moves = demote_plan(state, b.broker, include_preferred=True).reorders
-        replicated = sum(1 for p in state.partitions.values() if b.broker in p.replicas)
-        quorum_now = quorum.verdict([b.broker]) if quorum is not None and b.broker in quorum.quorum.voter_ids else None
+        brokers = _ids_of(group)
+        verdict = stop_verdict(state, brokers, allow_rf1=settings.allow_rf1)
+        moves = demote_plan(state, b.broker, include_preferred=True, together=brokers[1:]).reorders
+        replicated = sum(len(set(brokers).intersection(p.replicas)) for p in state.partitions.values())
+        voters = [n for n in brokers if quorum is not None and n in quorum.quorum.voter_ids]
+        quorum_now = quorum.verdict(voters) if quorum is not None and voters else None
         safe = verdict.safe and (quorum_now is None or quorum_now.safe)
-        rolls.append(BrokerRoll(b.broker, b.host, "planned", [
+        steps = [
             RollStep("wait_safe", 0.0, safe, "safe to stop now" if safe else
                      f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR"
                      f"{'' if quorum_now is None or quorum_now.safe else ', and ' + str(quorum_now.reason)} "
                      "(the roll would wait)", verdict=verdict, quorum=quorum_now),
             RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)", moved=len(moves)),
-            RollStep("restart", 0.0, True, _would(plan, b, settings)),
-            RollStep("wait_back", 0.0, True, f"would wait for it in the ISR of {replicated} partition(s)"),
-            RollStep("restore", 0.0, True, f"would put back the orders of {len(moves)} partition(s)")]))
+            RollStep("restart", 0.0, True, "; ".join(_would(plan, m, settings) for m in group)),
+            RollStep("wait_back", 0.0, True, f"would wait for {_them(group)} in the ISR of {replicated} "
+                     f"{'partition(s)' if len(group) == 1 else 'replicas'}"),
+            RollStep("restore", 0.0, True, f"would put back the orders of {len(moves)} partition(s)")]
+        rolls += [BrokerRoll(m.broker, m.host, "planned", steps) for m in group]
     return rolls
 
 

@@ -93,6 +93,25 @@ def _checked(s: RollStep) -> str:
     return f" (safe to stop by a read {s.verdict_age_s * 1000:.0f} ms before it started)"
 
 
+def rounds_lines(report: RollReport) -> list[str]:
+    """--parallel: each round with its brokers' racks, and how its count stands against the fewest possible."""
+    rounds = report.rounds
+    assert rounds is not None
+    lines = []
+    for i, r in enumerate(rounds.rounds, 1):
+        racks = sorted({report.racks[b] for b in r if b in report.racks})
+        on = f" (rack{'s' if len(racks) > 1 else ''} {', '.join(racks)})" if racks else ""
+        lines.append(f"Round {i}: broker{'s' if len(r) > 1 else ''} {ids(r)}{on}")
+    count = len(rounds.rounds)
+    if rounds.proven:
+        bound = "proven the fewest the can-stop rule allows"
+    else:
+        bound = f"at most {count - rounds.lower_bound} more than the fewest possible (no plan has fewer than " \
+                f"{rounds.lower_bound})"
+    lines.append(f"{count} round(s), {bound}; a serial roll takes {rounds.serial}.")
+    return lines
+
+
 def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: bool | None = None) -> None:
     """One row per broker and step: how long it took and what it found or did."""
     console = make_console(out, color)
@@ -111,6 +130,9 @@ def render_roll_table(report: RollReport, out: IO[str], err: IO[str], color: boo
             result = ("ok" if s.ok else "FAILED") if s.completed else "stopped"
             table.add_row(str(b.broker), s.name, result, f"{s.seconds:.2f}", inert(s.detail + _checked(s)))
     print_table(console, table)
+    if report.rounds is not None:
+        for line in rounds_lines(report):
+            print_line(console, line, markup=False)
     done = sum(1 for b in report.brokers if b.status == "done" and b.broker not in controllers)
     if not report.dry_run:
         caught_up = sum(1 for b in report.brokers if b.status == "done" and b.broker in controllers)

@@ -9,10 +9,11 @@ from typing import Any
 from leader_election_cli.errors import ExitCode
 from leader_election_cli.planning.maintenance import PartitionRisk, StopVerdict
 from leader_election_cli.planning.quorum import QuorumVerdict
+from leader_election_cli.planning.rounds import Rounds
 from leader_election_cli.reports.run import Report
 
 __all__ = ["BrokerRoll", "CanStopReport", "Ended", "PartitionRisk", "QuorumVerdict", "RollReport", "RollStep",
-           "StopVerdict", "document", "quorum_document", "roll_document", "silent_brokers_text",
+           "Rounds", "StopVerdict", "document", "quorum_document", "roll_document", "silent_brokers_text",
            "verdict_document"]  # its values too
 
 SCHEMA_VERSION = 1  # schemas/can-stop.schema.json
@@ -145,6 +146,8 @@ class RollReport(Report):
     interrupted: bool = False
     aborted_exit: ExitCode | None = None
     aborted_reason: str | None = None
+    rounds: Rounds | None = None  # --parallel: the rounds planned
+    racks: dict[int, str] = field(default_factory=dict)  # broker.rack of the brokers of the rounds
 
     @property
     def has_failures(self) -> bool:
@@ -174,4 +177,9 @@ def roll_document(report: RollReport) -> dict[str, Any]:
             "brokers": [{"broker": b.broker, "role": b.role, "host": b.host, "status": b.status,
                          "seconds": round(sum(s.seconds for s in b.steps), 3),
                          "steps": [_step_entry(s) for s in b.steps]} for b in report.brokers],
+            "rounds": [list(r) for r in report.rounds.rounds] if report.rounds is not None else None,
+            "rounds_bound": None if report.rounds is None else {
+                "proven": report.rounds.proven, "lower_bound": report.rounds.lower_bound,
+                "serial": report.rounds.serial, "conflicts": list(report.rounds.conflicts),
+                "alone": list(report.rounds.alone), "racks": {str(b): r for b, r in report.racks.items()}},
             "interrupted": report.interrupted, "exit_code": int(report.exit_code), "error": report.aborted_reason}

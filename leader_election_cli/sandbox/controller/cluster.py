@@ -72,6 +72,40 @@ def round_robin_assignment(brokers: list[int], partitions: int, replication_fact
     return assignment
 
 
+def rack_aware_assignment(racks: dict[int, str], partitions: int, replication_factor: int, start_index: int = 0,
+                          replica_shift: int = 0) -> dict[int, list[int]]:
+    """Kafka's rack-aware `assignReplicasToBrokersRackAware` (AdminUtils; KRaft's `StripedReplicaPlacer` places
+    the same way: each partition's replicas on as many racks as it can), with a fixed start index and shift: the
+    brokers in rack-alternating order (a1, b1, c1, a2, ...), each next replica the next broker of a rack and a
+    broker the partition has not used yet."""
+    by_rack: dict[str, list[int]] = {}
+    for broker in sorted(racks):
+        by_rack.setdefault(racks[broker], []).append(broker)
+    ordered = [rack for rack in sorted(by_rack)]
+    brokers = [by_rack[rack][i] for i in range(max(len(b) for b in by_rack.values()))
+               for rack in ordered if i < len(by_rack[rack])]  # getRackAlternatedBrokerList
+    n, rack_count = len(brokers), len(ordered)
+    assignment: dict[int, list[int]] = {}
+    shift = replica_shift
+    for p in range(partitions):
+        if p > 0 and p % n == 0:
+            shift += 1
+        first = (p + start_index) % n
+        replicas = [brokers[first]]
+        used_racks, k = {racks[brokers[first]]}, 0
+        for _ in range(replication_factor - 1):
+            while True:
+                broker = brokers[(first + 1 + (shift * rack_count + k) % (n - 1)) % n]
+                k += 1
+                if ((racks[broker] not in used_racks or len(used_racks) == rack_count)
+                        and (broker not in replicas or len(replicas) == n)):
+                    replicas.append(broker)
+                    used_racks.add(racks[broker])
+                    break
+        assignment[p] = replicas
+    return assignment
+
+
 class Cluster(Quorum, Elections, Reassignments, ConfigControl):
     """The controller's view of the cluster: brokers, topics, partitions; thread-safe (one lock)."""
 
@@ -227,6 +261,8 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
             raise ValueError("partitions must be at least 1")
         if not 1 <= replication_factor <= len(live):
             raise ValueError(f"replication factor {replication_factor} needs 1..{len(live)} live brokers")
+        if live and all(b in self.racks for b in live):  # as Kafka places replicas when every broker has a rack
+            return rack_aware_assignment({b: self.racks[b] for b in live}, partitions, replication_factor)
         return round_robin_assignment(live, partitions, replication_factor)
 
     # -- test control: direct edits --------------------------------------------------------------
