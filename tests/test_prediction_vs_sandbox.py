@@ -1,6 +1,6 @@
 """Predictions proven against the sandbox's controller over random clusters, for each Kafka release and
-controller mode the sandbox can be (and 4.0 with ELR turned on, as `kafka-features upgrade` does; 4.1, whose
-new clusters have it on, also with it turned off).
+controller mode the sandbox can be (and 4.0 with ELR turned on, as `kafka-features upgrade` does; 4.1 and 4.2,
+whose new clusters have it on, also with it turned off).
 
 Each example builds a random cluster (tests/strategies.py) in a sandbox through its test-control API,
 reads it back over the wire as `plan` does, predicts with `planning.prediction.predict`, runs the election
@@ -30,7 +30,8 @@ UNKNOWN = [TopicPartition("t0", 99), TopicPartition("nosuch", 0)]
 # (mode, Kafka release, feature changes): every release and mode of sandbox/versions.py
 VERSIONS = [("zk", "3.9", {}), ("kraft", "3.9", {}), ("kraft", "4.0", {}),
             ("kraft", "4.0", {"eligible.leader.replicas.version": 1}), ("kraft", "4.1", {}),
-            ("kraft", "4.1", {"eligible.leader.replicas.version": 0})]
+            ("kraft", "4.1", {"eligible.leader.replicas.version": 0}), ("kraft", "4.2", {}),
+            ("kraft", "4.2", {"eligible.leader.replicas.version": 0})]
 
 
 def build(state: ClusterState, version: str, features: dict[str, int]) -> Sandbox:

@@ -9,7 +9,11 @@ from hypothesis import strategies as st
 from leader_election_cli.sandbox.controller.cluster import Cluster, round_robin_assignment
 from leader_election_cli.sandbox.controller.elections import PREFERRED, UNCLEAN
 from leader_election_cli.sandbox.controller.model import Partition
-from leader_election_cli.sandbox.controller.partition_change import ElectionKind, kraft_partition_change
+from leader_election_cli.sandbox.controller.partition_change import (
+    ElectionKind,
+    expanded_isr,
+    kraft_partition_change,
+)
 
 LIVE = {1, 2, 3}.__contains__
 
@@ -47,6 +51,32 @@ def test_kraft_unclean_takes_the_first_live_replica_with_isr_of_one() -> None:
     assert change(p, ElectionKind.ONLINE, live={3}.__contains__, elr=False) is None
     result = change(p, ElectionKind.UNCLEAN, live={3}.__contains__, elr=False)
     assert (result.leader, result.isr) == (3, [3])
+
+
+@pytest.mark.parametrize(("leaderless_rule", "last_known"), [(False, []), (True, [1])], ids=["4.1", "4.2"])
+def test_a_change_that_takes_the_leader_away_keeps_it_as_the_last_known_leader_from_4_2(
+        leaderless_rule: bool, last_known: list[int]) -> None:
+    """Leader 1 goes with 2 still in the ISR but not able to lead: 4.2's record (commit 162db130f6) keeps 1 as
+    the last known leader although the ISR is not empty; 4.1's keeps it only when a change empties the ISR."""
+    result = kraft_partition_change(Partition([1, 2], [1, 2], 1), ElectionKind.ONLINE, {3}.__contains__,
+                                    elr_enabled=True, min_isr=1, target_isr=[2], leaderless_rule=leaderless_rule)
+    assert (result.leader, result.isr, result.last_known_elr) == (-1, [2], last_known)
+
+
+@pytest.mark.parametrize(("leaderless_rule", "last_known"), [(False, []), (True, [3])], ids=["4.1", "4.2"])
+def test_only_a_change_that_names_a_leader_clears_the_last_known_leader_from_4_2(
+        leaderless_rule: bool, last_known: list[int]) -> None:
+    """An ISR change that keeps leader 1: 4.1 clears a stale last known leader, 4.2 leaves it."""
+    result = kraft_partition_change(Partition([1, 2], [1], 1, last_known_elr=[3]), ElectionKind.ONLINE, LIVE,
+                                    elr_enabled=True, min_isr=1, target_isr=[1, 2], leaderless_rule=leaderless_rule)
+    assert (result.leader, result.isr, result.last_known_elr) == (1, [1, 2], last_known)
+
+
+@pytest.mark.parametrize(("by_broker_id", "isr"), [(False, [5, 6, 4]), (True, [4, 5, 6])], ids=["4.1", "4.2"])
+def test_a_replica_that_catches_up_is_appended_or_listed_by_broker_id(by_broker_id: bool, isr: list[int]) -> None:
+    """kafka-4.1.0- and kafka-4.2.0-leaderless-elr-on.txt, step 6: rf3-min2 led by 5, a (4) rejoins."""
+    assert expanded_isr([5, 6], [4], by_broker_id) == isr
+    assert expanded_isr([5, 6], [6], by_broker_id) == [5, 6]
 
 
 def test_round_robin_matches_kafkas_fixed_start() -> None:

@@ -191,8 +191,8 @@ def test_the_read_back_waits_in_proportion_to_what_was_elected() -> None:
         assert (code, err, summary["elected"], summary["unconfirmed"]) == (0, "", 5_000, 0)
 
 
-def test_the_default_release_is_4_1_with_its_controller_limits() -> None:
-    assert VERSIONS[DEFAULT_VERSION].controller == KAFKA_4_1_LIMITS
+def test_the_default_release_4_2_keeps_4_1s_controller_limits() -> None:
+    assert VERSIONS[DEFAULT_VERSION].controller == VERSIONS["4.1"].controller == KAFKA_4_1_LIMITS
     assert VERSIONS["4.0"].controller == VERSIONS["3.9"].controller == ControllerLimits()
 
 

@@ -197,7 +197,7 @@ def test_status_says_when_the_controller_leaves_leaders_alone(sandbox_factory: C
 def test_min_isr_above_the_replica_count_is_capped_as_kafka_3_7_does(sandbox_factory: Callable[..., Sandbox]) -> None:
     """An RF=1 topic under a min.insync.replicas=2 default takes acks=all writes since Kafka 3.7
     (KAFKA-15583: the leader applies min(min.insync.replicas, replicas)); it was listed as under min ISR."""
-    sb = sandbox_factory(brokers=2)  # the sandbox's brokers speak Kafka 4.1's (3.9's in zk mode) API versions
+    sb = sandbox_factory(brokers=2)  # the sandbox's brokers speak Kafka 4.2's (3.9's in zk mode) API versions
     sb.create_topic("solo", assignment={0: [1]}, configs={"min.insync.replicas": "2"})
     sb.create_topic("pair", assignment={0: [1, 2]}, configs={"min.insync.replicas": "2"})
     sb.set_isr("pair", 0, [1])

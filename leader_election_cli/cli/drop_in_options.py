@@ -59,13 +59,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("--election-type", "election_type", "text", metavar="preferred|unclean",
            help='Type of election to attempt: "preferred" or "unclean". REQUIRED.'),
     Option("--topic", "topic", "text", metavar="TOPIC",
-           help="Name of topic for which to perform an election. REQUIRED if --partition is given."),
+           help="Name of topic for which to perform an election. REQUIRED if --partition is given. Not allowed "
+                "with --path-to-json-file or --all-topic-partitions."),
     Option("--partition", "partition", "text", metavar="ID",
            help="Partition id for which to perform an election. REQUIRED if --topic is given."),
     Option("--all-topic-partitions", "all_topic_partitions", "flag",
-           help="Perform election on all of the topic partitions."),
+           help="Perform election on all of the eligible topic partitions based on the type of election (see "
+                "--election-type). Not allowed with --topic or --path-to-json-file."),
     Option("--path-to-json-file", "path_to_json_file", "text", metavar="FILE",
-           help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}.'),
+           help='JSON file listing the partitions: {"partitions": [{"topic": "foo", "partition": 1}]}. Not '
+                'allowed with --all-topic-partitions or --topic.'),
     Option("--output", "output", "choice", default="auto", choices=KAFKA_LINE_MODES,
            help="auto: a table on a terminal, Kafka's own lines when piped; text; table; json."),
     Option("--color", "color", "color",

@@ -62,7 +62,7 @@ EXIT_CODES = exit_code_help({0: "stopped by Ctrl-C or SIGTERM; with --run, the c
                             2: "usage or input error (bad options, an unknown Kafka version or feature, a cluster "
                                f"over {MAX_PARTITIONS:,} partitions or the memory available, a port taken)",
                             3: None, 4: None, 5: None, 130: "stopped by Ctrl-C or SIGTERM while it was being built"})
-VERSION_HELP = (f"The Kafka release the brokers are, with its ApiVersions, features and controller rules: "
+VERSION_HELP = (f"The Kafka release the brokers are, with its ApiVersions, features, configs and controller rules: "
                 f"{', '.join(VERSIONS)} (default: {DEFAULT_VERSION}; {ZK_DEFAULT_VERSION} with --mode zk, the last "
                 "release with ZooKeeper).")
 
@@ -78,8 +78,8 @@ class BuildInterrupted(Exception):
 @click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)
 @click.option("--feature", "features", multiple=True, metavar="NAME=LEVEL",
               help="Set a finalized feature level as kafka-features upgrade/downgrade does, e.g. "
-                   "eligible.leader.replicas.version=0 to turn ELR off in 4.1 (on by default there; off in 4.0); "
-                   "repeatable.")
+                   "eligible.leader.replicas.version=0 to turn ELR off in 4.1 or 4.2 (on by default there; off in "
+                   "4.0); repeatable.")
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
               help="With --mode zk: register the cluster in this ZooKeeper as Kafka does and serve the elections "
                    "started through it (kafka-leader-election --zookeeper).")

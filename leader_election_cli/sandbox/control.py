@@ -61,8 +61,8 @@ class Sandbox:
                  forwarding_timeout_s: float = FORWARDING_TIMEOUT_S, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
                  broker_session_timeout_s: float = BROKER_SESSION_TIMEOUT_S,
                  quorum_fetch_timeout_s: float = QUORUM_FETCH_TIMEOUT_S):
-        """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1"; None: 4.1, or 3.9 in zk mode,
-        the last with ZooKeeper): its ApiVersions, features and controller rules (sandbox/versions.py).
+        """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1", "4.2"; None: 4.2, or 3.9 in zk
+        mode, the last with ZooKeeper): its ApiVersions, features, configs and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
         {"eligible.leader.replicas.version": 1} turns ELR on in 4.0 (0 turns it off in 4.1, where a new cluster
         has it on); `elr` is a shorthand for that one.
@@ -136,7 +136,7 @@ class Sandbox:
         self.cluster = Cluster(range(1, brokers + 1), mode, elr=finalized.get(ELR_VERSION, 0) >= 1,
                                max_records_per_request=max_records_per_request,
                                limits=controller_limits or self.kafka_version.controller, broker_configs=broker_configs,
-                               features=finalized)
+                               features=finalized, release=self.kafka_version)
         if metadata_lag_per_record_s < 0:
             raise ValueError("metadata_lag_per_record_s cannot be negative")
         self.cluster.metadata_lag_per_record_s = metadata_lag_per_record_s

@@ -4,7 +4,37 @@ For each release: the ApiVersions ranges a broker advertises (default configurat
 plugin, unstable APIs off), the features it supports and those a new cluster finalizes, and the
 controller behaviour that depends on the release. Where each table comes from:
 
-- 4.1 (KRaft), the default: recorded on a real Apache Kafka 4.1.0 cluster built from the release commit,
+- 4.2 (KRaft), the default: recorded on a real Apache Kafka 4.2.0 cluster built from the release commit
+  a18251bae0b8, fresh (tests/reference/kafka-4.2.0-api-versions.txt, kafka-4.2.0-features.txt; what changed
+  since 4.1.0, read in the two release commits' sources: kafka-4.2.0-changes.txt). 75 keys, 4.1's with 12
+  ranges changed: ListOffsets 1-11, OffsetCommit 2-10, OffsetFetch 1-10, WriteTxnMarkers 1-2, ShareFetch and
+  ShareAcknowledge 1-2, AddRaftVoter 0-1, WriteShareGroupState, ReadShareGroupStateSummary and
+  DescribeShareGroupOffsets 0-1, and the streams group APIs StreamsGroupHeartbeat 88 and StreamsGroupDescribe
+  89 at 0 (KIP-1071; 4.1 left them out). Features: metadata.version 3.3-IV3 to 4.2-IV1 (29) finalized at 29
+  (4.2-IV0 is 28: `ShareVersion.SV_1` bootstraps at IBP_4_2_IV0, `StreamsVersion.SV_1` at IBP_4_2_IV1),
+  share.version 0-1 and streams.version 0-1 both finalized at 1 (share groups and streams groups on in a
+  new cluster), eligible.leader.replicas.version finalized at 1 as in 4.1. streams.version=1 depends on no
+  other feature (`StreamsVersion.SV_1`, `Map.of()`); share.version=1 on metadata.version 27, as in 4.1.
+  Broker configs: kafka-4.2.0-configs.txt (4.1's and config.providers, controller.quorum.auto.join.enable,
+  group.streams.initial.rebalance.delay.ms, remote.log.manager.follower.thread.pool.size; the
+  group and share coordinators' append.linger.ms default -1); the topic configs are 4.1's.
+  Its rules (`PartitionRules`), each seen in kafka-4.2.0-leaderless-elr-on.txt, where every Leader, Elr and
+  LastKnownElr value and every answer of Kafka's tool is 4.1's:
+  - a replica that rejoins an ISR is listed by broker id (`Isr: 4,5,6`; 4.1 appends it: `Isr: 5,6,4`). The
+    partition leader's AlterPartition builds the ISR from a Scala `mutable.HashSet` since the broker's
+    partition state moved to Java (KAFKA-19301: `CommittedPartitionState` holds `Set.copyOf(isr)`;
+    `Partition.prepareIsrExpand` sends `partitionState.isr.asScala.map(_.toInt) + newInSyncReplicaId`), and
+    the controller stores the list as sent. A hash set of small ints iterates in ascending order, as every
+    recorded ISR is; for larger broker ids Kafka's order is the hash table's, which the sandbox does not
+    reproduce: it sorts. A leader's own ISR shrink (`prepareIsrShrink`) is not modelled.
+  - LastKnownElr (`PartitionChangeBuilder.maybeUpdateLastKnownLeader`, commit 162db130f6, apache/kafka#20629
+    "simplify last known elr update"): set to the leader by the change that takes the leader away, when it
+    is empty, and cleared only by a change that names a leader (4.1: set when a change empties the ISR,
+    cleared by any change that leaves a leader). The usual sequence (the last ISR member, the leader, stops;
+    a replica returns and is elected) gives the same values in both, as recorded.
+  Controller limits: 4.1's (the empty batch after exactly 10,000 records refused, KAFKA-21129 filed against
+  trunk; not recorded on 4.2.0). kafka-python 3.0.12's `BROKER_API_VERSIONS[(4, 2)]` is the same table.
+- 4.1 (KRaft): recorded on a real Apache Kafka 4.1.0 cluster built from the release commit,
   fresh (tests/reference/kafka-4.1.0-api-versions.txt, kafka-4.1.0-features.txt): Produce 0-13, Fetch
   4-18, JoinGroup 0-9, AlterPartitionReassignments 0-1 (KIP-860), ListTransactions 0-2,
   ListConfigResources 74 0-1, the share-group APIs 76-79 (v1), 83-87 and 90-92, metadata.version 3.3-IV3
@@ -55,13 +85,13 @@ can be upgraded to; Kafka refuses unsafe downgrades) and kraft.version at 0 (a s
 made dynamic before 4.1, KAFKA-16538).
 
 metadata.version names by level: `server-common/.../MetadataVersion.java` (3.0-IV1 is 1, 3.3-IV3 is 7,
-3.9-IV0 is 21, 4.0-IV1 is 23, 4.0-IV3 is 25).
+3.9-IV0 is 21, 4.0-IV1 is 23, 4.0-IV3 is 25, 4.1-IV1 is 27, 4.2-IV1 is 29).
 
 Not modelled: 4.0's election of a last known leader that is fenced (4.0 skips that check; KAFKA-19522,
 apache/kafka#20200, merged in July 2025 and so in 4.1's line, adds it): the sandbox, like the planner,
 checks it in every release; with ELR on it matters only when a partition's ISR and ELR are both empty,
 which the sandbox reaches only through test edits. Whether 4.1.0 itself carries the fix could not be
-confirmed from the record. Kafka 4.2 and later are not modelled.
+confirmed from the record. Kafka 4.3 and later are not modelled.
 """
 
 from __future__ import annotations
@@ -80,7 +110,8 @@ METADATA_VERSION_NAMES: Mapping[int, str] = MappingProxyType({
     1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
     8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
     15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
-    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1",
+    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0",
+    29: "4.2-IV1",
 })
 
 # FeatureVersion.dependencies() of the levels that have any (kafka-features feature-dependencies, 4.0.0;
@@ -116,6 +147,10 @@ API_VERSIONS_4_1: Mapping[int, tuple[int, int]] = MappingProxyType(dict(sorted({
     **API_VERSIONS_4_0, 0: (0, 13), 1: (4, 18), 11: (0, 9), 45: (0, 1), 66: (0, 2), 74: (0, 1),
     76: (1, 1), 77: (1, 1), 78: (1, 1), 79: (1, 1), 83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0),
     87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0)}.items())))
+# 4.2.0 as recorded: 4.1's table with these ranges changed or added.
+API_VERSIONS_4_2: Mapping[int, tuple[int, int]] = MappingProxyType(dict(sorted({
+    **API_VERSIONS_4_1, 2: (1, 11), 8: (2, 10), 9: (1, 10), 27: (1, 2), 78: (1, 2), 79: (1, 2), 80: (0, 1),
+    85: (0, 1), 87: (0, 1), 88: (0, 0), 89: (0, 0), 90: (0, 1)}.items())))
 _ZK_ONLY = {4, 5, 6, 7, 56, 58, 67}
 _KRAFT_BROKER_39 = {55: (0, 2), 64: (0, 0), 74: (0, 0), 75: (0, 0), 80: (0, 0), 81: (0, 0)}
 
@@ -145,6 +180,17 @@ KAFKA_4_1_LIMITS = ControllerLimits(empty_batch_fails=True)
 
 
 @dataclass(frozen=True)
+class PartitionRules:
+    """Where releases write a partition's ISR and LastKnownElr differently (controller/partition_change.py)."""
+
+    isr_by_broker_id: bool = False  # a rejoining replica listed by broker id (4.2), not appended (to 4.1)
+    last_known_elr_when_leaderless: bool = False  # set when the leader goes (4.2), not when the ISR empties
+
+
+KAFKA_4_2_RULES = PartitionRules(isr_by_broker_id=True, last_known_elr_when_leaderless=True)
+
+
+@dataclass(frozen=True)
 class KafkaVersion:
     """One Kafka release as the sandbox plays it."""
 
@@ -154,6 +200,8 @@ class KafkaVersion:
     supported: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # KRaft: feature -> (min, max)
     finalized: Mapping[str, int] = field(default_factory=dict)  # KRaft: a new cluster's levels
     controller: ControllerLimits = ControllerLimits()  # KRaft: what one request may write
+    rules: PartitionRules = PartitionRules()
+    configs: str = "kafka-4.1.0-configs.txt"  # sandbox/data/: the recorded config listing its brokers describe
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -189,8 +237,20 @@ VERSIONS: Mapping[str, KafkaVersion] = MappingProxyType({
                    "share.version": 0, "transaction.version": 2},
         controller=KAFKA_4_1_LIMITS,
     ),
+    "4.2": KafkaVersion(
+        "4.2", "4.2.0",
+        {KRAFT: dict(API_VERSIONS_4_2)},
+        supported={ELR_VERSION: (0, 1), "group.version": (0, 1), "kraft.version": (0, 1),
+                   METADATA_VERSION: (7, 29), "share.version": (0, 1), "streams.version": (0, 1),
+                   "transaction.version": (0, 2)},
+        finalized={ELR_VERSION: 1, "group.version": 1, "kraft.version": 0, METADATA_VERSION: 29,
+                   "share.version": 1, "streams.version": 1, "transaction.version": 2},
+        controller=KAFKA_4_1_LIMITS,
+        rules=KAFKA_4_2_RULES,
+        configs="kafka-4.2.0-configs.txt",
+    ),
 })
-DEFAULT_VERSION = "4.1"
+DEFAULT_VERSION = "4.2"
 ZK_DEFAULT_VERSION = "3.9"  # the last release with ZooKeeper mode
 
 

@@ -36,7 +36,7 @@ def static_broker_configs(ctx: Context, broker: int) -> dict[str, str]:
     """What a sandbox broker's server.properties would set: its ids, listener, log directory, role, and the
     controller settings the sandbox was given (those that differ from Kafka's defaults)."""
     c = ctx.cluster
-    known = catalog().brokers(zk=c.mode is Mode.ZK)
+    known = catalog(c.release.configs).brokers(zk=c.mode is Mode.ZK)
     configs = {"broker.id": str(broker), "log.dirs": LOG_DIR}
     if c.mode is Mode.KRAFT:
         voter = c.voters is not None and broker in c.voters
@@ -79,10 +79,11 @@ def _describe_resource(ctx: Context, resource: Any, synonyms: bool) -> tuple[int
         described = topic_configs(ctx, topic)
     elif resource.resource_type == BROKER_RESOURCE:
         if name == "":
-            described = describe_default_broker(c.dynamic_configs[""])
+            described = describe_default_broker(c.dynamic_configs[""], c.release.configs)
         elif name == str(ctx.broker_id):
             described = describe_broker(c.dynamic_configs.get(name, {}), c.dynamic_configs[""],
-                                        static_broker_configs(ctx, ctx.broker_id), zk=c.mode is Mode.ZK)
+                                        static_broker_configs(ctx, ctx.broker_id), zk=c.mode is Mode.ZK,
+                                        listing=c.release.configs)
         else:
             return (ke.INVALID_REQUEST, f"Unexpected broker id, expected {ctx.broker_id} or empty string, "
                     f"but received {name}", [])

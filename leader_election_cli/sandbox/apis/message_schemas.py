@@ -3,7 +3,13 @@ response at every version a release advertises, and the request where the answer
 
 Written from Kafka's message definitions (`clients/src/main/resources/common/message/<Name>Request.json`,
 `<Name>Response.json`; Apache-2.0): 3.9's for the ZooKeeper-mode inter-broker APIs and the versions 4.0
-removed (KIP-896: delegation token v0, AlterPartition v0-1), 4.1's for the rest. Tagged fields are left out
+removed (KIP-896: delegation token v0, AlterPartition v0-1), 4.1's for the rest, and 4.2's for the versions
+4.2 added: the streams group APIs 88 and 89 (KIP-1071), ShareFetch and ShareAcknowledge v2 (the latter's
+answer gains AcquisitionLockTimeoutMs), AddRaftVoter v1 (its answer unchanged), WriteShareGroupState v1 (its
+request gains DeliveryCompleteCount), ReadShareGroupStateSummary v1 (DeliveryCompleteCount, KIP-1226) and
+DescribeShareGroupOffsets v1 (Lag), as Aiven's kio 0.6.5 has them generated from Kafka's definitions (the
+apache/kafka copies at hand predate 4.2: StreamsGroupHeartbeatResponse.json there has no
+EndpointInformationEpoch yet, StreamsGroupDescribeResponse.json of ed368bd5 is 4.2's). Tagged fields are left out
 (never written at their defaults). Nested levels a top-level error leaves empty are spelled out all the same,
 so that each version's layout is whole.
 
@@ -79,6 +85,19 @@ _NODES = "NodeEndpoints:[ NodeId:int32 Host:string Port:int32 Rack:string? ]"
 _STATE_RESULT = "Results:[ TopicId:uuid Partitions:[ Partition:int32 ErrorCode:int16 ErrorMessage:string? {} ] ]"
 _BATCHES = "StateBatches:[ FirstOffset:int64 LastOffset:int64 DeliveryState:int8 DeliveryCount:int16 ]"
 _STATE_REQUEST = "GroupId:string Topics:[ TopicId:uuid Partitions:[ Partition:int32 {} ] ]"
+_COMPLETE = "DeliveryCompleteCount:int32=-1"
+_ACKNOWLEDGED = ("{} Responses:[ TopicId:uuid Partitions:[ PartitionIndex:int32 ErrorCode:int16 ErrorMessage:string? "
+                 "CurrentLeader:{{ LeaderId:int32 LeaderEpoch:int32 }} ] ] " + _NODES)
+_SHARE_OFFSETS = ("ThrottleTimeMs:int32 Groups:[ GroupId:string Topics:[ TopicName:string TopicId:uuid "
+                  "Partitions:[ PartitionIndex:int32 StartOffset:int64 LeaderEpoch:int32 {} ErrorCode:int16 "
+                  "ErrorMessage:string? ] ] ErrorCode:int16 ErrorMessage:string? ]")
+# the streams group APIs' common structs (KIP-1071)
+_TASKS = "SubtopologyId:string Partitions:[]int32"
+_ENDPOINT = "{ Host:string Port:uint16 }"
+_KEY_VALUE = "Key:string Value:string"
+_TOPIC_INFO = f"Name:string Partitions:int32 ReplicationFactor:int16 TopicConfigs:[ {_KEY_VALUE} ]"
+_TASK_OFFSET = "SubtopologyId:string Partition:int32 Offset:int64"
+_TASK_ASSIGNMENT = f"{{ ActiveTasks:[ {_TASKS} ] StandbyTasks:[ {_TASKS} ] WarmupTasks:[ {_TASKS} ] }}"
 _DELEGATION = ("PrincipalType:string PrincipalName:string {}IssueTimestamp:int64 ExpiryTimestamp:int64 "
                "MaxTimestamp:int64 TokenId:string Hmac:bytes Renewers:[ PrincipalType:string PrincipalName:string ]")
 _REQUESTER = "TokenRequesterPrincipalType:string TokenRequesterPrincipalName:string "
@@ -158,33 +177,55 @@ MESSAGES: dict[int, Message] = {
                 f"{_OPERATIONS} ]",
     }, {(1, 1): _GROUP_IDS}),
     78: Message("ShareFetch", 0, {
-        (1, 1): f"{_ERROR_ONLY} AcquisitionLockTimeoutMs:int32 Responses:[ TopicId:uuid Partitions:[ "
+        (1, 2): f"{_ERROR_ONLY} AcquisitionLockTimeoutMs:int32 Responses:[ TopicId:uuid Partitions:[ "
                 f"PartitionIndex:int32 ErrorCode:int16 ErrorMessage:string? AcknowledgeErrorCode:int16 "
                 f"AcknowledgeErrorMessage:string? {_LEADER} Records:records AcquiredRecords:[ FirstOffset:int64 "
                 f"LastOffset:int64 DeliveryCount:int16 ] ] ] {_NODES}",
     }),
     79: Message("ShareAcknowledge", 0, {
-        (1, 1): f"{_ERROR_ONLY} Responses:[ TopicId:uuid Partitions:[ PartitionIndex:int32 ErrorCode:int16 "
-                f"ErrorMessage:string? {_LEADER} ] ] {_NODES}",
+        (1, 1): _ACKNOWLEDGED.format(_ERROR_ONLY),
+        (2, 2): _ACKNOWLEDGED.format(f"{_ERROR_ONLY} AcquisitionLockTimeoutMs:int32"),
     }),
-    80: Message("AddRaftVoter", 0, {(0, 0): _ERROR_ONLY}),
+    80: Message("AddRaftVoter", 0, {(0, 1): _ERROR_ONLY}),
     81: Message("RemoveRaftVoter", 0, {(0, 0): _ERROR_ONLY}),
     83: Message("InitializeShareGroupState", 0, {(0, 0): _STATE_RESULT.format("")},
                 {(0, 0): _STATE_REQUEST.format("StateEpoch:int32 StartOffset:int64")}),
     84: Message("ReadShareGroupState", 0, {
         (0, 0): _STATE_RESULT.format(f"StateEpoch:int32 StartOffset:int64 {_BATCHES}")},
         {(0, 0): _STATE_REQUEST.format("LeaderEpoch:int32")}),
-    85: Message("WriteShareGroupState", 0, {(0, 0): _STATE_RESULT.format("")},
-                {(0, 0): _STATE_REQUEST.format(f"StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64 {_BATCHES}")}),
+    85: Message("WriteShareGroupState", 0, {(0, 1): _STATE_RESULT.format("")}, {
+        (0, 0): _STATE_REQUEST.format(f"StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64 {_BATCHES}"),
+        (1, 1): _STATE_REQUEST.format(f"StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64 {_COMPLETE} {_BATCHES}"),
+    }),
     86: Message("DeleteShareGroupState", 0, {(0, 0): _STATE_RESULT.format("")}, {(0, 0): _STATE_REQUEST.format("")}),
     87: Message("ReadShareGroupStateSummary", 0, {
-        (0, 0): _STATE_RESULT.format("StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64")},
-        {(0, 0): _STATE_REQUEST.format("LeaderEpoch:int32")}),
+        (0, 0): _STATE_RESULT.format("StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64"),
+        (1, 1): _STATE_RESULT.format(f"StateEpoch:int32 LeaderEpoch:int32 StartOffset:int64 {_COMPLETE}"),
+    }, {(0, 1): _STATE_REQUEST.format("LeaderEpoch:int32")}),
+    88: Message("StreamsGroupHeartbeat", 0, {
+        (0, 0): f"{_ERROR_ONLY} MemberId:string MemberEpoch:int32 HeartbeatIntervalMs:int32 "
+                f"AcceptableRecoveryLag:int32 TaskOffsetIntervalMs:int32 "
+                f"Status:[? StatusCode:int8 StatusDetail:string ] ActiveTasks:[? {_TASKS} ] "
+                f"StandbyTasks:[? {_TASKS} ] WarmupTasks:[? {_TASKS} ] "
+                f"EndpointInformationEpoch:int32 PartitionsByUserEndpoint:[? UserEndpoint:{_ENDPOINT} "
+                "ActivePartitions:[ Topic:string Partitions:[]int32 ] StandbyPartitions:[ Topic:string "
+                "Partitions:[]int32 ] ]",
+    }),
+    89: Message("StreamsGroupDescribe", 0, {
+        (0, 0): f"ThrottleTimeMs:int32 Groups:[ ErrorCode:int16 ErrorMessage:string? GroupId:string "
+                f"GroupState:string GroupEpoch:int32 AssignmentEpoch:int32 Topology:{{? Epoch:int32 "
+                f"Subtopologies:[? SubtopologyId:string SourceTopics:[]string RepartitionSinkTopics:[]string "
+                f"StateChangelogTopics:[ {_TOPIC_INFO} ] "
+                f"RepartitionSourceTopics:[ {_TOPIC_INFO} ] ] }} Members:[ MemberId:string MemberEpoch:int32 "
+                f"InstanceId:string? RackId:string? ClientId:string ClientHost:string TopologyEpoch:int32 "
+                f"ProcessId:string UserEndpoint:{{? Host:string Port:uint16 }} ClientTags:[ {_KEY_VALUE} ] "
+                f"TaskOffsets:[ {_TASK_OFFSET} ] TaskEndOffsets:[ {_TASK_OFFSET} ] Assignment:{_TASK_ASSIGNMENT} "
+                f"TargetAssignment:{_TASK_ASSIGNMENT} IsClassic:bool ] {_OPERATIONS} ]",
+    }, {(0, 0): _GROUP_IDS}),
     90: Message("DescribeShareGroupOffsets", 0, {
-        (0, 0): "ThrottleTimeMs:int32 Groups:[ GroupId:string Topics:[ TopicName:string TopicId:uuid Partitions:[ "
-                "PartitionIndex:int32 StartOffset:int64 LeaderEpoch:int32 ErrorCode:int16 ErrorMessage:string? ] ] "
-                "ErrorCode:int16 ErrorMessage:string? ]",
-    }, {(0, 0): "Groups:[ GroupId:string Topics:[? TopicName:string Partitions:[]int32 ] ]"}),
+        (0, 0): _SHARE_OFFSETS.format(""),
+        (1, 1): _SHARE_OFFSETS.format("Lag:int64=-1"),
+    }, {(0, 1): "Groups:[ GroupId:string Topics:[? TopicName:string Partitions:[]int32 ] ]"}),
     91: Message("AlterShareGroupOffsets", 0, {
         (0, 0): f"{_ERROR_ONLY} Responses:[ TopicName:string TopicId:uuid Partitions:[ PartitionIndex:int32 "
                 "ErrorCode:int16 ErrorMessage:string? ] ]",

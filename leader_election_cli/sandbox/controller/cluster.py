@@ -46,13 +46,14 @@ from leader_election_cli.sandbox.controller.model import (
 from leader_election_cli.sandbox.controller.partition_change import (
     Change,
     ElectionKind,
+    expanded_isr,
     kraft_partition_change,
     zk_offline_leader,
 )
 from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS, Quorum
 from leader_election_cli.sandbox.controller.reassignments import Reassignments
 from leader_election_cli.sandbox.partition_logs import Logs
-from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits, KafkaVersion
 
 
 def round_robin_assignment(brokers: list[int], partitions: int, replication_factor: int,
@@ -111,18 +112,21 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
 
     def __init__(self, broker_ids: Iterable[int], mode: Mode | str, *, elr: bool = True,
                  max_records_per_request: int | None = None, limits: ControllerLimits | None = None,
-                 broker_configs: dict[str, str] | None = None, features: dict[str, int] | None = None):
-        """`features`: the finalized feature levels ApiVersions reports (KRaft); `elr` is what their
+                 broker_configs: dict[str, str] | None = None, features: dict[str, int] | None = None,
+                 release: KafkaVersion | None = None):
+        """`release`: the Kafka release whose rules and config listing the cluster follows (None: the default
+        release); `features`: the finalized feature levels ApiVersions reports (KRaft); `elr` is what their
         eligible.leader.replicas.version means to the controller (on, as on a new cluster of the default
-        release); `limits`: the release's controller limits (None: the default release's, as `elr`;
-        `max_records_per_request` overrides its records per request)."""
+        release); `limits`: the controller limits (None: the release's; `max_records_per_request` overrides
+        its records per request)."""
+        self.release = release or VERSIONS[DEFAULT_VERSION]
         self.lock = threading.RLock()
         self.mode = Mode(mode)
         self.broker_ids = sorted(broker_ids)
         self.live: set[int] = set(self.broker_ids)
         self.elr_enabled = elr and self.mode is Mode.KRAFT
         self.features = dict(features or {})
-        limits = limits or VERSIONS[DEFAULT_VERSION].controller
+        limits = limits or self.release.controller
         self.max_records = limits.max_records_per_user_op if max_records_per_request is None \
             else max_records_per_request
         self.limits = limits
@@ -395,9 +399,7 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         for topic, p in self._all_partitions():
             if broker in p.isr:
                 kind = ElectionKind.UNCLEAN if topic.unclean_enabled else ElectionKind.ONLINE
-                change = kraft_partition_change(p, kind, acceptable, elr_enabled=self.elr_enabled,
-                                                min_isr=topic.min_isr,
-                                                target_isr=[r for r in p.isr if r != broker])
+                change = self._kraft_change(topic, p, kind, acceptable, target_isr=[r for r in p.isr if r != broker])
                 if change:
                     self._apply(p, change)
 
@@ -417,8 +419,7 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         """Elect a leader for a partition without a live one (controller-triggered, not admin)."""
         if self.mode is Mode.KRAFT:
             kind = ElectionKind.UNCLEAN if topic.unclean_enabled else ElectionKind.ONLINE
-            change = kraft_partition_change(p, kind, self.live.__contains__,
-                                            elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+            change = self._kraft_change(topic, p, kind)
             if change:
                 self._apply(p, change)
             return
@@ -427,14 +428,22 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
             self._apply(p, Change(chosen[0], chosen[1], [], []))
 
     def _expand_isr(self, topic: Topic, p: Partition, broker: int) -> None:
+        isr = expanded_isr(p.isr, [broker], self.release.rules.isr_by_broker_id)
         if self.mode is Mode.ZK:
-            p.isr = p.isr + [broker]
+            p.isr = isr
             return
-        change = kraft_partition_change(p, ElectionKind.ONLINE, self.live.__contains__,
-                                        elr_enabled=self.elr_enabled, min_isr=topic.min_isr,
-                                        target_isr=p.isr + [broker])
+        change = self._kraft_change(topic, p, ElectionKind.ONLINE, target_isr=isr)
         if change:
             self._apply(p, change)
+
+    def _kraft_change(self, topic: Topic, p: Partition, kind: ElectionKind,
+                      acceptable: Callable[[int], bool] | None = None,
+                      target_isr: list[int] | None = None) -> Change | None:
+        """The KRaft controller's change record for one partition (`kraft_partition_change`) under this
+        cluster's ELR setting and release rules; `acceptable`: who may lead (None: the live brokers)."""
+        return kraft_partition_change(p, kind, acceptable or self.live.__contains__, elr_enabled=self.elr_enabled,
+                                      min_isr=topic.min_isr, target_isr=target_isr,
+                                      leaderless_rule=self.release.rules.last_known_elr_when_leaderless)
 
     # -- the records -----------------------------------------------------------------------------
 

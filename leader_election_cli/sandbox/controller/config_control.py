@@ -49,7 +49,7 @@ class ConfigControl:
         else:
             return ke.INVALID_REQUEST, f"Unsupported resource type {kind}"
         configs, error = altered(current if incremental else {}, ops if incremental else
-                                 [(n, SET, v) for n, _, v in ops], kind)
+                                 [(n, SET, v) for n, _, v in ops], kind, self.release.configs)
         if error:
             return error
         if kind == TOPIC_RESOURCE:
@@ -57,7 +57,7 @@ class ConfigControl:
             if problem:
                 return ke.INVALID_CONFIG, problem
         else:
-            refused = broker_config_problem(configs)
+            refused = broker_config_problem(configs, self.release.configs)
             if refused:
                 return refused
         if not validate_only:

@@ -1,9 +1,11 @@
 """Topic and broker configs as a KRaft controller keeps them and a broker describes them.
 
-The config sets are a real Apache Kafka 4.1.0 cluster's (`kafka-configs.sh --describe --all` of a topic and
-of a broker, sandbox/data/kafka-4.1.0-configs.txt), read once when first needed: every name, its default,
-whether it is sensitive, and the broker config a topic config falls back to. Every release the sandbox can be
-uses them (only 4.1.0's were recorded).
+The config sets are real Apache Kafka clusters' (`kafka-configs.sh --describe --all` of a topic and of a
+broker): 4.2.0's (sandbox/data/kafka-4.2.0-configs.txt) for a 4.2 sandbox, 4.1.0's (kafka-4.1.0-configs.txt)
+for the others (3.9's and 4.0's were not recorded), each read once when first needed: every name, its default,
+whether it is sensitive, and the broker config a topic config falls back to (`KafkaVersion.configs` names the
+listing). The topic configs are the same in both listings; 4.2's brokers have four configs more and three
+other defaults.
 
 - Types and value rules of topic configs: `LogConfig`'s `ConfigDef` (`TOPIC_RULES`); a broker config that a
   topic config falls back to has the topic config's type, `min.insync.replicas` at least 1 included.
@@ -35,6 +37,7 @@ from importlib import resources
 from typing import NamedTuple
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS
 
 # ConfigResource.Type
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
@@ -150,9 +153,10 @@ def _synonyms(text: str) -> list[tuple[str, str, str]]:
 
 
 @cache
-def catalog() -> Catalog:
-    """The recorded 4.1.0 listings, parsed once."""
-    text = resources.files("leader_election_cli.sandbox").joinpath("data/kafka-4.1.0-configs.txt").read_text()
+def catalog(listing: str | None = None) -> Catalog:
+    """A recorded listing of sandbox/data/ (None: the default release's), parsed once."""
+    name = listing or VERSIONS[DEFAULT_VERSION].configs
+    text = resources.files("leader_election_cli.sandbox").joinpath(f"data/{name}").read_text()
     sections: list[dict[str, Known]] = []
     for line in text.splitlines():
         if line.startswith("All configs for "):
@@ -234,9 +238,9 @@ def topic_config_problem(configs: dict[str, str | None]) -> str | None:
     return None
 
 
-def broker_config_problem(configs: dict[str, str | None]) -> tuple[int, str] | None:
-    """`DynamicBrokerConfig.validateConfigs`: static configs first, then bad values."""
-    cat = catalog()
+def broker_config_problem(configs: dict[str, str | None], listing: str) -> tuple[int, str] | None:
+    """`DynamicBrokerConfig.validateConfigs`: static configs first, then bad values (`listing`: the release's)."""
+    cat = catalog(listing)
     static = sorted(n for n in configs if n in cat.broker and not cat.dynamic(n))
     if static:
         return ke.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + ", ".join(static) + ")"
@@ -248,11 +252,11 @@ def broker_config_problem(configs: dict[str, str | None]) -> tuple[int, str] | N
     return None
 
 
-def altered(current: dict[str, str], ops: list[tuple[str, int, str | None]], resource_type: int
+def altered(current: dict[str, str], ops: list[tuple[str, int, str | None]], resource_type: int, listing: str
             ) -> tuple[dict[str, str], tuple[int, str] | None]:
     """`incrementalAlterConfigResource`: the resource's dynamic configs after `ops`, or the error."""
     configs = dict(current)
-    cat = catalog()
+    cat = catalog(listing)
     for name, op, value in ops:
         if op == SET:
             configs[name] = value if value is not None else ""
@@ -331,9 +335,9 @@ def _broker_chain(name: str, broker: dict[str, str], default: dict[str, str], st
 
 
 def describe_broker(broker: dict[str, str], default: dict[str, str], static: dict[str, str],
-                    zk: bool) -> list[Described]:
+                    zk: bool, listing: str) -> list[Described]:
     """Every broker config of one broker (`ConfigHelper` for a broker id), custom dynamic ones included."""
-    cat = catalog()
+    cat = catalog(listing)
     known_configs = cat.brokers(zk)
     entries = []
     for name in sorted(set(known_configs) | set(broker) | set(default) | set(static)):
@@ -344,9 +348,9 @@ def describe_broker(broker: dict[str, str], default: dict[str, str], static: dic
     return entries
 
 
-def describe_default_broker(default: dict[str, str]) -> list[Described]:
+def describe_default_broker(default: dict[str, str], listing: str) -> list[Described]:
     """The cluster-wide default broker resource (""): its dynamic configs alone."""
-    cat = catalog()
+    cat = catalog(listing)
     entries = []
     for name in sorted(default):
         known = cat.broker.get(name)

@@ -32,12 +32,7 @@ from typing import NamedTuple
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.controller.model import Mode, Partition
-from leader_election_cli.sandbox.controller.partition_change import (
-    Change,
-    ElectionKind,
-    kraft_partition_change,
-    zk_offline_leader,
-)
+from leader_election_cli.sandbox.controller.partition_change import Change, ElectionKind, zk_offline_leader
 
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 PREFERRED, UNCLEAN = 0, 1
@@ -146,8 +141,7 @@ class Elections:
                 or (election_type == UNCLEAN and p.leader != NO_LEADER)):
             return _default(pid, ke.ELECTION_NOT_NEEDED)
         kind = ElectionKind.PREFERRED if election_type == PREFERRED else ElectionKind.UNCLEAN
-        change = kraft_partition_change(p, kind, self.live.__contains__,
-                                        elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+        change = self._kraft_change(topic, p, kind)
         if change is None:
             code = ke.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED \
                 else ke.ELIGIBLE_LEADERS_NOT_AVAILABLE
@@ -250,8 +244,7 @@ class Elections:
                     continue
                 if len(records) >= MAX_ELECTIONS_PER_IMBALANCE:
                     break
-                change = kraft_partition_change(p, ElectionKind.PREFERRED, self.live.__contains__,
-                                                elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+                change = self._kraft_change(topic, p, ElectionKind.PREFERRED)
                 if change:
                     records.append((p, change))
             for p, change in records:
@@ -284,8 +277,7 @@ class Elections:
                         break
                     if p.leader != NO_LEADER and p.leader in self.live:
                         continue
-                    change = kraft_partition_change(p, ElectionKind.UNCLEAN, self.live.__contains__,
-                                                    elr_enabled=self.elr_enabled, min_isr=topic.min_isr)
+                    change = self._kraft_change(topic, p, ElectionKind.UNCLEAN)
                     if change and change.leader != NO_LEADER:
                         self._apply(p, change)
                         elected += 1

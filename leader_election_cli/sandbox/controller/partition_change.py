@@ -16,6 +16,11 @@ and a topic with unclean.leader.election.enable), kafka-4.1.0-leaderless-elr-on.
   fail (83).
 - "Valid" = live (not fenced) and in the ISR, or in the ELR while the ISR is empty. A leader taken
   from the ELR gets ISR = [leader]. The last known leader is taken only when it is live.
+- The last known leader (`maybeUpdateLastKnownLeader`, ELR on): to 4.1, kept when a change empties the ISR
+  and cleared by a change that leaves a leader; from 4.2 (commit 162db130f6), kept when a change takes the
+  leader away and cleared only by one that names a leader (`leaderless_rule`; versions.py, `PartitionRules`).
+- A replica that catches up rejoins the ISR as the partition leader's AlterPartition lists it
+  (`expanded_isr`): appended to 4.1, by broker id from 4.2 (KAFKA-19301).
 
 zk mode follows the ZooKeeper-mode controller of Kafka 3.x (`KafkaController`, `Election.scala`,
 `PartitionStateMachine`): preferred elects `replicas[0]` only if it is live and in the ISR; unclean
@@ -25,7 +30,7 @@ replica with ISR = [it]; failures carry the controller's "Failed to elect leader
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import NamedTuple
 
@@ -56,8 +61,10 @@ def kraft_partition_change(
     elr_enabled: bool,
     min_isr: int,
     target_isr: list[int] | None = None,
+    leaderless_rule: bool = False,
 ) -> Change | None:
-    """`PartitionChangeBuilder.build()` for leadership and ISR: the change record, or None for no-op."""
+    """`PartitionChangeBuilder.build()` for leadership and ISR: the change record, or None for no-op.
+    `leaderless_rule`: 4.2's LastKnownElr rule."""
     t_isr = list(p.isr) if target_isr is None else list(target_isr)
     t_elr = list(p.elr)
     if elr_enabled:  # maybePopulateTargetElr
@@ -102,21 +109,39 @@ def kraft_partition_change(
         t_elr = []
     if new_isr is None and (t_isr or elr_enabled) and t_isr != p.isr:
         new_isr = t_isr
-    last_known = list(p.last_known_elr)
-    if elr_enabled:  # maybeUpdateLastKnownLeader
-        if new_isr == [] and p.last_known_elr != [p.leader]:
-            last_known = [p.leader]
-        elif ((new_leader is not None and new_leader >= 0)
-              or (p.leader != NO_LEADER and new_leader != NO_LEADER)) and p.last_known_elr:
-            last_known = []
-    else:
-        last_known = []
+    last_known = _last_known_elr(p, new_leader, new_isr, leaderless_rule) if elr_enabled else []
     change = Change(p.leader if new_leader is None else new_leader,
                     p.isr if new_isr is None else new_isr, t_elr, last_known)
     if (change.leader, change.isr, change.elr, change.last_known_elr) == (
             p.leader, p.isr, p.elr, p.last_known_elr):
         return None
     return change
+
+
+def _last_known_elr(p: Partition, new_leader: int | None, new_isr: list[int] | None,
+                    leaderless_rule: bool) -> list[int]:
+    """`maybeUpdateLastKnownLeader`: the record's LastKnownElr (`new_leader`, `new_isr`: None when the record
+    leaves them as they are)."""
+    if leaderless_rule:  # 4.2: the change that takes the leader away keeps it; one that names a leader clears it
+        if new_leader == NO_LEADER and not p.last_known_elr:
+            return [p.leader]
+        if new_leader is not None and new_leader >= 0:
+            return []
+        return list(p.last_known_elr)
+    if new_isr == [] and p.last_known_elr != [p.leader]:
+        return [p.leader]
+    if (new_leader is not None and new_leader >= 0) or (p.leader != NO_LEADER and new_leader != NO_LEADER):
+        return []
+    return list(p.last_known_elr)
+
+
+def expanded_isr(isr: list[int], joining: Iterable[int], by_broker_id: bool) -> list[int]:
+    """The ISR a partition leader's AlterPartition asks for when `joining` have caught up
+    (`Partition.prepareIsrExpand`): appended (to 4.1: an immutable Scala Set, which keeps up to four members in
+    the order given; past four, Kafka's order is a hash trie's, not modelled), or listed by broker id (4.2: a
+    Scala `mutable.HashSet`, whose order for small ids is ascending)."""
+    added = isr + [r for r in joining if r not in isr]
+    return sorted(added) if by_broker_id else added
 
 
 def zk_offline_leader(p: Partition, live: set[int], allow_unclean: bool) -> tuple[int, list[int]] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.controller.model import Mode, Partition, Topic
-from leader_election_cli.sandbox.controller.partition_change import ElectionKind, kraft_partition_change
+from leader_election_cli.sandbox.controller.partition_change import ElectionKind, expanded_isr
 
 
 class Reassignments:
@@ -118,7 +118,7 @@ class Reassignments:
             down = [r for r in p.adding if r not in self.live]
             if down:
                 raise ValueError(f"added replicas {down} of {name}-{pid} are not live and cannot catch up")
-            p.isr = p.isr + [r for r in p.adding if r not in p.isr]
+            p.isr = expanded_isr(p.isr, p.adding, self.release.rules.isr_by_broker_id)
             self._complete(topic, p, [r for r in p.replicas if r not in p.removing])
             self.version += 1
 
@@ -130,8 +130,8 @@ class Reassignments:
             # PartitionChangeBuilder: the online rule; one record, whose leader epoch goes up when the leader
             # changes or a replica leaves (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded)
             acceptable = lambda r: r in self.live and r in replicas  # noqa: E731
-            change = kraft_partition_change(p, ElectionKind.ONLINE, acceptable, elr_enabled=self.elr_enabled,
-                                            min_isr=topic.min_isr, target_isr=[r for r in p.isr if r in replicas])
+            change = self._kraft_change(topic, p, ElectionKind.ONLINE, acceptable,
+                                        target_isr=[r for r in p.isr if r in replicas])
             if change:
                 self._apply(p, change, sets_leader=change.leader != p.leader or bool(removed))
             elif removed:
