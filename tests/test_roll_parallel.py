@@ -107,3 +107,19 @@ def test_a_bad_parallel_is_a_one_line_usage_error(sandbox_factory: Callable[...,
     done = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all", "--parallel",
                            value, "--exec", "true"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and message in done.stderr and sb.request_count() == 0
+
+
+def test_a_round_is_not_stopped_while_a_broker_outside_it_has_crashed(sandbox_factory: Callable[..., Sandbox],
+                                                                     tmp_path: Path) -> None:
+    """Broker 2 (rack b) is killed: the cluster lists it alive for its session timeout, but the round of rack a
+    would leave the partitions it shares with broker 2 one in-sync replica: the probe finds broker 2 gone and
+    the round waits, nothing done to it (exit 5)."""
+    sb = sandbox_factory(12, racks=RACKS)
+    sb.create_topic("orders", 24, 3, configs={"min.insync.replicas": "2"})
+    log = tmp_path / "restarted.txt"
+    sb.kill_broker(2)
+    code, report, err = run_roll(sb, "--brokers", "all", "--parallel", "auto", "--safe-timeout", "1",
+                                 "--state-file", str(tmp_path / "roll.json"), "--exec", f"echo {{broker}} >> {log}")
+    assert code == 5, err
+    assert report["rounds"][0] == [1, 4, 7, 10] and "broker 2 does not answer" in report["error"]
+    assert not log.exists() and 2 in sb.live_brokers  # still listed: only the probe saw it
