@@ -282,3 +282,29 @@ def test_a_controller_crashing_at_each_step_of_a_controller_roll_keeps_it_from_s
     report = json.loads(done.stdout)
     assert [s["step"] for s in report["brokers"][0]["steps"]][-1] == step
     assert not log.exists() and 1001 in sb.cluster.controllers_down  # nothing was stopped
+
+
+@pytest.mark.parametrize("security", ["SASL_PLAINTEXT", "SSL", "SASL_SSL"])
+def test_probes_go_through_the_client_s_security_settings(sandbox_factory: Callable[..., Sandbox], tmp_path: Path,
+                                                          security: str) -> None:
+    """A probe is a connection and ApiVersions over the config file's transport (TLS with its trust store);
+    ApiVersions is answered before SASL authentication, so no credential is sent for it. On a secured cluster
+    the probes find every broker answering, and one crashed broker not."""
+    from test_drop_in_security import ADMIN_SECRET, properties
+
+    sasl = security.startswith("SASL")
+    sb = sandbox_factory(3, tls=security.endswith("SSL"), sasl_users={"admin": ADMIN_SECRET} if sasl else None)
+    sb.create_topic("orders", assignment=ASSIGNMENT, configs={"min.insync.replicas": "2"})
+    tls = f"ssl.truststore.type=PEM\nssl.truststore.location={sb.ca_file}\n" if sb.ca_file else ""
+    if sasl:
+        config = properties(tmp_path, "admin", ADMIN_SECRET, protocol=security, extra=tls)
+    else:
+        config = str(tmp_path / "client.properties")
+        Path(config).write_text(f"security.protocol=SSL\n{tls}")
+    before = sb.request_count(18)
+    assert can_stop_cli(sb, "3", "--command-config", config).returncode == 0
+    assert sb.request_count(18) >= before + 2  # the probes' ApiVersions, beside the client's own
+    sb.kill_broker(2)
+    refused = can_stop_cli(sb, "3", "--command-config", config, "--output", "json")
+    assert refused.returncode == 5 and json.loads(refused.stdout)["not_answering"] == [2]
+    assert ADMIN_SECRET not in refused.stdout + refused.stderr
