@@ -82,7 +82,7 @@ def rack_aware_assignment(racks: dict[int, str], partitions: int, replication_fa
     by_rack: dict[str, list[int]] = {}
     for broker in sorted(racks):
         by_rack.setdefault(racks[broker], []).append(broker)
-    ordered = [rack for rack in sorted(by_rack)]
+    ordered = sorted(by_rack)
     brokers = [by_rack[rack][i] for i in range(max(len(b) for b in by_rack.values()))
                for rack in ordered if i < len(by_rack[rack])]  # getRackAlternatedBrokerList
     n, rack_count = len(brokers), len(ordered)
