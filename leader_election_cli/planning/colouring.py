@@ -9,11 +9,12 @@ one colour, an edge's ends never both in c, a limit's set at most k in c, at mos
 colours used. Symmetry breaking: the colours are used in order (y[c] >= y[c+1]) and the vertices of a clique of
 edges take colours 0, 1, ... (every colouring can be renamed so).
 
-Limits go into the model lazily: a solution that breaks some adds those, and the model is solved again. A
-model with fewer constraints can only need fewer colours, so its bound is a bound of the whole problem, and its
-optimum, once it breaks no limit, is the optimum. The lower bound is the largest of: CP-SAT's objective bound,
-the clique (found greedily; its vertices pairwise in conflict), for each limit ceil(size / k), and
-ceil(vertices / cap).
+Limits go into the model lazily: first those the greedy colouring fills to k, then those a solution breaks,
+and the model is solved again (at most LIMITS_ADDED a time, the most broken first; the time limit counts the
+model's building). A model with fewer constraints can only need fewer colours, so its bound is a bound of the
+whole problem, and its optimum, once it breaks no limit, is the optimum. The lower bound is the largest of:
+CP-SAT's objective bound, the clique (found greedily; its vertices pairwise in conflict), for each limit
+ceil(size / k), and ceil(vertices / cap).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def colour(conflicts: Conflicts, time_limit_s: float) -> Colouring:
     clique = greedy_clique(conflicts.vertices, neighbours)
     lower = max([len(clique), *(math.ceil(len(m) / k) for m, k in conflicts.limits),
                  math.ceil(len(conflicts.vertices) / conflicts.cap) if conflicts.cap else 0])
-    active = _broken(best, conflicts.limits, full=True)
+    active = _broken(best, conflicts.limits, full=True)[:LIMITS_ADDED]
     deadline = started + time_limit_s
     while lower < len(best) and time.monotonic() < deadline - 0.05:
         found, bound, optimal = _solve(conflicts, active, best, clique, deadline)
