@@ -153,7 +153,11 @@ class BuildInterrupted(Exception):
                    "kill-broker stays registered, alive in Metadata and in its ISRs before the controller fences it.")
 @click.option("--max-log-bytes", type=IntRange(0, 2**40), default=DEFAULT_MAX_LOG_BYTES, show_default=True,
               metavar="BYTES", help="The records the brokers keep, all partitions together (in memory); past it "
-                                    "the oldest batches go first and their partitions' log start offsets move on.")
+                                    "the oldest batches go first and their partitions' log start offsets move on. "
+                                    "Consumer groups are bounded too: 10,000 groups, 100,000 committed offsets and "
+                                    "64 MiB of members' metadata in all, 1,000 members a group (group.max.size); past "
+                                    "them the empty group used longest ago goes first, else Kafka's refusal "
+                                    "(COORDINATOR_NOT_AVAILABLE, INVALID_COMMIT_OFFSET_SIZE, GROUP_MAX_SIZE_REACHED).")
 @click.option("--run", "command", metavar="COMMAND",
               help="Run COMMAND against the sandbox ({bootstrap} is replaced by its bootstrap address, also "
                    "exported as KAFKA_BOOTSTRAP_SERVERS), then stop and exit with COMMAND's exit code.")

@@ -20,6 +20,7 @@ from leader_election_cli.sandbox.apis.context import FORWARDING_TIMEOUT_S, Setti
 from leader_election_cli.sandbox.controller.cluster import Cluster
 from leader_election_cli.sandbox.controller.model import REBALANCE_DEFAULTS, Mode
 from leader_election_cli.sandbox.controller.quorum import BROKER_SESSION_TIMEOUT_S, QUORUM_FETCH_TIMEOUT_S
+from leader_election_cli.sandbox.groups.coordinator import GROUP_DEFAULTS, group_config_problem
 from leader_election_cli.sandbox.sasl_gssapi import KerberosAcceptor
 from leader_election_cli.sandbox.sasl_oauth import OAuthBearerExchange, OAuthValidation
 from leader_election_cli.sandbox.security import (
@@ -87,7 +88,10 @@ class Sandbox:
 
         `broker_configs` override Kafka's broker defaults of the automatic leader rebalance, as in
         server.properties: `auto.leader.rebalance.enable` (true), `leader.imbalance.check.interval.seconds`
-        (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only). As on a real cluster,
+        (300) and `leader.imbalance.per.broker.percentage` (10, zk mode only), and the group coordinator's
+        (`groups/coordinator.py`, GROUP_DEFAULTS: `group.initial.rebalance.delay.ms` 0, `group.min.session.timeout.ms`
+        6000, `group.max.session.timeout.ms` 1800000, `group.max.size` 1000, `offsets.topic.num.partitions` 50,
+        `offsets.topic.replication.factor` 3). As on a real cluster,
         leaders left off their preferred replicas move back at the next check; `rebalance_leaders()`
         runs a check at once. In kraft mode `unclean.leader.election.interval.ms` (Kafka's internal
         controller config, 300000) is how often the controller elects a leader, uncleanly, for the leaderless
@@ -124,9 +128,10 @@ class Sandbox:
         unknown = set(sasl_mechanisms) - set(MECHANISMS)
         if unknown:
             raise ValueError(f"unsupported SASL mechanisms {sorted(unknown)}; use {', '.join(MECHANISMS)}")
-        unknown = set(broker_configs or {}) - set(REBALANCE_DEFAULTS)
+        settable = {**REBALANCE_DEFAULTS, **GROUP_DEFAULTS}
+        unknown = set(broker_configs or {}) - set(settable)
         if unknown:
-            raise ValueError(f"unsupported broker configs {sorted(unknown)}; use {', '.join(REBALANCE_DEFAULTS)}")
+            raise ValueError(f"unsupported broker configs {sorted(unknown)}; use {', '.join(settable)}")
         mode = Mode(mode)
         self.kafka_version: KafkaVersion = resolve(kafka_version, mode)
         changes = dict(features or {})
@@ -144,6 +149,9 @@ class Sandbox:
             raise ValueError(f"max_log_bytes must be a number of bytes >= 0, not {max_log_bytes!r}")
         self.cluster.logs.max_bytes = max_log_bytes
         _check_rebalance_configs(self.cluster.broker_configs)
+        problem = group_config_problem(self.cluster.broker_configs)
+        if problem:
+            raise ValueError(problem)
         for broker, rack in (racks or {}).items():
             if broker not in self.cluster.broker_ids:
                 raise ValueError(f"a rack for broker {broker}, which is not one of the brokers 1..{brokers}")

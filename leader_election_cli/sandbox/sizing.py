@@ -11,6 +11,10 @@ from __future__ import annotations
 
 MAX_PARTITIONS = 2_000_000  # total over all topics
 DEFAULT_MAX_LOG_BYTES = 256 * 2**20  # the records a sandbox keeps, all partitions together (partition_logs.py)
+# consumer groups (groups/coordinator.py; group.max.size, 1000 members a group, is a broker config there)
+MAX_GROUPS = 10_000  # groups in all
+MAX_COMMITTED_OFFSETS = 100_000  # committed offsets in all (each at most 4 KiB of metadata)
+MAX_GROUP_BYTES = 64 * 2**20  # the members' protocol metadata and assignments, all groups together
 BASE_BYTES = 150 * 2**20  # the interpreter, kafka-python and the listeners
 AVAILABLE_SHARE = 0.8  # of the memory the system reports available
 

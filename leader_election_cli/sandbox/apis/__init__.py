@@ -6,9 +6,10 @@
 `elections.py` (ElectLeaders, Alter/ListPartitionReassignments), `configs.py` (DescribeConfigs, AlterConfigs,
 IncrementalAlterConfigs), `quorum.py` (DescribeQuorum), `sasl.py` (SaslHandshake and SaslAuthenticate once
 authenticated), `produce_fetch.py` (Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch, on the
-logs of sandbox/partition_logs.py), and `unmodelled.py` (every other advertised key, in its own schema with
-UNSUPPORTED_VERSION, or CLUSTER_AUTHORIZATION_FAILED for a zk broker's inter-broker APIs: kafka-python's
-classes, else `message_schemas.py` over `schema_codec.py`).
+logs of sandbox/partition_logs.py), `groups.py` (FindCoordinator and the group APIs) and `committed_offsets.py`
+(OffsetCommit, OffsetFetch, OffsetDelete) over the group coordinator of sandbox/groups/, and `unmodelled.py`
+(every other advertised key, in its own schema with UNSUPPORTED_VERSION, or CLUSTER_AUTHORIZATION_FAILED for a
+zk broker's inter-broker APIs: kafka-python's classes, else `message_schemas.py` over `schema_codec.py`).
 
 Each API also has an error answer in the shape of Kafka's `AbstractRequest.getErrorResponse` (the
 code at top level, where the response has one, and on every requested item), used for fault

@@ -13,10 +13,14 @@ from kafka.protocol.admin import (
     AlterPartitionReassignmentsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
     DescribeClusterRequest,
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
     DescribeQuorumRequest,
@@ -27,18 +31,41 @@ from kafka.protocol.admin import (
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
 )
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
@@ -48,6 +75,14 @@ from kafka.protocol.sasl import (
 )
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.apis.committed_offsets import (
+    offset_commit,
+    offset_commit_error,
+    offset_delete,
+    offset_delete_error,
+    offset_fetch,
+    offset_fetch_error,
+)
 from leader_election_cli.sandbox.apis.configs import (
     alter_configs,
     alter_configs_error,
@@ -64,6 +99,24 @@ from leader_election_cli.sandbox.apis.elections import (
     elect_leaders_error,
     list_reassignments,
     list_reassignments_error,
+)
+from leader_election_cli.sandbox.apis.groups import (
+    delete_groups,
+    delete_groups_error,
+    describe_groups,
+    describe_groups_error,
+    find_coordinator,
+    find_coordinator_error,
+    heartbeat,
+    heartbeat_error,
+    join_group,
+    join_group_error,
+    leave_group,
+    leave_group_error,
+    list_groups,
+    list_groups_error,
+    sync_group,
+    sync_group_error,
 )
 from leader_election_cli.sandbox.apis.metadata_topics import (
     create_topics,
@@ -195,6 +248,18 @@ APIS: dict[int, Api] = {
     22: Api(InitProducerIdRequest, InitProducerIdResponse, init_producer_id, init_producer_id_error),
     23: Api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, offset_for_leader_epoch,
             offset_for_leader_epoch_error),
+    # consumer groups (groups.py) and their committed offsets (committed_offsets.py)
+    10: Api(FindCoordinatorRequest, FindCoordinatorResponse, find_coordinator, find_coordinator_error),
+    11: Api(JoinGroupRequest, JoinGroupResponse, join_group, join_group_error),
+    14: Api(SyncGroupRequest, SyncGroupResponse, sync_group, sync_group_error),
+    12: Api(HeartbeatRequest, HeartbeatResponse, heartbeat, heartbeat_error),
+    13: Api(LeaveGroupRequest, LeaveGroupResponse, leave_group, leave_group_error),
+    16: Api(ListGroupsRequest, ListGroupsResponse, list_groups, list_groups_error),
+    15: Api(DescribeGroupsRequest, DescribeGroupsResponse, describe_groups, describe_groups_error),
+    42: Api(DeleteGroupsRequest, DeleteGroupsResponse, delete_groups, delete_groups_error),
+    8: Api(OffsetCommitRequest, OffsetCommitResponse, offset_commit, offset_commit_error),
+    9: Api(OffsetFetchRequest, OffsetFetchResponse, offset_fetch, offset_fetch_error),
+    47: Api(OffsetDeleteRequest, OffsetDeleteResponse, offset_delete, offset_delete_error),
     # the controller quorum (quorum.py)
     55: Api(DescribeQuorumRequest, DescribeQuorumResponse, describe_quorum, describe_quorum_error),
     # SASL (sasl.py)

@@ -28,6 +28,7 @@ replica leaving the ISR, each step of a reassignment).
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 
@@ -52,6 +53,7 @@ from leader_election_cli.sandbox.controller.partition_change import (
 )
 from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS, Quorum
 from leader_election_cli.sandbox.controller.reassignments import Reassignments
+from leader_election_cli.sandbox.groups.coordinator import GROUP_DEFAULTS, OFFSETS_TOPIC, GroupCoordinator
 from leader_election_cli.sandbox.partition_logs import Logs
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits, KafkaVersion
 
@@ -158,14 +160,17 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
         self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
         self.log_sizes: dict[tuple[str, int], int] = {}  # set by tests; else default_log_size
         self.topics: dict[str, Topic] = {}
-        self.broker_configs = {**REBALANCE_DEFAULTS, **(broker_configs or {})}  # every broker's static config
+        # every broker's static config
+        self.broker_configs = {**REBALANCE_DEFAULTS, **GROUP_DEFAULTS, **(broker_configs or {})}
         # dynamic broker configs by broker id, "" the cluster-wide default; with ELR on the controller keeps
         # min.insync.replicas there (ConfigurationControlManager.maybeGenerateElrSafetyRecords)
         self.dynamic_configs: dict[str, dict[str, str]] = {
             "": {"min.insync.replicas": DEFAULT_CONFIGS["min.insync.replicas"]} if self.elr_enabled else {}}
         self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
         self.listening: set[int] = set()  # brokers whose process runs: the server's open listeners
-        self.observers: list[Callable[[], None]] = [self._follow_logs]  # told of every change, under the lock
+        self.groups = GroupCoordinator(self.broker_configs)  # consumer groups (groups/): they follow their coordinator
+        # told of every change, under the lock
+        self.observers: list[Callable[[], None]] = [self._follow_logs, self._follow_groups]
         self.version = 0  # bumped on every change (lets readers cache encoded answers)
 
     @property
@@ -181,6 +186,12 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
     def _follow_logs(self) -> None:
         if self.logs.partitions:  # (nothing to do, and nothing to compute, until a partition is written)
             self.logs.follow_all(self.topics, self.fetching())
+
+    def _follow_groups(self) -> None:
+        if self.groups.coordinators:  # (nothing to do until a group is used)
+            topic = self.topics.get(OFFSETS_TOPIC)
+            self.groups.follow(None if topic is None else [p.leader for p in topic.partitions],
+                               time.monotonic() * 1000)
 
     def fetching(self) -> set[int]:
         """The brokers whose replicas copy from their leaders: in the metadata and running (a stopped one whose
