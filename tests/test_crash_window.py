@@ -12,7 +12,8 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,12 +26,14 @@ from sampler import Sampler
 from strategies import cluster_states
 from test_roll import ASSIGNMENT, KL, restart_command
 from test_roll_controllers import QuorumSampler
+from test_roll_safety import but
 from test_unix_schemas import check
 
 from leader_election_cli.cluster.probe import probe
 from leader_election_cli.config.settings import ClientSettings
 from leader_election_cli.model import ClusterState
 from leader_election_cli.operations.connection import Connection
+from leader_election_cli.operations.hooks import Hooks
 from leader_election_cli.operations.maintenance import can_stop
 from leader_election_cli.operations.roll import RollSettings
 from leader_election_cli.operations.roll import roll as run_roll
@@ -159,10 +162,15 @@ def test_the_restore_tries_again_when_the_preferred_leader_is_not_available_yet(
         sb.stop_broker(1)
         threading.Timer(0.5, sb.start_broker, (1,)).start()
 
-    sb.after_next(ELECT_LEADERS, lambda: sb.hold_next(ELECT_LEADERS, away))  # the drain's, then the restore's
+    @contextmanager
+    def progress(*_args: object) -> Iterator[None]:  # wait_back's first look: the next election is the restore's
+        sb.hold_next(ELECT_LEADERS, away)
+        yield None
+
     try:
         settings = RollSettings((1,), restart_command(control, tmp_path / "log"), state_file=tmp_path / "r.json")
-        report = run_roll(Connection(sb.bootstrap_servers), settings)
+        # (not through broker 1: a connection lost with it would be read back and resent after it is back)
+        report = run_roll(Connection(but(sb, 1)), settings, Hooks(progress=progress))
     finally:
         control.stop()
     assert int(report.exit_code) == 0, report.aborted_reason
