@@ -23,8 +23,6 @@ import math
 import time
 from dataclasses import dataclass
 
-from ortools.sat.python import cp_model
-
 WORKERS = 8  # CP-SAT's portfolio of search strategies; fewer loses its strongest ones
 LIMITS_ADDED = 2000  # broken limits added to the model a round, the most broken first (each one per colour)
 
@@ -126,7 +124,10 @@ def greedy_clique(vertices: tuple[int, ...], neighbours: dict[int, int]) -> list
 def _solve(conflicts: Conflicts, limits: list[tuple[frozenset[int], int]], hint: list[list[int]],
            clique: list[int], deadline: float) -> tuple[list[list[int]] | None, int, bool]:
     """CP-SAT over the edges, the cap and `limits`, with at most len(hint) colours, until `deadline` (monotonic
-    time; building the model counts): (the classes found or None, the objective's bound, whether proven optimal)."""
+    time; building the model counts): (the classes found or None, the objective's bound, whether proven optimal).
+    OR-Tools is imported here, when a model is needed (0.4 s: every `roll` and `can-stop` would pay it)."""
+    from ortools.sat.python import cp_model
+
     colours = range(len(hint))
     model = cp_model.CpModel()
     x = {(v, c): model.NewBoolVar(f"x{v}_{c}") for v in conflicts.vertices for c in colours}
