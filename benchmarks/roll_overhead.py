@@ -11,6 +11,7 @@ for the brokers to come back (the catch-up, plus the poll that sees it, whose la
 Prints each figure beside its target; nothing asserts.
 
     .venv/bin/python benchmarks/roll_overhead.py [--partitions 100000] [--brokers-rolled 2] [--catch-up 2]
+        [--kafka-version 4.1]
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ def main() -> None:
     parser.add_argument("--brokers-rolled", type=int, default=2)
     parser.add_argument("--catch-up", type=float, default=2.0)
     parser.add_argument("--batch-size", type=int, default=1000, help="roll's --batch-size")
+    parser.add_argument("--kafka-version", help="the sandbox's release (default: its default)")
     args = parser.parse_args()
     topics = 100
     started = time.perf_counter()
-    with Sandbox(6, broker_configs={"auto.leader.rebalance.enable": "false"}) as sb:
+    with Sandbox(6, broker_configs={"auto.leader.rebalance.enable": "false"}, kafka_version=args.kafka_version) as sb:
         build(sb, "balanced", topics, args.partitions // topics, 3)
         print(f"built {args.partitions:,} partitions in {time.perf_counter() - started:.1f} s")
         control = ControlServer(sb, args.catch_up).start()
