@@ -33,7 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "balance": ("leader_election_cli.cli.balance_command:balance",
                 "New preferred replicas: the fewest leaders per broker, no data moved."),
     "roll": ("leader_election_cli.cli.maintenance_command:roll",
-             "Restart brokers one at a time: wait until safe, drain, restart, wait, restore."),
+             "Restart brokers one at a time or in safe rounds: wait until safe, drain, restart, wait, restore."),
     "snapshot": ("leader_election_cli.cli.snapshot_command:snapshot",
                  "Write one metadata row per partition (.jsonl or .parquet) for analyze."),
     "analyze": ("leader_election_cli.cli.analyze_command:analyze",
@@ -41,7 +41,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("leader_election_cli.cli.sandbox_command:sandbox",
                 "Run a local simulated Kafka cluster (real wire protocol) in the foreground."),
     "sandbox-ctl": ("leader_election_cli.cli.sandbox_ctl_command:sandbox_ctl",
-                    "Stop, start or restart a broker of a running sandbox (from another process)."),
+                    "Stop, kill, start or restart a broker of a running sandbox (from another process)."),
 }
 
 
