@@ -42,7 +42,7 @@ def kafka_request_order(selected: Sequence[TopicPartition], hashes: Sequence[int
 
 def spread_hashes(partitions: Sequence[TopicPartition]) -> list[int]:
     """Each partition's TopicPartition.hashCode, spread as HashMap.hash does (h ^ h >>> 16), unsigned."""
-    topic_hashes = {topic: _java_string_hash(topic) for topic in {tp.topic for tp in partitions}}
+    topic_hashes = {topic: java_string_hash(topic) for topic in {tp.topic for tp in partitions}}
     hashes = [(31 * (31 + partition) + topic_hashes[topic]) & 0xFFFFFFFF for topic, partition in partitions]
     return [h ^ (h >> 16) for h in hashes]
 
@@ -80,10 +80,11 @@ def _small_table_size(hashes: Sequence[int], size: int) -> int:
     return size
 
 
-def _java_string_hash(text: str) -> int:
-    """Java's String.hashCode: over UTF-16 code units, in 32-bit arithmetic."""
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: over UTF-16 code units, in 32-bit arithmetic, a signed int as Java has it (the
+    sandbox's group coordinator places a group by it)."""
     h = 0
     units = text.encode("utf-16-be", "surrogatepass")
     for i in range(0, len(units), 2):
         h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h
+    return h - 2**32 if h >= 2**31 else h

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.java_order import java_string_hash
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.groups.classic_group import ClassicGroup, Committed, GroupConfig, State
 from leader_election_cli.sandbox.sizing import MAX_COMMITTED_OFFSETS, MAX_GROUP_BYTES, MAX_GROUPS
@@ -54,15 +55,6 @@ def group_config_problem(configs: Mapping[str, str]) -> str | None:
     if configs["group.coordinator.rebalance.protocols"] != "classic":
         return "group.coordinator.rebalance.protocols can only be classic in the sandbox"
     return None
-
-
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode` (over UTF-16 code units, 32-bit signed)."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - 2**32 if h >= 2**31 else h
 
 
 def partition_for(group_id: str, partitions: int) -> int:
