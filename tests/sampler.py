@@ -7,6 +7,7 @@ out; the watcher sees the truth, not the cluster's view the tool reads."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Collection
@@ -75,3 +76,44 @@ class Sampler(threading.Thread):
     def __exit__(self, *exc: object) -> None:
         self.stopping.set()
         self.join(timeout=30)
+
+
+class KafkaSampler(Sampler):
+    """The same watch from outside the sandbox, as the watcher on the recorded 4.1 cluster looked
+    (reference/kafka-4.1.0-crash-window.txt): kafka-python's admin client reads the partitions (Metadata), and
+    the test connects to each broker's listener: one that refuses is down, whatever Metadata says. A read that
+    fails (the client picked a broker that is down) is tried again at the next look."""
+
+    def _look(self) -> None:
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError
+
+        admin = KafkaAdminClient(bootstrap_servers=self.sb.bootstrap_servers, request_timeout_ms=2000)
+        try:
+            while True:
+                if self.samples and self.stopping.wait(self.interval_s):
+                    return
+                try:
+                    topics = admin.describe_topics(list(self.min_isr))
+                except KafkaError:
+                    continue
+                at = time.monotonic()
+                down = frozenset(b for b, address in self.sb.brokers.items() if _refused(address))
+                self.samples += 1
+                for topic in topics:
+                    for p in topic["partitions"]:
+                        name = f"{topic['name']}-{p['partition_index']}"
+                        if p["leader_id"] < 0 or p["leader_id"] in down:
+                            self.unhealthy.append(Unhealthy(at, name, "offline", down))
+                        elif len([r for r in p["isr_nodes"] if r not in down]) < self.min_isr[topic["name"]]:
+                            self.unhealthy.append(Unhealthy(at, name, "under min ISR", down))
+        finally:
+            admin.close()
+
+
+def _refused(address: tuple[str, int]) -> bool:
+    try:
+        socket.create_connection(address, timeout=1).close()
+    except OSError:
+        return True
+    return False

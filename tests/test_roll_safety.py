@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from commands import run_command
-from sampler import Sampler
+from sampler import KafkaSampler, Sampler
 from test_roll import ASSIGNMENT, KL, orders, preferred_and_unchanged, restart_command, roll, state_document
 from test_unix_schemas import check
 
@@ -217,7 +217,8 @@ def test_another_broker_dying_at_each_step_never_leaves_a_partition_offline_or_u
     settings = RollSettings(None, restart_command(control, log), safe_wait_s=1.5, state_file=state_file)
     connection = Connection(but(sb, 2))
     output = open(os.devnull, "w")  # noqa: SIM115 (the commands' output)
-    with Sampler(sb, MIN_ISR, interval_s=0.05) as sampler, output:  # (a roll of brokers back at once is short)
+    with Sampler(sb, MIN_ISR, interval_s=0.05) as sampler, KafkaSampler(sb, MIN_ISR, interval_s=0.05) as outside, \
+            output:  # (a roll of brokers back at once is short)
         report = run_roll(connection, settings, _kill_at(step, sb, 2, crash), command_output=output)
         check(roll_document(report), "roll.schema.json")
         if step in ("wait_back", "restore"):
@@ -235,6 +236,7 @@ def test_another_broker_dying_at_each_step_never_leaves_a_partition_offline_or_u
     control.stop()
     assert restarted(log) == ["1", "2", "3"]
     assert sampler.samples >= 3 and sampler.seen(crashed={2}) == set()
+    assert outside.samples >= 3 and outside.seen(crashed={2}) == set()
 
 
 def test_the_time_from_the_last_read_to_the_command_is_in_the_report_and_the_table(
