@@ -97,6 +97,9 @@ class BuildInterrupted(Exception):
 @click.option("--racks", metavar="RACK[,RACK...]",
               help="Give the brokers a broker.rack, in turn: --racks a,b with 4 brokers puts 1 and 3 in a, "
                    "2 and 4 in b.")
+@click.option("--placement", type=click.Choice(["kafka", "random"]), default="kafka", show_default=True,
+              help="Where the scenario's replicas go: as Kafka places them (round-robin; on distinct racks with "
+                   "--racks), or at random (seeded), as a cluster reassigned over the years may have them.")
 @click.option("--ready-file", type=click.Path(dir_okay=False), metavar="PATH",
               help="Write {bootstrap_servers, brokers, mode, kafka_version, ...} as JSON here once every listener "
                    "is up.")
@@ -405,7 +408,7 @@ def _start_and_build(sb: Any, o: dict[str, Any], c: _Checked) -> None:
                          "Choose another --port-base, or leave it out to let the OS pick free ports.") from None
     if o["topics"] * o["partitions"] >= 100_000:
         click.echo(f"Building {o['topics'] * o['partitions']:,} partitions (Ctrl-C stops).", err=True)
-    build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor, c.topic_configs)
+    build(sb, o["scenario"], o["topics"], o["partitions"], c.replication_factor, c.topic_configs, o["placement"])
 
 
 def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.control import Sandbox
+from leader_election_cli.sandbox.controller.cluster import random_assignment
 
 SCENARIOS = ("balanced", "imbalanced", "broker-down", "leaderless", "no-controller", "skewed")
 
@@ -34,14 +35,18 @@ def topic_names(count: int) -> list[str]:
 
 
 def build(sb: Sandbox, scenario: str, topics: int, partitions: int, replication_factor: int,
-          configs: dict[str, str] | None = None) -> None:
-    """Create the topics (round-robin as Kafka does; skewed: `skewed_assignment`) with `configs`, then bring
-    the cluster into `scenario`."""
+          configs: dict[str, str] | None = None, placement: str = "kafka") -> None:
+    """Create the topics (placed as Kafka places them, round-robin or rack-aware; `placement` random: at random,
+    seeded; skewed: `skewed_assignment`) with `configs`, then bring the cluster into `scenario`."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     names = topic_names(topics)
+    draw = random.Random(7)
     for offset, name in enumerate(names):
-        if scenario == "skewed":
+        if placement == "random" and scenario != "skewed":
+            sb.create_topic(name, assignment=random_assignment(sorted(sb.live_brokers), partitions,
+                                                               replication_factor, draw), configs=configs)
+        elif scenario == "skewed":
             sb.create_topic(name, assignment=skewed_assignment(sorted(sb.live_brokers), partitions,
                                                                replication_factor, offset * partitions),
                             configs=configs)

@@ -27,6 +27,7 @@ replica leaving the ISR, each step of a reassignment).
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 import uuid
@@ -73,6 +74,13 @@ def round_robin_assignment(brokers: list[int], partitions: int, replication_fact
             replicas.append(brokers[(first + 1 + (shift + j) % (n - 1)) % n])
         assignment[p] = replicas
     return assignment
+
+
+def random_assignment(brokers: list[int], partitions: int, replication_factor: int,
+                      rng: random.Random) -> dict[int, list[int]]:
+    """Each partition's replicas drawn at random among `brokers` (a placement Kafka never makes by itself, but
+    a cluster reassigned over the years can have: `kafka-leaders sandbox --placement random`)."""
+    return {p: rng.sample(brokers, replication_factor) for p in range(partitions)}
 
 
 def rack_aware_assignment(racks: dict[int, str], partitions: int, replication_factor: int, start_index: int = 0,
