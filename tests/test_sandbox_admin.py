@@ -1,213 +1,191 @@
-"""The admin operations Kafka's tools use, on the sandbox (sandbox/apis/topic_admin.py, log_admin.py, acls.py,
-transactions.py): kafka-python's admin client's create_partitions, delete_topics and delete_records unchanged,
-and the errors Kafka gives (ReplicationControlManager.createPartitions, ControllerApis.deleteTopics,
-Partition.deleteRecordsOnLeader, AclApis without an authorizer, TransactionCoordinator with no transactions)."""
+"""DescribeConfigs, partition reassignments and DescribeTopicPartitions through kafka-python's admin client."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Callable
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import (
-    ACLFilter,
-    ACLOperation,
-    ACLPermissionType,
-    ACLResourcePatternType,
-    KafkaAdminClient,
-    NewPartitions,
-    ResourcePatternFilter,
-    ResourceType,
-)
-from kafka.errors import SecurityDisabledError
-from kafka.protocol.admin import (
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-    DeleteRecordsRequest,
-    DeleteRecordsResponse,
-    DeleteTopicsRequest,
-    DeleteTopicsResponse,
-    DescribeProducersRequest,
-    DescribeProducersResponse,
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-    ListTransactionsRequest,
-    ListTransactionsResponse,
-)
-from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
-from test_sandbox import call
+from kafka import TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.errors import NotControllerError
 
-from leader_election_cli import kafka_errors as ke
 from leader_election_cli.sandbox import Sandbox
 
-
-def admin(sb: Sandbox) -> KafkaAdminClient:
-    return KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=10_000)
+PREFERRED = 0
 
 
-def produce(sb: Sandbox, topic: str, partition: int, count: int) -> None:
-    producer = KafkaProducer(bootstrap_servers=sb.bootstrap_servers, acks="all", enable_idempotence=True)
-    for i in range(count):
-        producer.send(topic, str(i).encode(), partition=partition)
-    producer.flush(timeout=30)
-    producer.close()
+@pytest.fixture
+def sb(sandbox_factory: Callable[..., Sandbox], mode: str) -> Sandbox:
+    sandbox = sandbox_factory(mode=mode)
+    sandbox.create_topic("t1", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+    sandbox.create_topic("t2", assignment={0: [3, 1]})
+    return sandbox
 
 
-def leader(sb: Sandbox, topic: str, partition: int) -> int:
-    return sb.cluster.partition_state(topic, partition).leader
+@pytest.fixture
+def admin(sb: Sandbox):
+    with KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as client:
+        yield client
+
+
+def test_describe_configs_reports_topic_overrides_and_defaults(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1"),
+                                     ConfigResource(ConfigResourceType.TOPIC, "t2")], config_filter="all")
+    t1, t2 = result["topic"]["t1"], result["topic"]["t2"]
+    assert (t1["min.insync.replicas"]["value"], t1["min.insync.replicas"]["config_source"]) == (
+        "2", "DYNAMIC_TOPIC_CONFIG")
+    # a 4.1 KRaft cluster (ELR on) keeps min.insync.replicas as a cluster-wide dynamic default
+    # (kafka-4.1.0-configs.txt); a ZooKeeper-mode cluster has Kafka's default alone
+    inherited = "DYNAMIC_DEFAULT_BROKER_CONFIG" if sb.mode == "kraft" else "DEFAULT_CONFIG"
+    assert (t2["min.insync.replicas"]["value"], t2["min.insync.replicas"]["config_source"]) == ("1", inherited)
+    assert t2["unclean.leader.election.enable"]["value"] == "false"
+    modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1")])
+    assert list(modified["topic"]["t1"]) == ["min.insync.replicas"]
+
+
+def test_describe_configs_filters_keys_and_reports_unknown_topics(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t1", ["unclean.leader.election.enable"]),
+                                     ConfigResource(ConfigResourceType.TOPIC, "nosuch")], config_filter="all")
+    assert list(result["topic"]["t1"]) == ["unclean.leader.election.enable"]
+    assert result["topic"]["nosuch"] == {}
+
+
+def test_reordering_replicas_completes_at_once_then_preferred_election(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.alter_partition_reassignments({TopicPartition("t1", 0): [3, 1, 2]})
+    assert result == {TopicPartition("t1", 0): None}
+    assert admin.list_partition_reassignments() == {}
+    state = sb.partition_state("t1", 0)
+    assert (state.replicas, state.leader) == ((3, 1, 2), 1)
+    response = admin.elect_leaders(PREFERRED, {"t1": [0]}, raise_errors=False)
+    assert response.replica_election_results[0].partition_result[0].error_code == 0
+    assert sb.partition_state("t1", 0).leader == 3
+
+
+def test_adding_a_replica_stays_pending_until_finished(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.alter_partition_reassignments({TopicPartition("t2", 0): [2, 1]})
+    pending = admin.list_partition_reassignments()
+    assert pending == {TopicPartition("t2", 0): {"replicas": [2, 1, 3], "adding_replicas": [2],
+                                                 "removing_replicas": [3]}}
+    assert admin.list_partition_reassignments({"t1": [0]}) == {}
+    sb.finish_reassignment("t2", 0)
+    assert admin.list_partition_reassignments() == {}
+    state = sb.partition_state("t2", 0)
+    assert (state.replicas, state.leader, set(state.isr)) == ((2, 1), 2, {1, 2})  # 3 left: first valid
+
+
+def test_cancelling_a_reassignment(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    admin.alter_partition_reassignments({TopicPartition("t2", 0): [2, 1]})
+    assert admin.alter_partition_reassignments({TopicPartition("t2", 0): None}) == {TopicPartition("t2", 0): None}
+    assert sb.partition_state("t2", 0).replicas == (1, 3)  # Kafka rebuilds it as replicas - adding
+    again = admin.alter_partition_reassignments({TopicPartition("t2", 0): None})
+    assert again[TopicPartition("t2", 0)].errno == 85  # NO_REASSIGNMENT_IN_PROGRESS
+
+
+def test_invalid_reassignments(sb: Sandbox, admin: KafkaAdminClient) -> None:
+    result = admin.alter_partition_reassignments({
+        TopicPartition("t1", 0): [1, 1, 2], TopicPartition("t1", 1): [9, 1], TopicPartition("nosuch", 0): [1]})
+    assert {tp: err.errno for tp, err in result.items()} == {
+        TopicPartition("t1", 0): 39, TopicPartition("t1", 1): 39, TopicPartition("nosuch", 0): 3}
+
+
+def test_reassignments_need_the_zk_controller() -> None:
+    from kafka.protocol.admin import ListPartitionReassignmentsRequest
+    with Sandbox(brokers=2, mode="zk") as sb, \
+            KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as admin:
+        request = ListPartitionReassignmentsRequest(version=0, timeout_ms=1000)
+        assert admin._manager.run(_send, admin, request, 2).error_code == NotControllerError.errno
+        assert admin._manager.run(_send, admin, request, 1).error_code == 0
+
+
+async def _send(admin: KafkaAdminClient, request: object, node_id: int) -> object:
+    return await admin._manager.send(request, node_id=node_id)
+
+
+def test_describe_topic_partitions_reports_elr_and_pages() -> None:
+    with Sandbox(brokers=3, mode="kraft", features={"eligible.leader.replicas.version": 1}) as sb:
+        sb.create_topic("a", assignment={0: [1, 2, 3], 1: [2, 3, 1]}, configs={"min.insync.replicas": "2"})
+        sb.create_topic("b", assignment={0: [1, 2], 1: [2, 1], 2: [1, 2]})
+        sb.stop_broker(3)
+        sb.stop_broker(2)  # a-0's ISR drops below min.insync.replicas: 2 moves to the ELR
+        with KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{sb.brokers[1][1]}", request_timeout_ms=5000) as admin:
+            first = admin.describe_topic_partitions(["b", "a", "nosuch"], response_partition_limit=3)
+            (a0, _), _ = first["topics"][0]["partitions"], first["topics"][1]["partitions"][0]
+            assert [t["name"] for t in first["topics"]] == ["a", "b"]
+            assert (a0["isr_nodes"], a0["eligible_leader_replicas"], a0["leader_id"]) == ([1], [2], 1)
+            assert first["next_cursor"] == {"topic_name": "b", "partition_index": 1}
+            rest = admin.describe_topic_partitions(["b", "a", "nosuch"], cursor=first["next_cursor"])
+            assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in rest["topics"]] == [
+                ("b", [1, 2]), ("nosuch", [])]
+            assert rest["topics"][1]["error_code"] == 3 and rest["next_cursor"] is None
+
+
+def test_kafkas_internal_topics_are_reported_internal() -> None:
+    with Sandbox(brokers=1) as sb:
+        sb.create_topic("__consumer_offsets", assignment={0: [1]})
+        sb.create_topic("orders", assignment={0: [1]})
+        admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers)
+        try:
+            internal = {t["name"]: t["is_internal"] for t in admin.describe_topics()}
+        finally:
+            admin.close()
+        assert internal == {"__consumer_offsets": True, "orders": False}
+
+
+def test_create_topics_refuses_bad_partition_counts_and_replication_factors() -> None:
+    from kafka.admin import NewTopic
+    from kafka.errors import InvalidPartitionsError, InvalidReplicationFactorError
+
+    with Sandbox(brokers=2) as sb:
+        admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers)
+        try:
+            with pytest.raises(InvalidPartitionsError):
+                admin.create_topics([NewTopic("none", num_partitions=0, replication_factor=1)])
+            with pytest.raises(InvalidReplicationFactorError):
+                admin.create_topics([NewTopic("wide", num_partitions=1, replication_factor=3)])
+        finally:
+            admin.close()
 
 
 @pytest.mark.parametrize("mode", ["kraft", "zk"])
-def test_create_partitions_places_the_new_ones_as_kafka_does(sandbox_factory: Any, mode: str) -> None:
-    sb = sandbox_factory(brokers=4, mode=mode)
-    sb.create_topic("grow", 2, 2)
-    client = admin(sb)
-    client.create_partitions({"grow": NewPartitions(total_count=5)})
-    placed = sb.cluster.default_assignment(5, 2)
-    assert [list(sb.cluster.partition_state("grow", p).replicas) for p in range(5)] == [placed[p] for p in range(5)]
-    client.create_partitions({"grow": NewPartitions(total_count=6, new_assignments=[[4, 1]])})
-    assert sb.cluster.partition_state("grow", 5).replicas == (4, 1)
-    assert sb.cluster.partition_state("grow", 5).leader == 4
-    client.close()
+def test_the_controller_moves_leaders_back_on_its_own_as_kafka_does(mode: str) -> None:
+    """auto.leader.rebalance.enable (on by default): the check every leader.imbalance.check.interval.seconds
+    elects the preferred replicas; the broker's DescribeConfigs shows the settings."""
+    configs = {"leader.imbalance.check.interval.seconds": "0.2"}
+    with Sandbox(brokers=3, mode=mode, broker_configs=configs) as sb, \
+            KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=5000) as admin:
+        sb.create_topic("t", assignment={0: [1, 2, 3], 1: [2, 3, 1]})
+        sb.set_leader("t", 0, 3)
+        sb.set_leader("t", 1, 3)
+        deadline = time.monotonic() + 60  # a check every 0.2 s: bounded far above
+        while [sb.partition_state("t", p).leader for p in (0, 1)] != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [sb.partition_state("t", p).leader for p in (0, 1)] == [1, 2]
+        broker = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
+        shown = {k: (v["value"], v["config_source"]) for k, v in broker["broker"]["1"].items()}
+        assert shown["auto.leader.rebalance.enable"] == ("true", "DEFAULT_CONFIG")
+        assert shown["leader.imbalance.check.interval.seconds"] == ("0.2", "STATIC_BROKER_CONFIG")
+        if mode == "zk":  # a 4.x KRaft broker has no such config (kafka-4.1.0-configs.txt)
+            assert shown["leader.imbalance.per.broker.percentage"] == ("10", "DEFAULT_CONFIG")
+        else:
+            assert "leader.imbalance.per.broker.percentage" not in shown
 
 
-def create_partitions(sb: Sandbox, topic: str, count: int, assignments: list[list[int]] | None = None,
-                      validate_only: bool = False) -> tuple[int, str | None]:
-    R = CreatePartitionsRequest
-    request = R(version=1, topics=[R.CreatePartitionsTopic(
-        name=topic, count=count,
-        assignments=None if assignments is None else [R.CreatePartitionsTopic.CreatePartitionsAssignment(
-            broker_ids=a) for a in assignments])], timeout_ms=5000, validate_only=validate_only)
-    result = call(sb.brokers[1], request, CreatePartitionsResponse, 1).results[0]
-    return result.error_code, result.error_message
+def test_without_auto_rebalance_leaders_stay_off_their_preferred_replicas() -> None:
+    configs = {"auto.leader.rebalance.enable": "false", "leader.imbalance.check.interval.seconds": "0.1"}
+    with Sandbox(brokers=3, broker_configs=configs) as sb:
+        sb.create_topic("t", assignment={0: [1, 2, 3]})
+        sb.set_leader("t", 0, 3)
+        time.sleep(0.5)
+        assert sb.partition_state("t", 0).leader == 3
+        assert sb.rebalance_leaders() == 1  # the check, run by hand
+        assert sb.partition_state("t", 0).leader == 1
 
 
-def test_create_partitions_errors_are_kafkas(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=3)
-    sb.create_topic("t", 3, 2)
-    assert create_partitions(sb, "t", 3) == (ke.INVALID_PARTITIONS, "Topic already has 3 partition(s).")
-    assert create_partitions(sb, "t", 2) == (
-        ke.INVALID_PARTITIONS, "The topic t currently has 3 partition(s); 2 would not be an increase.")
-    assert create_partitions(sb, "nosuch", 4) == (ke.UNKNOWN_TOPIC_OR_PARTITION, None)
-    assert create_partitions(sb, "t", 5, [[1, 2]]) == (
-        ke.INVALID_REPLICA_ASSIGNMENT, "Attempted to add 2 additional partition(s), but only 1 assignment(s) were "
-                                       "specified.")
-    assert create_partitions(sb, "t", 4, [[1, 9]])[0] == ke.INVALID_REPLICA_ASSIGNMENT
-    assert create_partitions(sb, "t", 4, [[1, 1]])[0] == ke.INVALID_REPLICA_ASSIGNMENT
-    assert create_partitions(sb, "t", 4, [[1]]) == (
-        ke.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes a partition with 1 replica(s), "
-                                       "but this is not consistent with previous partitions, which have 2 replica(s).")
-    assert create_partitions(sb, "t", 4, validate_only=True) == (ke.NONE, None)
-    assert len(sb.cluster.topics["t"].partitions) == 3
-    sb.stop_broker(3)
-    assert create_partitions(sb, "t", 4, [[3, 2]]) == (ke.NONE, None)
-    assert sb.cluster.partition_state("t", 3).isr == (2,)
-
-
-def test_delete_topics_by_name_and_by_id(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=3)
-    for name in ("a", "b"):
-        sb.create_topic(name, 2, 2)
-    produce(sb, "a", 0, 5)
-    client = admin(sb)
-    client.delete_topics(["a"])
-    assert "a" not in sb.cluster.topics and ("a", 0) not in sb.cluster.logs.partitions
-    b_id = sb.cluster.topics["b"].topic_id
-    R = DeleteTopicsRequest
-    request = R(version=6, topics=[R.DeleteTopicState(name=None, topic_id=b_id),
-                                   R.DeleteTopicState(name=None, topic_id=b_id.__class__(int=7)),
-                                   R.DeleteTopicState(name="gone", topic_id=None)], timeout_ms=5000)
-    answer = call(sb.brokers[2], request, DeleteTopicsResponse, 6)
-    assert [(r.name, r.error_code) for r in answer.responses] == [
-        ("b", ke.NONE), (None, ke.UNKNOWN_TOPIC_ID), ("gone", ke.UNKNOWN_TOPIC_OR_PARTITION)]
-    assert not sb.cluster.topics
-    client.close()
-
-
-def test_a_deleted_topic_takes_its_pending_reassignment_with_it(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=4, topics={"moving": {0: [1, 2]}})
-    client = admin(sb)
-    assert sb.cluster.alter_reassignment("moving", 0, [3, 4]) == (ke.NONE, None)
-    assert sb.cluster.reassignments(None)
-    client.delete_topics(["moving"])
-    assert not sb.cluster.reassignments(None)
-    client.close()
-
-
-def list_offsets(sb: Sandbox, topic: str, partition: int, timestamp: int) -> int:
-    L = ListOffsetsRequest
-    request = L(version=4, replica_id=-1, isolation_level=0, topics=[L.ListOffsetsTopic(
-        name=topic, partitions=[L.ListOffsetsTopic.ListOffsetsPartition(
-            partition_index=partition, current_leader_epoch=-1, timestamp=timestamp)])])
-    answer = call(sb.brokers[leader(sb, topic, partition)], request, ListOffsetsResponse, 4)
-    return answer.topics[0].partitions[0].offset
-
-
-def test_delete_records_moves_the_log_start_offset(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=3)
-    sb.create_topic("r", 1, 3)
-    for _ in range(10):  # ten batches of one record
-        produce(sb, "r", 0, 1)
-    client = admin(sb)
-    client.delete_records({TopicPartition("r", 0): 4})
-    assert list_offsets(sb, "r", 0, -2) == 4
-    consumer = KafkaConsumer(bootstrap_servers=sb.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=10_000)
-    consumer.assign([TopicPartition("r", 0)])
-    assert [r.offset for r in consumer][:1] == [4]
-    consumer.close()
-    client.delete_records({TopicPartition("r", 0): -1})
-    assert list_offsets(sb, "r", 0, -2) == 10
-    client.close()
-
-
-def delete_records(sb: Sandbox, broker: int, topic: str, offset: int) -> tuple[int, int]:
-    D = DeleteRecordsRequest
-    request = D(version=1, topics=[D.DeleteRecordsTopic(name=topic, partitions=[
-        D.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=0, offset=offset)])], timeout_ms=5000)
-    result = call(sb.brokers[broker], request, DeleteRecordsResponse, 1).topics[0].partitions[0]
-    return result.error_code, result.low_watermark
-
-
-def test_delete_records_errors_are_kafkas(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=3)
-    sb.create_topic("r", 1, 3)
-    sb.create_topic("compacted", 1, 1, configs={"cleanup.policy": "compact"})
-    produce(sb, "r", 0, 3)
-    first = leader(sb, "r", 0)
-    other = next(b for b in (1, 2, 3) if b != first)
-    assert delete_records(sb, first, "r", 4) == (ke.OFFSET_OUT_OF_RANGE, -1)
-    assert delete_records(sb, first, "r", -5) == (ke.OFFSET_OUT_OF_RANGE, -1)
-    assert delete_records(sb, other, "r", 1) == (ke.NOT_LEADER_OR_FOLLOWER, -1)
-    assert delete_records(sb, first, "nosuch", 1) == (ke.UNKNOWN_TOPIC_OR_PARTITION, -1)
-    assert delete_records(sb, leader(sb, "compacted", 0), "compacted", 0) == (ke.POLICY_VIOLATION, -1)
-    assert delete_records(sb, first, "r", 2) == (ke.NONE, 2)
-    assert delete_records(sb, first, "r", 1) == (ke.NONE, 2)  # never backwards
-
-
-def test_acls_are_answered_as_a_broker_without_an_authorizer(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=1)
-    client = admin(sb)
-    topics = ResourcePatternFilter(ResourceType.TOPIC, None, ACLResourcePatternType.ANY)
-    with pytest.raises(SecurityDisabledError):
-        client.describe_acls(ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
-                                       permission_type=ACLPermissionType.ANY, resource_pattern=topics))
-    client.close()
-
-
-def test_no_transactions_and_the_idempotent_producers_the_log_knows(sandbox_factory: Any) -> None:
-    sb = sandbox_factory(brokers=3)
-    sb.create_topic("p", 1, 3)
-    produce(sb, "p", 0, 3)
-    listed = call(sb.brokers[1], ListTransactionsRequest(version=0, state_filters=["Ongoing", "Nope"],
-                                                         producer_id_filters=[]), ListTransactionsResponse, 0)
-    assert (listed.error_code, listed.unknown_state_filters, listed.transaction_states) == (0, ["Nope"], [])
-    described = call(sb.brokers[1], DescribeTransactionsRequest(version=0, transactional_ids=["tx"]),
-                     DescribeTransactionsResponse, 0)
-    assert [s.error_code for s in described.transaction_states] == [ke.TRANSACTIONAL_ID_NOT_FOUND]
-    request = DescribeProducersRequest(version=0, topics=[DescribeProducersRequest.TopicRequest(
-        name="p", partition_indexes=[0])])
-    answer = call(sb.brokers[leader(sb, "p", 0)], request, DescribeProducersResponse, 0)
-    partition = answer.topics[0].partitions[0]
-    assert partition.error_code == ke.NONE
-    assert [(p.producer_epoch, p.last_sequence) for p in partition.active_producers] == [(0, 2)]
+@pytest.mark.parametrize("configs", [{"auto.leader.rebalance.enable": "yes"},
+                                     {"leader.imbalance.check.interval.seconds": "0"},
+                                     {"leader.imbalance.per.broker.percentage": "ten"},
+                                     {"num.partitions": "3"}])
+def test_bad_broker_configs_are_refused(configs: dict[str, str]) -> None:
+    with pytest.raises(ValueError):
+        Sandbox(brokers=1, broker_configs=configs)
