@@ -90,7 +90,7 @@ _TABLE = [
     (45, "OUT_OF_ORDER_SEQUENCE_NUMBER", "OutOfOrderSequenceException",
      "The broker received an out of order sequence number."),
     (47, "INVALID_PRODUCER_EPOCH", "InvalidProducerEpochException", "Producer attempted to produce with an old epoch."),
-    (53, "SECURITY_DISABLED", "SecurityDisabledException", "Security features are disabled."),
+    (54, "SECURITY_DISABLED", "SecurityDisabledException", "Security features are disabled."),
     (58, "SASL_AUTHENTICATION_FAILED", "SaslAuthenticationException", "SASL Authentication failed."),
     (60, "REASSIGNMENT_IN_PROGRESS", "ReassignmentInProgressException", "A partition reassignment is in progress."),
     (68, "NON_EMPTY_GROUP", "GroupNotEmptyException", "The group is not empty."),
@@ -120,6 +120,7 @@ _TABLE = [
     (87, "INVALID_RECORD", "InvalidRecordException",
      "This record has failed the validation on broker and hence will be rejected."),
     (100, "UNKNOWN_TOPIC_ID", "UnknownTopicIdException", "This server does not host this topic ID."),
+    (105, "TRANSACTIONAL_ID_NOT_FOUND", "TransactionalIdNotFoundException", "The transactionalId could not be found."),
 ]
 
 ERRORS: dict[int, KafkaError] = {
@@ -166,7 +167,7 @@ UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 POLICY_VIOLATION = 44
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 INVALID_PRODUCER_EPOCH = 47
-SECURITY_DISABLED = 53
+SECURITY_DISABLED = 54
 SASL_AUTHENTICATION_FAILED = 58
 REASSIGNMENT_IN_PROGRESS = 60
 NON_EMPTY_GROUP = 68
@@ -185,6 +186,7 @@ NO_REASSIGNMENT_IN_PROGRESS = 85
 GROUP_SUBSCRIBED_TO_TOPIC = 86
 INVALID_RECORD = 87
 UNKNOWN_TOPIC_ID = 100
+TRANSACTIONAL_ID_NOT_FOUND = 105
 
 
 def lookup(code: int) -> KafkaError:

@@ -264,14 +264,17 @@ def test_every_key_kafka_python_lacks_has_a_schema_at_every_advertised_version()
 
 
 def test_a_mirrored_answer_has_one_entry_per_requested_resource(sandbox_factory: Any) -> None:
-    """DeleteTopics, which the sandbox does not model: each topic named gets its own UNSUPPORTED_VERSION."""
+    """AlterUserScramCredentials, which the sandbox does not model: each deletion and upsertion gets its own
+    UNSUPPORTED_VERSION, in the request's order (deletions first)."""
     sb = sandbox_factory()
-    ask, answer = request_class(20), response_class(20)
-    request = ask[6](topics=[ask.DeleteTopicState(name=n, topic_id=None) for n in ("a", "b", "c")], timeout_ms=1000)
+    ask, answer = request_class(51), response_class(51)
+    request = ask[0](deletions=[ask.ScramCredentialDeletion(name=n, mechanism=1) for n in ("a", "b")],
+                     upsertions=[ask.ScramCredentialUpsertion(name="c", mechanism=1, iterations=4096, salt=b"s",
+                                                              salted_password=b"p")])
     request.with_header(correlation_id=7, client_id="every-api")
-    payload = exchange(sb.brokers[1], request.encode(version=6, header=True, framed=True))
-    response = answer.decode(payload, version=6, header=True)
-    assert [(r.name, r.error_code) for r in response.responses] == [("a", 35), ("b", 35), ("c", 35)]
+    payload = exchange(sb.brokers[1], request.encode(version=0, header=True, framed=True))
+    response = answer.decode(payload, version=0, header=True)
+    assert [r.error_code for r in response.results] == [35, 35, 35]
 
 
 def test_a_schema_answer_has_one_entry_per_requested_group_and_partition(sandbox_factory: Any) -> None:

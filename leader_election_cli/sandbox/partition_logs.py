@@ -319,6 +319,31 @@ class Logs:
         self._enforce_budget()
         return Appended(ke.NONE, base, now if log_append_time else -1, plog.log_start_offset)
 
+    # -- DeleteRecords ---------------------------------------------------------------------------
+
+    def delete_records(self, key: tuple[str, int], offset: int) -> tuple[int, int]:
+        """`Partition.deleteRecordsOnLeader` and `UnifiedLog.maybeIncrementLogStartOffset` (the caller checked
+        that this broker leads the partition and its cleanup policy allows it): the log start offset moves up to
+        `offset` (-1: the high watermark; below 0, or above the high watermark, OFFSET_OUT_OF_RANGE), whole
+        batches below it go (one it falls in stays: Fetch and ListOffsets earliest follow the log start offset),
+        as do producers none of whose batches is left (`ProducerStateManager.truncateHead`); (error code, low
+        watermark). A partition never written to stays unallocated."""
+        plog = self.partitions.get(key)
+        high_watermark = plog.high_watermark if plog else 0
+        wanted = high_watermark if offset == -1 else offset
+        if not 0 <= wanted <= high_watermark:
+            return ke.OFFSET_OUT_OF_RANGE, -1
+        if plog is None or wanted <= plog.log_start_offset:
+            return ke.NONE, plog.log_start_offset if plog else 0
+        while plog.batches and plog.batches[0].last_offset < wanted:  # (counted until the budget's turn)
+            plog.batches.popleft()
+        plog.log_start_offset = wanted
+        for producer, (_, recent) in list(plog.producers.items()):
+            if recent[-1].last_offset < wanted:
+                del plog.producers[producer]
+        self.changes += 1
+        return ke.NONE, wanted
+
     def _enforce_budget(self) -> None:
         """Drop the oldest batches of all until the records fit `max_bytes`; their log start offset moves on.
         Batches truncated away or of a deleted topic count until their turn comes, as the memory they hold."""

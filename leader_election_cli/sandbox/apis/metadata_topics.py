@@ -25,6 +25,7 @@ from leader_election_cli.sandbox.apis.context import (
     Context,
     Encoded,
 )
+from leader_election_cli.sandbox.apis.topic_admin import unreachable_replication_factor
 from leader_election_cli.sandbox.controller.cluster import Cluster, round_robin_assignment
 from leader_election_cli.sandbox.controller.configs import topic_config_problem
 from leader_election_cli.sandbox.controller.model import (
@@ -218,11 +219,8 @@ def _create_one(c: Cluster, t: Any, validate_only: bool) -> tuple[int, str | Non
         rf = 1 if t.replication_factor == -1 else t.replication_factor
         if count < 1:
             return ke.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.", -1, -1
-        if rf < 1 or rf > len(live):
-            message = (f"Unable to replicate the partition {rf} time(s): The target replication factor of "
-                       f"{rf} cannot be reached because only {len(live)} broker(s) are registered."
-                       if c.mode is Mode.KRAFT else
-                       f"Replication factor: {rf} larger than available brokers: {len(live)}.")
+        message = unreachable_replication_factor(c, rf)
+        if message:
             return ke.INVALID_REPLICATION_FACTOR, message, -1, -1
         assignment = round_robin_assignment(live, count, rf)
     if validate_only:

@@ -58,14 +58,14 @@ EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
 UNDEFINED_EPOCH = -1
 
 
-def _partition(c: Cluster, name: str, pid: int) -> tuple[Topic, Partition] | None:
+def partition_of(c: Cluster, name: str, pid: int) -> tuple[Topic, Partition] | None:
     topic = c.topics.get(name)
     if topic is None or not 0 <= pid < len(topic.partitions):
         return None
     return topic, topic.partitions[pid]
 
 
-def _leader_problem(c: Cluster, broker: int, found: tuple[Topic, Partition] | None, epoch: int = -1) -> int:
+def leader_problem(c: Cluster, broker: int, found: tuple[Topic, Partition] | None, epoch: int = -1) -> int:
     """`ReplicaManager.getPartitionOrError` and `Partition.localLogWithEpochOrThrow` for the leader's APIs."""
     if found is None:
         return ke.UNKNOWN_TOPIC_OR_PARTITION
@@ -119,8 +119,8 @@ def produce(ctx: Context, req: Any) -> Any:
             return NO_ANSWER if req.acks == 0 else produce_error(ctx, req, e.error_code, None)
         live = c.fetching()
         for key, batch in batches.items():
-            found = _partition(c, *key)
-            code = _leader_problem(c, ctx.broker_id, found)
+            found = partition_of(c, *key)
+            code = leader_problem(c, ctx.broker_id, found)
             if code != ke.NONE:
                 answers[key] = Appended(code)
                 continue
@@ -158,7 +158,7 @@ def _request_batches(ctx: Context, req: Any, answers: dict[tuple[str, int], Appe
         name = _topic_name(c, topic_data, ctx.version)
         for data in topic_data.partition_data:
             key = (name, data.index)
-            if name is None or _partition(c, name, data.index) is None:
+            if name is None or partition_of(c, name, data.index) is None:
                 answers[key] = Appended(ke.UNKNOWN_TOPIC_ID if name is None else ke.UNKNOWN_TOPIC_OR_PARTITION)
                 continue
             try:
@@ -179,7 +179,7 @@ async def _await_replication(ctx: Context, req: Any, answers: dict[tuple[str, in
     while True:
         with c.lock:
             for key, offset in list(waiting.items()):
-                found = _partition(c, *key)
+                found = partition_of(c, *key)
                 plog = c.logs.partitions.get(key)
                 if found is None or plog is None or found[1].leader != ctx.broker_id:
                     answers[key] = Appended(ke.NOT_LEADER_OR_FOLLOWER)
@@ -222,7 +222,7 @@ def _produce_response(ctx: Context, req: Any, answers: dict[tuple[str, int], App
             for data in topic_data.partition_data:
                 a = answers[(name, data.index)] if name is not None else Appended(ke.UNKNOWN_TOPIC_ID)
                 fields: dict[str, Any] = {}
-                found = _partition(c, name, data.index) if name is not None else None
+                found = partition_of(c, name, data.index) if name is not None else None
                 if a.error_code == ke.NOT_LEADER_OR_FOLLOWER and found and ctx.version >= 10:  # KIP-951
                     leader = found[1].leader
                     fields["current_leader"] = P.LeaderIdAndEpoch(leader_id=leader, leader_epoch=found[1].leader_epoch)
@@ -262,8 +262,8 @@ def _each_partition(ctx: Context, topics: Any, name: str, index: str, epoch_from
             partitions = []
             for asked in t.partitions:
                 pid = getattr(asked, index)
-                found = _partition(c, topic, pid)
-                code = _leader_problem(c, ctx.broker_id, found,
+                found = partition_of(c, topic, pid)
+                code = leader_problem(c, ctx.broker_id, found,
                                        asked.current_leader_epoch if ctx.version >= epoch_from else -1)
                 plog = c.logs.partitions.get((topic, pid)) if code == ke.NONE else None
                 partitions.append(answer(asked, code, plog, found[1] if found else None))
@@ -368,9 +368,9 @@ def _fetch_now(ctx: Context, req: Any) -> Any:
             name = _topic_name(c, t, ctx.version)
             partitions = []
             for asked in t.partitions:
-                found = _partition(c, name, asked.partition) if name is not None else None
+                found = partition_of(c, name, asked.partition) if name is not None else None
                 epoch = asked.current_leader_epoch if ctx.version >= 9 else -1
-                code = _leader_problem(c, ctx.broker_id, found, epoch)
+                code = leader_problem(c, ctx.broker_id, found, epoch)
                 if found is None and ctx.version >= 13:
                     code = ke.UNKNOWN_TOPIC_ID
                 fields: dict[str, Any] = dict(high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,

@@ -11,10 +11,22 @@ from kafka.protocol.admin import (
     AlterConfigsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    CreateAclsRequest,
+    CreateAclsResponse,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
     DeleteGroupsRequest,
     DeleteGroupsResponse,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
     DescribeClusterRequest,
     DescribeClusterResponse,
     DescribeConfigsRequest,
@@ -23,10 +35,14 @@ from kafka.protocol.admin import (
     DescribeGroupsResponse,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
+    DescribeProducersRequest,
+    DescribeProducersResponse,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
@@ -35,6 +51,8 @@ from kafka.protocol.admin import (
     ListGroupsResponse,
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -75,6 +93,14 @@ from kafka.protocol.sasl import (
 )
 
 from leader_election_cli import kafka_errors as ke
+from leader_election_cli.sandbox.apis.acls import (
+    create_acls,
+    create_acls_error,
+    delete_acls,
+    delete_acls_error,
+    describe_acls,
+    describe_acls_error,
+)
 from leader_election_cli.sandbox.apis.committed_offsets import (
     offset_commit,
     offset_commit_error,
@@ -118,6 +144,7 @@ from leader_election_cli.sandbox.apis.groups import (
     sync_group,
     sync_group_error,
 )
+from leader_election_cli.sandbox.apis.log_admin import delete_records, delete_records_error
 from leader_election_cli.sandbox.apis.metadata_topics import (
     create_topics,
     create_topics_error,
@@ -149,6 +176,20 @@ from leader_election_cli.sandbox.apis.sasl import (
     sasl_handshake,
     sasl_handshake_error,
 )
+from leader_election_cli.sandbox.apis.topic_admin import (
+    create_partitions,
+    create_partitions_error,
+    delete_topics,
+    delete_topics_error,
+)
+from leader_election_cli.sandbox.apis.transactions import (
+    describe_producers,
+    describe_producers_error,
+    describe_transactions,
+    describe_transactions_error,
+    list_transactions,
+    list_transactions_error,
+)
 from leader_election_cli.sandbox.controller.model import (
     Mode,
 )
@@ -161,8 +202,8 @@ from leader_election_cli.sandbox.controller.model import (
 # APIs the sandbox serves there: ApiVersions, DescribeConfigs (of its own node), DescribeQuorum
 CONTROLLER_APIS = frozenset({18, 32, 55})
 # KafkaApis (KRaft broker): the APIs the sandbox serves that forwardToController sends to the active controller
-FORWARDED_APIS = frozenset({19, 33, 43, 44, 45, 46, 55})  # CreateTopics AlterConfigs ElectLeaders
-#                       IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
+FORWARDED_APIS = frozenset({19, 20, 33, 37, 43, 44, 45, 46, 55})  # CreateTopics DeleteTopics AlterConfigs
+#        CreatePartitions ElectLeaders IncrementalAlterConfigs Alter/ListPartitionReassignments DescribeQuorum
 CLIENT_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -230,6 +271,9 @@ APIS: dict[int, Api] = {
     75: Api(DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, describe_topic_partitions,
             describe_topic_partitions_error),
     35: Api(DescribeLogDirsRequest, DescribeLogDirsResponse, describe_log_dirs, describe_log_dirs_error),
+    # topic changes (topic_admin.py)
+    37: Api(CreatePartitionsRequest, CreatePartitionsResponse, create_partitions, create_partitions_error),
+    20: Api(DeleteTopicsRequest, DeleteTopicsResponse, delete_topics, delete_topics_error),
     # elections and reassignments (elections.py)
     43: Api(ElectLeadersRequest, ElectLeadersResponse, elect_leaders, elect_leaders_error),
     45: Api(AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, alter_reassignments,
@@ -248,6 +292,16 @@ APIS: dict[int, Api] = {
     22: Api(InitProducerIdRequest, InitProducerIdResponse, init_producer_id, init_producer_id_error),
     23: Api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, offset_for_leader_epoch,
             offset_for_leader_epoch_error),
+    21: Api(DeleteRecordsRequest, DeleteRecordsResponse, delete_records, delete_records_error),  # (log_admin.py)
+    # transactions: none (transactions.py), the idempotent producers the logs know
+    66: Api(ListTransactionsRequest, ListTransactionsResponse, list_transactions, list_transactions_error),
+    65: Api(DescribeTransactionsRequest, DescribeTransactionsResponse, describe_transactions,
+            describe_transactions_error),
+    61: Api(DescribeProducersRequest, DescribeProducersResponse, describe_producers, describe_producers_error),
+    # ACLs, as a broker without an authorizer (acls.py)
+    29: Api(DescribeAclsRequest, DescribeAclsResponse, describe_acls, describe_acls_error),
+    30: Api(CreateAclsRequest, CreateAclsResponse, create_acls, create_acls_error),
+    31: Api(DeleteAclsRequest, DeleteAclsResponse, delete_acls, delete_acls_error),
     # consumer groups (groups.py) and their committed offsets (committed_offsets.py)
     10: Api(FindCoordinatorRequest, FindCoordinatorResponse, find_coordinator, find_coordinator_error),
     11: Api(JoinGroupRequest, JoinGroupResponse, join_group, join_group_error),

@@ -259,23 +259,35 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
             problem = topic_config_problem(configs or {})
             if problem:
                 raise ValueError(problem)
-            partitions = []
-            for pid in range(len(assignment)):
-                replicas = list(assignment[pid])
-                unknown = [r for r in replicas if r not in self.broker_ids]
-                if unknown or not replicas or len(set(replicas)) != len(replicas):
-                    raise ValueError(f"invalid replicas for partition {pid}: {replicas}")
-                isr = [r for r in replicas if r in self.live]
-                partitions.append(Partition(replicas, isr, isr[0] if isr else NO_LEADER))
+            partitions = [self._new_partition(pid, assignment[pid]) for pid in range(len(assignment))]
             topic = Topic(name, uuid.uuid4(), partitions, dict(configs or {}), self.dynamic_configs[""])
             self.topics[name] = topic
             self.version += 1
             return topic
 
+    def add_partitions(self, name: str, assignments: list[list[int]]) -> None:
+        """New partitions at the end of a topic (CreatePartitions), made as `create_topic` makes them."""
+        with self.lock:
+            partitions = self.topic(name).partitions
+            partitions.extend([self._new_partition(len(partitions) + i, replicas)
+                               for i, replicas in enumerate(assignments)])
+            self.version += 1
+
+    def _new_partition(self, pid: int, replicas: list[int]) -> Partition:
+        """A new partition's registration: its ISR the live replicas, its leader the first of them."""
+        unknown = [r for r in replicas if r not in self.broker_ids]
+        if unknown or not replicas or len(set(replicas)) != len(replicas):
+            raise ValueError(f"invalid replicas for partition {pid}: {replicas}")
+        isr = [r for r in replicas if r in self.live]
+        return Partition(list(replicas), isr, isr[0] if isr else NO_LEADER)
+
     def delete_topic(self, name: str) -> None:
+        """The topic goes, with its partitions' pending reassignments, its logs (dropped as the logs follow the
+        change) and the groups' committed offsets of it (`GroupCoordinator.onPartitionsDeleted`)."""
         with self.lock:
             if self.topics.pop(name, None) is None:
                 raise KeyError(f"no such topic: {name}")
+            self.groups.forget_topic(name)
             self.version += 1
 
     def default_assignment(self, partitions: int, replication_factor: int) -> dict[int, list[int]]:

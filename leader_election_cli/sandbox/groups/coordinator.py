@@ -129,6 +129,11 @@ class GroupCoordinator:
             if group.offsets.pop(key, None) is not None:
                 self.committed -= 1
 
+    def forget_topic(self, topic: str) -> None:
+        """A deleted topic's committed offsets go from every group (`GroupMetadataManager.cleanupGroupMetadata`)."""
+        for group in self.groups.values():
+            self.delete_offsets(group, [key for key in group.offsets if key[0] == topic])
+
     def _let_go(self, keep: str) -> bool:
         """Drop the empty group used longest ago, with its offsets (not `keep`); False when there is none."""
         empty = [g for g in self.groups.values() if g.state is State.EMPTY and g.group_id != keep]
