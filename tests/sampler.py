@@ -112,6 +112,7 @@ class KafkaSampler(Sampler):
 
 
 def _refused(address: tuple[str, int]) -> bool:
+    """Whether a connection to `address` fails now (refused, or not made within a second: down to a watcher)."""
     try:
         socket.create_connection(address, timeout=1).close()
     except OSError:

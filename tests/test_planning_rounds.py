@@ -19,6 +19,7 @@ from leader_election_cli.planning.colouring import Conflicts, colour
 from leader_election_cli.planning.maintenance import stop_verdict
 from leader_election_cli.planning.quorum import quorum_verdict
 from leader_election_cli.planning.rounds import Rounds, plan_rounds
+from leader_election_cli.sandbox.controller.cluster import rack_aware_assignment
 from tests.strategies import cluster_states
 
 
@@ -226,25 +227,8 @@ def test_a_triangle_free_conflict_graph_needs_four_rounds_proven_beyond_its_cliq
 
 
 def rack_aware(racks: dict[int, str], partitions: int, rf: int, start: int, shift: int) -> list[tuple[int, ...]]:
-    """Kafka's rack-aware replica assignment (AdminUtils.assignReplicasToBrokersRackAware) with a fixed start."""
-    by_rack = {rack: sorted(b for b in racks if racks[b] == rack) for rack in sorted(set(racks.values()))}
-    brokers = [b for i in range(max(map(len, by_rack.values())))
-               for rack in by_rack.values() if i < len(rack) for b in [rack[i]]]
-    n, n_racks = len(brokers), len(by_rack)
-    placed = []
-    for p in range(partitions):
-        if p > 0 and p % n == 0:
-            shift += 1
-        first = (p + start) % n
-        replicas, k = [brokers[first]], 0
-        while len(replicas) < rf:
-            broker = brokers[(first + 1 + (shift * n_racks + k) % (n - 1)) % n]
-            taken = {racks[r] for r in replicas}
-            if (racks[broker] not in taken or len(taken) == n_racks) and broker not in replicas:
-                replicas.append(broker)
-            k += 1
-        placed.append(tuple(replicas))
-    return placed
+    """Kafka's rack-aware replica assignment, as the sandbox places replicas (`rack_aware_assignment`)."""
+    return [tuple(r) for r in rack_aware_assignment(racks, partitions, rf, start, shift).values()]
 
 
 def cluster(placements: dict[str, list[tuple[int, ...]]], min_isr: int) -> ClusterState:

@@ -105,7 +105,8 @@ class Quorum:
             return was_leader
 
     def voter_crashed(self, broker: int) -> None:
-        """Combined mode: a voter's process died. The quorum's leader stops hearing from it at once, whatever
+        """Combined mode: a voter's process died. The quorum's leader stops hearing from it at once (its
+        LeaderState.ReplicaState keeps the last fetch, reference/kafka-4.1.0-crash-window.txt part 3), whatever
         the metadata says until its session times out; a crashed leader leaves the quorum without one until
         `elect_quorum_leader`."""
         with self.lock:
@@ -126,8 +127,10 @@ class Quorum:
                 self.version += 1
 
     def elect_quorum_leader(self) -> None:
-        """The followers' fetch timeout has passed without a leader: Raft elects the lowest live voter (a
-        majority being up; dedicated or combined mode)."""
+        """The followers' fetch timeout has passed without a leader (KafkaRaftClient: a follower whose
+        FollowerState.hasFetchTimeoutExpired becomes a candidate; recorded on 4.1.0: a new leader 0.93 s after a
+        clean stop, reference/kafka-4.1.0-dedicated-controllers.txt): a new epoch, led by the lowest live voter (the
+        sandbox's own pick of the vote's winner, as for every other leader change here; a majority being up)."""
         with self.lock:
             before = self.quorum()[0]
             if before != NO_LEADER or self.mode is not Mode.KRAFT:
