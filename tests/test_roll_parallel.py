@@ -150,3 +150,36 @@ def test_a_randomly_placed_cluster_rolls_in_rounds_each_safe(sandbox_factory: Ca
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, (r, done.stdout)
     assert sorted(int(b) for b in log.read_text().split()) == list(range(1, 9)) and sampler.seen() == set()
+
+
+def test_a_broker_crashing_at_the_moment_a_round_acts_keeps_the_round_from_its_restart(
+        sandbox_factory: Callable[..., Sandbox], tmp_path: Path) -> None:
+    """Broker 2 (rack b) is killed right when the first round (rack a), drained, is checked before its commands:
+    the cluster still lists broker 2 alive, the probes find it gone, and no broker of the round is restarted
+    (exit 5, the round drained: --resume carries on once broker 2 is back)."""
+    from leader_election_cli.operations.connection import Connection
+    from leader_election_cli.operations.hooks import Hooks
+    from leader_election_cli.operations.roll import RollSettings, roll
+
+    sb = sandbox_factory(12, racks=RACKS, broker_configs={"auto.leader.rebalance.enable": "false"})
+    sb.create_topic("orders", 24, 3, configs={"min.insync.replicas": "2"})
+    log, state_file = tmp_path / "restarted.txt", tmp_path / "roll.json"
+
+    killed: list[int] = []
+
+    def note(line: str) -> None:
+        if "checking it is still safe to stop" in line and not killed:
+            killed.append(2)
+            sb.kill_broker(2)
+
+    with Sampler(sb, {"orders": 2}, interval_s=0.05) as sampler:
+        report = roll(Connection(",".join(f"{h}:{p}" for b, (h, p) in sb.brokers.items() if b != 2)),
+                      RollSettings(None, f"echo {{broker}} >> {log}", parallel=None, safe_wait_s=1,
+                                   state_file=state_file), Hooks(note=note))
+    assert int(report.exit_code) == 5, report.aborted_reason
+    assert "brokers 1,4,7,10, restart: no longer safe to stop" in (report.aborted_reason or "")
+    assert "broker 2 does not answer" in (report.aborted_reason or "") and 2 in sb.live_brokers
+    assert not log.exists()
+    assert {b["step"] for b in json.loads(state_file.read_text())["brokers"] if b["broker"] in (1, 4, 7, 10)} == {
+        "drained"}
+    assert sampler.seen(crashed={2}) == set()
