@@ -180,6 +180,23 @@ def test_a_fetch_from_a_follower_or_out_of_range_is_refused(sb: Sandbox) -> None
     assert fetch(1, 4).error_code == ke.OFFSET_OUT_OF_RANGE
 
 
+def test_a_fetch_from_a_follower_names_the_leader_from_v16_only(sb: Sandbox) -> None:
+    """KIP-951 in `KafkaApis.handleFetchRequest` (`versionId >= 16`): below it the leader is not named, so a
+    client (kafka-python 3.0.12 fetches at v12) is never told of a leader whose address it does not have."""
+    answer = fetch_raw(sb.brokers[2], "t", 0, 0)
+    assert (answer.error_code, answer.current_leader) == (ke.NOT_LEADER_OR_FOLLOWER, None)  # the default: -1, -1
+    F = FetchRequest.FetchTopic
+    request = FetchRequest(version=16, replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=2**20,
+                           isolation_level=0, session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                           topics=[F(topic_id=sb.cluster.topics["t"].topic_id, partitions=[F.FetchPartition(
+                               partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1,
+                               log_start_offset=-1, partition_max_bytes=2**20)])])
+    whole = call(sb.brokers[2], request, FetchResponse, 16)
+    answer = whole.responses[0].partitions[0]
+    assert (answer.error_code, answer.current_leader.leader_id) == (ke.NOT_LEADER_OR_FOLLOWER, 1)
+    assert [(e.node_id, e.port) for e in whole.node_endpoints] == [(1, sb.brokers[1][1])]
+
+
 def test_a_fetch_with_nothing_to_read_waits_for_a_write(sb: Sandbox) -> None:
     """DelayedFetch: held until min_bytes are there (max_wait_ms at most), answered as soon as a write comes."""
     started = time.monotonic()

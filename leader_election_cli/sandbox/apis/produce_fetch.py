@@ -21,7 +21,9 @@ As Kafka's `KafkaApis` and `ReplicaManager` answer them:
   a leader epoch older than the partition's is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
 - Fetch (consumers, `ReplicaManager.fetchMessages`, `Partition.fetchRecords`): from the leader only, up to
   the high watermark, the batches as stored (at least one whole batch however small the limits), the log
-  start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; a diverging epoch when the consumer's last
+  start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH
+  name the current leader and its endpoint from v16 only (KIP-951, `KafkaApis.handleFetchRequest`: a v12-v15
+  client told of a leader would not learn its address); a diverging epoch when the consumer's last
   fetched epoch ended earlier (KIP-320); waits up to max_wait_ms for min_bytes (`DelayedFetch`), unless there is
   nothing to wait on (no partitions, an error, a diverging epoch). No fetch sessions are kept (session id 0, as
   a broker whose session cache is full answers).
@@ -380,10 +382,11 @@ def _fetch_now(ctx: Context, req: Any) -> Any:
                     code, more = _read(plog, asked, budget, ctx.version)
                     fields.update(more)
                     budget -= len(fields["records"])
-                elif code == ke.NOT_LEADER_OR_FOLLOWER and found is not None and ctx.version >= 12:
+                elif code in (ke.NOT_LEADER_OR_FOLLOWER, ke.FENCED_LEADER_EPOCH) and found is not None \
+                        and ctx.version >= 16:  # KIP-951: the field is there from v12, Kafka fills it from v16
                     p = found[1]
                     fields["current_leader"] = P.LeaderIdAndEpoch(leader_id=p.leader, leader_epoch=p.leader_epoch)
-                    if p.leader in c.addresses and p.leader in c.live and ctx.version >= 16:
+                    if p.leader in c.addresses and p.leader in c.live:
                         host, port = c.addresses[p.leader]
                         endpoints[p.leader] = R.NodeEndpoint(node_id=p.leader, host=host, port=port,
                                                              rack=c.racks.get(p.leader))
