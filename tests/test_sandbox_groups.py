@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
-from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
+from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse
 from kafka.protocol.consumer import (
     HeartbeatRequest,
     HeartbeatResponse,
@@ -202,7 +202,9 @@ def test_the_admin_clients_group_calls() -> None:
             admin.close()
 
 
-def test_committed_offsets_survive_the_coordinators_stop_and_others_answer_not_coordinator() -> None:
+def test_committed_offsets_survive_the_coordinators_stop_loaded_by_the_new_one() -> None:
+    """Others answer NOT_COORDINATOR; the new coordinator COORDINATOR_LOAD_IN_PROGRESS while it loads (a Heartbeat
+    NONE, blindly: `GroupCoordinatorService.heartbeat`), then the offsets as committed."""
     with Sandbox(3) as sb:
         sb.create_topic("orders", partitions=2, replication_factor=3)
         produce(sb, "orders", 4)
@@ -213,12 +215,20 @@ def test_committed_offsets_survive_the_coordinators_stop_and_others_answer_not_c
         other = next(b for b in sb.brokers if b != old)
         fetch = OffsetFetchRequest(version=7, group_id="moving", topics=None, require_stable=False)
         assert call(sb.brokers[other], fetch, OffsetFetchResponse, 7).error_code == ke.NOT_COORDINATOR
+        sb.cluster.groups.load_ms = 600_000  # the new coordinator's load lasts until the test ends it
         sb.stop_broker(old)
         new = coordinator(sb, "moving")
         assert new not in (old, -1)
-        answer = call(sb.brokers[new], OffsetFetchRequest(version=7, group_id="moving", topics=None,
-                                                          require_stable=False), OffsetFetchResponse, 7)
+        assert call(sb.brokers[new], fetch, OffsetFetchResponse, 7).error_code == ke.COORDINATOR_LOAD_IN_PROGRESS
+        beat = HeartbeatRequest(version=4, group_id="moving", generation_id=1, member_id="m", group_instance_id=None)
+        assert call(sb.brokers[new], beat, HeartbeatResponse, 4).error_code == ke.NONE  # answered blindly
+        listing = ListGroupsRequest(version=4, states_filter=[])
+        assert call(sb.brokers[new], listing, ListGroupsResponse, 4).error_code == ke.COORDINATOR_LOAD_IN_PROGRESS
+        with sb.cluster.lock:
+            sb.cluster.groups.loading.clear()  # loaded
+        answer = call(sb.brokers[new], fetch, OffsetFetchResponse, 7)
         assert sum(p.committed_offset for t in answer.topics for p in t.partitions) == 4
+        assert call(sb.brokers[new], beat, HeartbeatResponse, 4).error_code == ke.UNKNOWN_MEMBER_ID
         resumed = KafkaConsumer("orders", bootstrap_servers=sb.bootstrap_servers, group_id="moving",
                                 auto_offset_reset="earliest", enable_auto_commit=False)
         produce(sb, "orders", 2, start=4)

@@ -9,8 +9,9 @@ As Kafka's `KafkaApis` and `GroupCoordinatorService` answer them:
   share groups are not enabled: a SHARE key is UNSUPPORTED_VERSION; an unknown key type INVALID_REQUEST. The
   error message is `Errors.message()`, "NONE" when there is none, as Kafka sends it.
 - Every group request but FindCoordinator and ListGroups to a broker that does not lead the group's partition:
-  NOT_COORDINATOR; an empty group id: INVALID_GROUP_ID; a session timeout outside group.min/max.session.timeout.ms:
-  INVALID_SESSION_TIMEOUT (`GroupCoordinatorService.joinGroup`).
+  NOT_COORDINATOR; while it loads the partition COORDINATOR_LOAD_IN_PROGRESS (a Heartbeat NONE; ListGroups as a
+  whole, `GroupCoordinatorService.listGroups`); an empty group id: INVALID_GROUP_ID; a session timeout outside
+  group.min/max.session.timeout.ms: INVALID_SESSION_TIMEOUT (`GroupCoordinatorService.joinGroup`).
 - JoinGroup and SyncGroup wait, held as Kafka holds them, until the group answers (`classic_group.Waiter`).
 - ListGroups: the groups this broker coordinates, by state (v4+) and type (v5+, "classic").
 - DescribeGroups (`GroupMetadataManager.describeGroups`): a Stable group's protocol and its members' metadata and
@@ -66,10 +67,13 @@ def coordinator_of(c: Cluster, group_id: str) -> int:
 
 
 def coordinator_problem(ctx: Context, group_id: str) -> int:
-    """INVALID_GROUP_ID for an empty id, NOT_COORDINATOR unless this broker coordinates the group, else NONE."""
+    """INVALID_GROUP_ID for an empty id, NOT_COORDINATOR unless this broker coordinates the group,
+    COORDINATOR_LOAD_IN_PROGRESS while it loads the group's partition, else NONE."""
     if not group_id:
         return ke.INVALID_GROUP_ID
-    return ke.NONE if coordinator_of(ctx.cluster, group_id) == ctx.broker_id else ke.NOT_COORDINATOR
+    if coordinator_of(ctx.cluster, group_id) != ctx.broker_id:
+        return ke.NOT_COORDINATOR
+    return ke.COORDINATOR_LOAD_IN_PROGRESS if ctx.cluster.groups.is_loading(group_id, now_ms()) else ke.NONE
 
 
 def client_host(ctx: Context) -> str:
@@ -244,6 +248,8 @@ def heartbeat(ctx: Context, req: Any) -> Any:
             group = c.groups.group(req.group_id, now_ms())
             code = ke.UNKNOWN_MEMBER_ID if group is None else group.heartbeat(
                 req.member_id, req.group_instance_id if ctx.version >= 3 else None, req.generation_id, now_ms())
+        elif code == ke.COORDINATOR_LOAD_IN_PROGRESS:  # "the group is still loading, so blindly respond"
+            code = ke.NONE
     return heartbeat_error(ctx, req, code, None)
 
 
@@ -284,9 +290,12 @@ def list_groups(ctx: Context, req: Any) -> Any:
     states = {s.lower() for s in req.states_filter} if ctx.version >= 4 and req.states_filter else None
     types = {t.lower() for t in req.types_filter} if ctx.version >= 5 and req.types_filter else None
     with c.lock:
+        now = now_ms()
+        if any(coordinator_of(c, g) == ctx.broker_id and c.groups.is_loading(g, now) for g in c.groups.groups):
+            return list_groups_error(ctx, req, ke.COORDINATOR_LOAD_IN_PROGRESS, None)
         listed = [R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value,
                                 group_type="classic")
-                  for g in c.groups.in_all(now_ms()) if coordinator_of(c, g.group_id) == ctx.broker_id
+                  for g in c.groups.in_all(now) if coordinator_of(c, g.group_id) == ctx.broker_id
                   and (states is None or g.state.value.lower() in states) and (types is None or "classic" in types)]
     return R(version=ctx.version, throttle_time_ms=0, error_code=ke.NONE, groups=listed)
 

@@ -196,8 +196,8 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
             self.logs.follow_all(self.topics, self.fetching())
 
     def _follow_groups(self) -> None:
-        if self.groups.coordinators:  # (nothing to do until a group is used)
-            topic = self.topics.get(OFFSETS_TOPIC)
+        topic = self.topics.get(OFFSETS_TOPIC)
+        if topic is not None or self.groups.leaders is not None:  # (nothing to follow before the topic is made)
             self.groups.follow(None if topic is None else [p.leader for p in topic.partitions],
                                time.monotonic() * 1000)
 

@@ -8,6 +8,10 @@ As Kafka's group coordinator (`GroupCoordinatorService`, `GroupMetadataManager`,
   `AutoTopicCreationManager`).
 - When the partition's leader changes, the new leader loads the group as last written and its committed offsets
   (`classic_group.ClassicGroup.reload`); until a client asks the new one, the old broker answers NOT_COORDINATOR.
+  While it loads (`CoordinatorRuntime`: the partition's context LOADING until `CoordinatorLoaderImpl` has replayed
+  it) the groups of that partition are COORDINATOR_LOAD_IN_PROGRESS, a Heartbeat NONE ("the group is still
+  loading, so blindly respond", `GroupCoordinatorService.heartbeat`). A partition with groups loads for `LOAD_MS`
+  (the sandbox's figure: Kafka's time is its log's replay), one without at once.
 - Offsets (`OffsetMetadataManager.commitOffset`): metadata longer than `offset.metadata.max.bytes` (4096) is
   OFFSET_METADATA_TOO_LARGE; a commit with generation -1 and no member id to a group that does not exist makes
   an empty ("simple") group.
@@ -30,6 +34,7 @@ from leader_election_cli.sandbox.sizing import MAX_COMMITTED_OFFSETS, MAX_GROUP_
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
+LOAD_MS = 100  # how long a new coordinator loads a partition with groups
 # The group coordinator's broker configs, as the sandbox's brokers set them (a broker_configs key each):
 # group.initial.rebalance.delay.ms 0 as Kafka's own config/server.properties sets it (and the 4.1.0 cluster
 # recorded, reference/kafka-4.1.0-configs.txt); group.max.size the sandbox's bound (Kafka: 2147483647); the
@@ -71,6 +76,9 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         self.coordinators: dict[str, int] = {}  # group -> the broker that loaded it
         self.committed = 0  # committed offsets kept, all groups together
+        self.leaders: list[int] | None = None  # the offsets topic's partition leaders, as last followed
+        self.loading: dict[int, float] = {}  # offsets topic partition -> when its new leader has loaded it (ms)
+        self.load_ms = LOAD_MS
 
     @property
     def config(self) -> GroupConfig:
@@ -142,9 +150,23 @@ class GroupCoordinator:
         self.delete(min(empty, key=lambda g: g.used_at).group_id)
         return True
 
+    def is_loading(self, group_id: str, now: float) -> bool:
+        """Whether the group's partition is still being loaded by its new coordinator."""
+        if self.leaders is None:
+            return False
+        return now < self.loading.get(partition_for(group_id, len(self.leaders)), 0)
+
     def follow(self, leaders: list[int] | None, now: float) -> None:
         """The offsets topic's partition leaders now (None: no such topic): a group whose partition has a new
         leader is loaded by it, as last written; one with nothing written is gone."""
+        previous, self.leaders = self.leaders, leaders
+        if leaders is None:
+            self.loading.clear()
+        elif previous is not None and len(previous) == len(leaders):
+            with_groups = {partition_for(g, len(leaders)) for g in self.groups}
+            for partition, (before, after) in enumerate(zip(previous, leaders, strict=True)):
+                if after != before and after != NO_LEADER and partition in with_groups:
+                    self.loading[partition] = now + self.load_ms
         for group_id in list(self.coordinators):
             leader = NO_LEADER if leaders is None else leaders[partition_for(group_id, len(leaders))]
             if leader == self.coordinators[group_id]:
