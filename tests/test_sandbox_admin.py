@@ -189,3 +189,26 @@ def test_without_auto_rebalance_leaders_stay_off_their_preferred_replicas() -> N
 def test_bad_broker_configs_are_refused(configs: dict[str, str]) -> None:
     with pytest.raises(ValueError):
         Sandbox(brokers=1, broker_configs=configs)
+
+
+def test_a_reassignment_completes_once_the_added_replicas_have_caught_up(
+        sandbox_factory: Callable[..., Sandbox]) -> None:
+    """As the controller completes it: the added replica fetches for the catch-up time, joins the ISR, and the
+    replicas become the target (the leader, no longer among them, replaced); a stopped one holds it pending."""
+    sb = sandbox_factory(4, reassignment_catch_up_s=0.2)
+    sb.create_topic("r", assignment={0: [1, 2, 3], 1: [1, 2, 3]})
+    admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=10_000)
+    try:
+        sb.stop_broker(4)
+        admin.alter_partition_reassignments({TopicPartition("r", 0): [4, 2, 3], TopicPartition("r", 1): [3, 2]})
+        assert sb.cluster.partition_state("r", 1).replicas == (3, 2)  # nothing to add: at once
+        time.sleep(1)  # five times the catch-up time: 4 is stopped, so nothing completes
+        assert set(admin.list_partition_reassignments()) == {TopicPartition("r", 0)}
+        sb.start_broker(4)
+        deadline = time.monotonic() + 30
+        while admin.list_partition_reassignments() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = sb.cluster.partition_state("r", 0)
+        assert (state.replicas, sorted(state.isr), state.leader) == ((4, 2, 3), [2, 3, 4], 4)
+    finally:
+        admin.close()

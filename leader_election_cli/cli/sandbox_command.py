@@ -149,7 +149,8 @@ class BuildInterrupted(Exception):
 @click.option("--catch-up-seconds", type=Seconds(min=0, max=3600), default=3, show_default=True, metavar="SECONDS",
               help="How long a broker restarted by kafka-leaders sandbox-ctl takes to come back: fenced for the "
                    "first fifth (at most 2 s), then its replicas rejoin the ISRs, spread over the rest. A KRaft "
-                   "controller restarted lags behind the quorum's leader as long (fetching for the second half).")
+                   "controller restarted lags behind the quorum's leader as long (fetching for the second half). "
+                   "The replicas a reassignment adds catch up as long, then it completes.")
 @click.option("--broker-session-timeout", type=Seconds(min=0, max=3600), default=BROKER_SESSION_TIMEOUT_S,
               show_default=True, metavar="SECONDS",
               help="Kafka's broker.session.timeout.ms: how long a broker crashed by kafka-leaders sandbox-ctl "
@@ -421,6 +422,7 @@ def _new_sandbox(o: dict[str, Any], c: _Checked) -> Any:
                        tls_client_ca=o["tls_client_ca"], oauth=c.oauth, kerberos=c.kerberos,
                        zookeeper=o["zookeeper"], racks=c.racks, max_log_bytes=o["max_log_bytes"],
                        broker_session_timeout_s=o["broker_session_timeout"],
+                       reassignment_catch_up_s=o["catch_up_seconds"],
                        kafka_version=c.version, features=c.features, broker_configs={
                            "auto.leader.rebalance.enable": str(o["auto_leader_rebalance"]).lower(),
                            "leader.imbalance.check.interval.seconds": f"{o['leader_imbalance_check_interval']:g}"})

@@ -61,7 +61,8 @@ class Sandbox:
                  racks: Mapping[int, str] | None = None, combined: bool = False,
                  forwarding_timeout_s: float = FORWARDING_TIMEOUT_S, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
                  broker_session_timeout_s: float = BROKER_SESSION_TIMEOUT_S,
-                 quorum_fetch_timeout_s: float = QUORUM_FETCH_TIMEOUT_S):
+                 quorum_fetch_timeout_s: float = QUORUM_FETCH_TIMEOUT_S,
+                 reassignment_catch_up_s: float | None = None):
         """`kafka_version`: the release the brokers are ("3.9", "4.0", "4.1", "4.2"; None: 4.2, or 3.9 in zk
         mode, the last with ZooKeeper): its ApiVersions, features, configs and controller rules (sandbox/versions.py).
         `features` changes finalized feature levels as `kafka-features upgrade`/`downgrade` would, e.g.
@@ -115,6 +116,10 @@ class Sandbox:
         `max_log_bytes`: the records the brokers keep in all partitions together (partition_logs.py); past
         it the oldest batches are dropped and their partitions' log start offsets move on.
 
+        `reassignment_catch_up_s`: how long the replicas a reassignment adds take to catch up once they all fetch;
+        then they join the ISR and the controller completes it (controller/reassignments.py). None: it waits for
+        `finish_reassignment` (tests).
+
         `racks` gives brokers their `broker.rack` (broker id -> rack), reported in Metadata and
         DescribeCluster as Kafka does; brokers left out have none.
 
@@ -158,8 +163,12 @@ class Sandbox:
             if not isinstance(rack, str) or not rack:
                 raise ValueError(f"broker {broker}'s rack must be a non-empty name, not {rack!r}")
             self.cluster.racks[broker] = rack
+        if reassignment_catch_up_s is not None and not 0 <= reassignment_catch_up_s <= MAX_CRASH_TIMEOUT_S:
+            raise ValueError(f"reassignment_catch_up_s must be between 0 and {MAX_CRASH_TIMEOUT_S} seconds")
+        self.reassignment_catch_up_s = reassignment_catch_up_s
         self._rebalancer: threading.Thread | None = None
         self._unclean_elector: threading.Thread | None = None
+        self._reassigner: threading.Thread | None = None
         self._stopping = threading.Event()
         self._notices: dict[int, threading.Timer] = {}  # brokers stopped whose failure is not noticed yet
         self._catch_ups: dict[int, threading.Event] = {}  # brokers coming back: set to cancel
@@ -233,6 +242,10 @@ class Sandbox:
                 self._rebalancer = threading.Thread(target=self._rebalance_periodically, daemon=True,
                                                     name="sandbox-leader-rebalance")
                 self._rebalancer.start()
+            if self.reassignment_catch_up_s is not None:
+                self._reassigner = threading.Thread(target=self._complete_reassignments_periodically, daemon=True,
+                                                    name="sandbox-reassignments")
+                self._reassigner.start()
             if self.cluster.mode is Mode.KRAFT:
                 self._unclean_elector = threading.Thread(target=self._elect_unclean_periodically, daemon=True,
                                                          name="sandbox-unclean-elections")
@@ -251,6 +264,12 @@ class Sandbox:
         while not self._stopping.wait(interval):
             self.cluster.elect_unclean_leaders()
 
+    def _complete_reassignments_periodically(self) -> None:
+        """Reassignments complete as their added replicas catch up (every 100 ms, until stop())."""
+        while not self._stopping.wait(0.1):
+            if self.cluster.reassigning:
+                self.cluster.complete_caught_up(self.reassignment_catch_up_s or 0.0)
+
     def stop(self) -> None:
         if self._running:
             self._stopping.set()
@@ -263,10 +282,10 @@ class Sandbox:
                 catching_up = list(self._catch_ups)
             for broker in catching_up:
                 self._cancel_catch_up(broker)
-            for thread in (self._rebalancer, self._unclean_elector):
+            for thread in (self._rebalancer, self._unclean_elector, self._reassigner):
                 if thread is not None:
                     thread.join(timeout=10)
-            self._rebalancer = self._unclean_elector = None
+            self._rebalancer = self._unclean_elector = self._reassigner = None
             if self._zookeeper is not None:
                 self._zookeeper.stop()
             self._server.stop()

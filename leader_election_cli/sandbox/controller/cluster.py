@@ -176,6 +176,8 @@ class Cluster(Quorum, Elections, Reassignments, ConfigControl):
             "": {"min.insync.replicas": DEFAULT_CONFIGS["min.insync.replicas"]} if self.elr_enabled else {}}
         self.logs = Logs()  # the records written (partition_logs.py): they follow every change of leader and ISR
         self.listening: set[int] = set()  # brokers whose process runs: the server's open listeners
+        # reassignments adding replicas -> since when every added replica fetches (reassignments.py)
+        self.reassigning: dict[tuple[str, int], float] = {}
         self.groups = GroupCoordinator(self.broker_configs)  # consumer groups (groups/): they follow their coordinator
         # told of every change, under the lock
         self.observers: list[Callable[[], None]] = [self._follow_logs, self._follow_groups]

@@ -1,13 +1,18 @@
 """AlterPartitionReassignments and ListPartitionReassignments as the controller carries them out.
 
 Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
-replica to add it completes at once (a reorder), else it waits for `finish_reassignment`. A
+replica to add it completes at once (a reorder), else once the added replicas have caught up and joined the
+ISR, as the controller completes it (`ReplicationControlManager` on the AlterPartition that adds the last of
+them, zk's `KafkaController.onPartitionReassignment` phase B): `complete_caught_up` after they have fetched
+for the catch-up time the sandbox is given, or `finish_reassignment` (tests). A
 cancelled one keeps `replicas - adding`, in that order, as Kafka rebuilds it. A leader that leaves
 the replica set is replaced: kraft by the online rule, zk by the first of the new replicas alive and in
 the ISR.
 """
 
 from __future__ import annotations
+
+import time
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.model import NO_LEADER
@@ -52,7 +57,7 @@ class Reassignments:
         """One partition of AlterPartitionReassignments: (error code, message).
 
         A target with no new replica (a reorder, or only removals) completes at once; one that adds
-        replicas stays pending until `finish_reassignment`. None cancels a pending reassignment.
+        replicas stays pending until they catch up. None cancels a pending reassignment.
         """
         with self.lock:
             topic = self.topics.get(name)
@@ -76,6 +81,7 @@ class Reassignments:
                 p.removing = [r for r in current if r not in target]
                 p.adding = adding
                 p.replicas = list(target) + p.removing
+                self.reassigning[(name, pid)] = time.monotonic()
                 if self.mode is Mode.ZK:  # phase A2: a new leader epoch for RS = ORS + TRS
                     p.leader_epoch += 1
             self.version += 1
@@ -105,6 +111,24 @@ class Reassignments:
                 return f"The manual partition assignment includes the broker {broker} more than once."
             previous = broker
         return None
+
+    def complete_caught_up(self, catch_up_s: float) -> None:
+        """Complete the reassignments whose added replicas have all fetched (live, running) for `catch_up_s`:
+        they have caught up and join the ISR. One that an added replica stopped fetching for starts again."""
+        now = time.monotonic()
+        with self.lock:
+            if not self.has_active_controller():
+                return
+            fetching = self.fetching()
+            for (name, pid), since in list(self.reassigning.items()):
+                topic = self.topics.get(name)
+                p = topic.partitions[pid] if topic is not None and pid < len(topic.partitions) else None
+                if p is None or not p.adding:
+                    del self.reassigning[(name, pid)]  # gone, cancelled or completed
+                elif any(r not in fetching for r in p.adding):
+                    self.reassigning[(name, pid)] = now
+                elif now - since >= catch_up_s:
+                    self.finish_reassignment(name, pid)
 
     def finish_reassignment(self, name: str, pid: int) -> None:
         """Test control: the added replicas caught up, so the pending reassignment completes."""
