@@ -163,10 +163,11 @@ class GroupCoordinator:
         if leaders is None:
             self.loading.clear()
         elif previous is not None and len(previous) == len(leaders):
-            with_groups = {partition_for(g, len(leaders)) for g in self.groups}
-            for partition, (before, after) in enumerate(zip(previous, leaders, strict=True)):
-                if after != before and after != NO_LEADER and partition in with_groups:
-                    self.loading[partition] = now + self.load_ms
+            moved = [i for i, (before, after) in enumerate(zip(previous, leaders, strict=True))
+                     if after != before and after != NO_LEADER]
+            with_groups = {partition_for(g, len(leaders)) for g in self.groups} if moved else set()
+            for partition in with_groups.intersection(moved):
+                self.loading[partition] = now + self.load_ms
         for group_id in list(self.coordinators):
             leader = NO_LEADER if leaders is None else leaders[partition_for(group_id, len(leaders))]
             if leader == self.coordinators[group_id]:
