@@ -14,6 +14,8 @@ from enum import Enum, IntEnum
 from typing import NamedTuple
 
 NO_LEADER = -1
+# Kafka's consumer offsets topic: the leader of each of its partitions coordinates the consumer groups on it
+OFFSETS_TOPIC = "__consumer_offsets"
 
 
 class TopicPartition(NamedTuple):

@@ -2,10 +2,12 @@
 of two kafka-python consumers that commit what they read) runs while `kafka-leaders roll` restarts every broker of
 a 4-broker sandbox. Its report says no record failed and none went unread; checked from outside: the sandbox's
 logs hold exactly the records acknowledged, the group's committed offsets (read by an admin client of the test's
-own) never go back and end at the logs' ends, and the group's coordinator moved during the roll."""
+own) never go back and end at the logs' ends, and the group's coordinator moved during the roll (as the roll's
+report says: the __consumer_offsets partitions among those each drain moved)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -99,7 +101,7 @@ def test_a_roll_with_a_consumer_group_loses_no_record_and_never_moves_commits_ba
             poller.start()
             restart = f"{shlex.quote(KL)} sandbox-ctl --control {shlex.quote(control.path)} restart-broker {{broker}}"
             roll = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
-                                   "--state-file", str(tmp_path / "roll.json"), "--exec", restart],
+                                   "--state-file", str(tmp_path / "roll.json"), "--output", "json", "--exec", restart],
                                   capture_output=True, text=True, timeout=300)
             report, errors = script.communicate("\n", timeout=120)
         finally:
@@ -107,6 +109,9 @@ def test_a_roll_with_a_consumer_group_loses_no_record_and_never_moves_commits_ba
         poller.stopping.set()
         poller.join(30)
         assert roll.returncode == 0, roll.stderr
+        drains = [s for b in json.loads(roll.stdout)["brokers"] for s in b["steps"] if s["step"] == "drain"]
+        assert len(drains) == 4 and all(0 <= s["coordinators_moved"] <= s["moved"] for s in drains)
+        assert sum(s["coordinators_moved"] for s in drains) > 0  # the report says the coordinators moved
         assert script.returncode == 0, errors
         found = REPORT.fullmatch(report)
         assert found, report

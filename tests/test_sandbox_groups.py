@@ -31,9 +31,10 @@ from test_sandbox import call
 
 from leader_election_cli import kafka_errors as ke
 from leader_election_cli.java_order import java_string_hash
+from leader_election_cli.model import OFFSETS_TOPIC
 from leader_election_cli.sandbox import Sandbox
 from leader_election_cli.sandbox.apis.groups import coordinator_of
-from leader_election_cli.sandbox.groups.coordinator import OFFSETS_TOPIC, partition_for
+from leader_election_cli.sandbox.groups.coordinator import partition_for
 
 
 def wait_for(condition: Callable[[], Any], what: str, seconds: float = 30) -> Any:

@@ -58,7 +58,7 @@ from leader_election_cli.errors import (
     listed,
     shown,
 )
-from leader_election_cli.model import ClusterState, ControllerMode, Outcome, TopicPartition
+from leader_election_cli.model import OFFSETS_TOPIC, ClusterState, ControllerMode, Outcome, TopicPartition
 from leader_election_cli.operations import process_group, roll_state
 from leader_election_cli.operations.connection import Connection
 from leader_election_cli.operations.hooks import SILENT, Hooks
@@ -330,7 +330,9 @@ def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
                      f"not safe now: {len(verdict.blocking)} partition(s) would go offline or under min ISR"
                      f"{'' if quorum_now is None or quorum_now.safe else ', and ' + str(quorum_now.reason)} "
                      "(the roll would wait)", verdict=verdict, quorum=quorum_now),
-            RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)", moved=len(moves)),
+            RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)"
+                     f"{_of_coordinators(coordinators := sum(m.tp.topic == OFFSETS_TOPIC for m in moves))}",
+                     moved=len(moves), coordinators_moved=coordinators),
             RollStep("restart", 0.0, True, "; ".join(_would(plan, m, settings) for m in group)),
             RollStep("wait_back", 0.0, True, f"would wait for {_them(group)} in the ISR of {replicated} "
                      f"{'partition(s)' if len(group) == 1 else 'replicas'}"),
@@ -537,15 +539,17 @@ class _Runner:
             elif path is not None:
                 self.saved[str(path)] = {m.tp: m.replicas for m in plan.reorders}
         led = _still_led(state, moves, brokers, self.settings.allow_rf1)
-        moved = moves.count(Outcome.ELECTED)
+        moved, coordinators = moves.count(Outcome.ELECTED), _coordinators(moves)
         if moves.interrupted:
-            return RollStep("drain", 0.0, True, "stopped by a signal while draining", moved=moved, completed=False)
+            return RollStep("drain", 0.0, True, "stopped by a signal while draining", moved=moved, completed=False,
+                            coordinators_moved=coordinators)
         if led:
             return RollStep("drain", 0.0, False, f"{'it' if len(group) == 1 else 'they'} still lead{_s(group)} "
                             f"{len(led)} partition(s) (e.g. {led[0]}): no other in-sync replica took them",
-                            moved=moved, exit_code=ExitCode.PARTITION_FAILED)
-        return RollStep("drain", 0.0, True, f"moved leadership off {moved} partition(s); "
-                        f"{'it leads' if len(group) == 1 else 'they lead'} none", moved=moved)
+                            moved=moved, exit_code=ExitCode.PARTITION_FAILED, coordinators_moved=coordinators)
+        return RollStep("drain", 0.0, True, f"moved leadership off {moved} partition(s){_of_coordinators(coordinators)}"
+                        f"; {'it leads' if len(group) == 1 else 'they lead'} none", moved=moved,
+                        coordinators_moved=coordinators)
 
     def _restart(self, group: list[BrokerState]) -> RollStep:
         self.hooks.note(f"{_who(group).capitalize()} lead{_s(group)} nothing: checking it is still safe to stop, then "
@@ -754,16 +758,17 @@ class _Runner:
             for tp, replicas in self.saved[file].items():
                 orders.setdefault(tp, replicas)
         deadline = time.monotonic() + self.settings.rejoin_wait_s
-        pending, moved, tries, leads = dict(orders), 0, 0, 0
+        pending, moved, coordinators, tries, leads = dict(orders), 0, 0, 0, 0
         delay = POLL_FIRST_S
         while True:
             tries += 1
             moves, failure = self._restore_once(pending)
             if moves is not None:
                 moved += moves.count(Outcome.ELECTED)
+                coordinators += _coordinators(moves)
                 if moves.interrupted:
                     return RollStep("restore", 0.0, True, "stopped by a signal while restoring", moved=moved,
-                                    completed=False)
+                                    completed=False, coordinators_moved=coordinators)
                 leads += sum(1 for r in moves.results if r.leader_after in brokers
                              and r.outcome in (Outcome.ELECTED, Outcome.ALREADY_ELECTED))
                 failed = [r for r in moves.results if r.outcome not in (Outcome.ELECTED, Outcome.ALREADY_ELECTED)]
@@ -775,12 +780,14 @@ class _Runner:
             if not pending and failure is None:
                 again = f" ({tries} tries)" if tries > 1 else ""
                 return RollStep("restore", 0.0, True, f"put back {len(orders)} replica order(s), elected {moved}"
-                                f"{again}; {'it leads' if len(group) == 1 else 'they lead'} {leads} of them",
-                                moved=moved)
+                                f"{_of_coordinators(coordinators)}{again}; "
+                                f"{'it leads' if len(group) == 1 else 'they lead'} {leads} of them",
+                                moved=moved, coordinators_moved=coordinators)
             if not retriable or time.monotonic() + delay > deadline or self.stop.stopped:
                 return RollStep("restore", 0.0, False, f"{len(pending)} partition(s) did not get their leader back "
                                 f"(e.g. {why}) after {tries} tr{'y' if tries == 1 else 'ies'}; the restore files are "
                                 f"kept: {', '.join(files)} (roll --resume tries again)", moved=moved,
+                                coordinators_moved=coordinators,
                                 exit_code=ExitCode.PARTITION_FAILED if failure is None else ExitCode.UNREACHABLE)
             self.hooks.note(f"{_who(group).capitalize()}, restore: {len(pending)} partition(s) not yet given back "
                             f"({why}); trying again in {delay:g} s.")
@@ -871,6 +878,15 @@ def _pass_through(process: subprocess.Popen[bytes], out: IO[str], prefix: str = 
     for line in process.stdout:
         out.write(prefix + line.decode(errors="replace"))
         out.flush()
+
+
+def _coordinators(moves: MoveReport) -> int:
+    """The __consumer_offsets partitions among those whose leadership moved: group coordinators moved."""
+    return sum(1 for r in moves.results if r.outcome is Outcome.ELECTED and r.tp.topic == OFFSETS_TOPIC)
+
+
+def _of_coordinators(count: int) -> str:
+    return f" ({count} of {OFFSETS_TOPIC}: the coordinators of the groups on them moved)" if count else ""
 
 
 def _still_led(before: ClusterState, moves: MoveReport, brokers: Collection[int],

@@ -118,6 +118,7 @@ class RollStep:
     ok: bool
     detail: str
     moved: int | None = None  # partitions whose leadership moved (drain, restore)
+    coordinators_moved: int | None = None  # drain, restore: how many of them are __consumer_offsets partitions
     polls: int | None = None  # cluster reads of a wait
     command_exit: int | None = None  # the restart command's exit code
     verdict: StopVerdict | None = None  # wait_safe, restart: the last verdict read
@@ -162,6 +163,8 @@ def _step_entry(s: RollStep) -> dict[str, Any]:
                             "blocking": [risk_entry(r) for r in s.verdict.blocking]}
     if s.quorum is not None:
         entry["quorum"] = quorum_document(s.quorum)
+    if s.name in ("drain", "restore"):
+        entry["coordinators_moved"] = s.coordinators_moved
     if s.name == "restart":
         entry["verdict_age_s"] = s.verdict_age_s
         entry["killed"] = None if s.killed is None else {

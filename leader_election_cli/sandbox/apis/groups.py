@@ -32,7 +32,7 @@ from kafka.protocol.consumer import HeartbeatResponse, JoinGroupResponse, LeaveG
 from kafka.protocol.metadata import FindCoordinatorResponse
 
 from leader_election_cli import kafka_errors as ke
-from leader_election_cli.model import NO_LEADER
+from leader_election_cli.model import NO_LEADER, OFFSETS_TOPIC
 from leader_election_cli.sandbox.apis.context import Context
 from leader_election_cli.sandbox.apis.produce_fetch import POLL_S
 from leader_election_cli.sandbox.controller.cluster import Cluster
@@ -46,7 +46,7 @@ from leader_election_cli.sandbox.groups.classic_group import (
     SyncAnswer,
     Waiter,
 )
-from leader_election_cli.sandbox.groups.coordinator import OFFSETS_TOPIC, partition_for
+from leader_election_cli.sandbox.groups.coordinator import partition_for
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2  # CoordinatorType
 GROUP_OPERATIONS = {3, 6, 8}  # READ DELETE DESCRIBE (AclEntry.supportedOperations(GROUP))

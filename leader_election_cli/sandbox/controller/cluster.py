@@ -33,7 +33,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 
-from leader_election_cli.model import NO_LEADER, PartitionState
+from leader_election_cli.model import NO_LEADER, OFFSETS_TOPIC, PartitionState
 from leader_election_cli.sandbox.controller.config_control import ConfigControl
 from leader_election_cli.sandbox.controller.configs import topic_config_problem
 from leader_election_cli.sandbox.controller.elections import Elections
@@ -54,7 +54,7 @@ from leader_election_cli.sandbox.controller.partition_change import (
 )
 from leader_election_cli.sandbox.controller.quorum import DEDICATED_CONTROLLERS, Quorum
 from leader_election_cli.sandbox.controller.reassignments import Reassignments
-from leader_election_cli.sandbox.groups.coordinator import GROUP_DEFAULTS, OFFSETS_TOPIC, GroupCoordinator
+from leader_election_cli.sandbox.groups.coordinator import GROUP_DEFAULTS, GroupCoordinator
 from leader_election_cli.sandbox.partition_logs import Logs
 from leader_election_cli.sandbox.versions import DEFAULT_VERSION, VERSIONS, ControllerLimits, KafkaVersion
 

@@ -32,7 +32,6 @@ from leader_election_cli.model import NO_LEADER
 from leader_election_cli.sandbox.groups.classic_group import ClassicGroup, Committed, GroupConfig, State
 from leader_election_cli.sandbox.sizing import MAX_COMMITTED_OFFSETS, MAX_GROUP_BYTES, MAX_GROUPS
 
-OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
 LOAD_MS = 100  # how long a new coordinator loads a partition with groups
 # The group coordinator's broker configs, as the sandbox's brokers set them (a broker_configs key each):
