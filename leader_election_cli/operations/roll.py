@@ -321,6 +321,7 @@ def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
         brokers = _ids_of(group)
         verdict = stop_verdict(state, brokers, allow_rf1=settings.allow_rf1)
         moves = demote_plan(state, b.broker, include_preferred=True, together=brokers[1:]).reorders
+        coordinators = sum(1 for m in moves if m.tp.topic == OFFSETS_TOPIC)
         replicated = sum(len(set(brokers).intersection(p.replicas)) for p in state.partitions.values())
         voters = [n for n in brokers if quorum is not None and n in quorum.quorum.voter_ids]
         quorum_now = quorum.verdict(voters) if quorum is not None and voters else None
@@ -331,8 +332,7 @@ def dry_run(state: ClusterState, plan: RollState, settings: RollSettings,
                      f"{'' if quorum_now is None or quorum_now.safe else ', and ' + str(quorum_now.reason)} "
                      "(the roll would wait)", verdict=verdict, quorum=quorum_now),
             RollStep("drain", 0.0, True, f"would move leadership off {len(moves)} partition(s)"
-                     f"{_of_coordinators(coordinators := sum(m.tp.topic == OFFSETS_TOPIC for m in moves))}",
-                     moved=len(moves), coordinators_moved=coordinators),
+                     f"{_of_coordinators(coordinators)}", moved=len(moves), coordinators_moved=coordinators),
             RollStep("restart", 0.0, True, "; ".join(_would(plan, m, settings) for m in group)),
             RollStep("wait_back", 0.0, True, f"would wait for {_them(group)} in the ISR of {replicated} "
                      f"{'partition(s)' if len(group) == 1 else 'replicas'}"),
