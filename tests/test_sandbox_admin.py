@@ -197,9 +197,10 @@ def test_a_reassignment_completes_once_the_added_replicas_have_caught_up(
     replicas become the target (the leader, no longer among them, replaced); a stopped one holds it pending."""
     sb = sandbox_factory(4, reassignment_catch_up_s=0.2)
     sb.create_topic("r", assignment={0: [1, 2, 3], 1: [1, 2, 3]})
-    admin = KafkaAdminClient(bootstrap_servers=sb.bootstrap_servers, request_timeout_ms=10_000)
+    sb.stop_broker(4)  # (before the client reads the metadata: it would send to 4 and not try another broker)
+    running = ",".join(f"{host}:{port}" for broker, (host, port) in sb.brokers.items() if broker != 4)
+    admin = KafkaAdminClient(bootstrap_servers=running, request_timeout_ms=10_000)
     try:
-        sb.stop_broker(4)
         admin.alter_partition_reassignments({TopicPartition("r", 0): [4, 2, 3], TopicPartition("r", 1): [3, 2]})
         assert sb.cluster.partition_state("r", 1).replicas == (3, 2)  # nothing to add: at once
         time.sleep(1)  # five times the catch-up time: 4 is stopped, so nothing completes
