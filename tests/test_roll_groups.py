@@ -97,7 +97,10 @@ def test_a_roll_with_a_consumer_group_loses_no_record_and_never_moves_commits_ba
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert script.stdout is not None
-            assert read_line(script.stdout, 120) == "The group consumes: roll now, then press Enter.\n"
+            prompt = read_line(script.stdout, 120)
+            if prompt != "The group consumes: roll now, then press Enter.\n":
+                script.kill()
+                pytest.fail(f"no prompt but {prompt!r}; the script's stderr: {script.communicate()[1][-3000:]}")
             poller.start()
             restart = f"{shlex.quote(KL)} sandbox-ctl --control {shlex.quote(control.path)} restart-broker {{broker}}"
             roll = subprocess.run([KL, "roll", "--bootstrap-server", sb.bootstrap_servers, "--brokers", "all",
