@@ -203,6 +203,27 @@ def test_the_admin_clients_group_calls() -> None:
             admin.close()
 
 
+def test_committed_offsets_survive_the_coordinators_crash() -> None:
+    """Killed (no controlled shutdown): its broker still leads the group's partition, so the group has no
+    coordinator that answers, until its session times out and the controller fences it; the new coordinator
+    then loads the offsets as committed."""
+    with Sandbox(3, broker_session_timeout_s=1) as sb:
+        sb.create_topic("orders", partitions=2, replication_factor=3)
+        produce(sb, "orders", 4)
+        consumer, _ = consume(sb, "orders", "crashing", 4)
+        consumer.commit()
+        consumer.close()
+        old = coordinator(sb, "crashing")
+        sb.kill_broker(old)
+        assert coordinator(sb, "crashing") == old  # not noticed yet
+        new = wait_for(lambda: coordinator(sb, "crashing") not in (old, -1) and coordinator(sb, "crashing"),
+                       "the coordinator to move once the broker is fenced")
+        fetch = OffsetFetchRequest(version=7, group_id="crashing", topics=None, require_stable=False)
+        answer = wait_for(lambda: (a := call(sb.brokers[new], fetch, OffsetFetchResponse, 7)).error_code == ke.NONE
+                          and a, "the new coordinator to have loaded the group")
+        assert sum(p.committed_offset for t in answer.topics for p in t.partitions) == 4
+
+
 def test_committed_offsets_survive_the_coordinators_stop_loaded_by_the_new_one() -> None:
     """Others answer NOT_COORDINATOR; the new coordinator COORDINATOR_LOAD_IN_PROGRESS while it loads (a Heartbeat
     NONE, blindly: `GroupCoordinatorService.heartbeat`), then the offsets as committed."""

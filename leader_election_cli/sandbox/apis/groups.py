@@ -291,7 +291,7 @@ def list_groups(ctx: Context, req: Any) -> Any:
     types = {t.lower() for t in req.types_filter} if ctx.version >= 5 and req.types_filter else None
     with c.lock:
         now = now_ms()
-        if any(coordinator_of(c, g) == ctx.broker_id and c.groups.is_loading(g, now) for g in c.groups.groups):
+        if c.groups.loads_on(ctx.broker_id, now):
             return list_groups_error(ctx, req, ke.COORDINATOR_LOAD_IN_PROGRESS, None)
         listed = [R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type or "", group_state=g.state.value,
                                 group_type="classic")

@@ -2,9 +2,11 @@
 
 Reassignments (both modes): the replica list becomes target + the replicas being removed; with no
 replica to add it completes at once (a reorder), else once the added replicas have caught up and joined the
-ISR, as the controller completes it (`ReplicationControlManager` on the AlterPartition that adds the last of
-them, zk's `KafkaController.onPartitionReassignment` phase B): `complete_caught_up` after they have fetched
-for the catch-up time the sandbox is given, or `finish_reassignment` (tests). A
+ISR, as the controller completes it (`PartitionChangeBuilder` through
+`PartitionReassignmentReplicas.maybeCompleteReassignment`: in the same record as the ISR change that adds the last
+of them; zk: `KafkaController.onPartitionReassignment` phase B on the ISR change). How long they take to catch up
+is the sandbox's figure, as for a restarted broker: `complete_caught_up` once they have all fetched for the
+catch-up time it is given, or `finish_reassignment` (tests). A
 cancelled one keeps `replicas - adding`, in that order, as Kafka rebuilds it. A leader that leaves
 the replica set is replaced: kraft by the online rule, zk by the first of the new replicas alive and in
 the ISR.

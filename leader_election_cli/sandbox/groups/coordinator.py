@@ -155,6 +155,11 @@ class GroupCoordinator:
             return False
         return now < self.loading.get(partition_for(group_id, len(self.leaders)), 0)
 
+    def loads_on(self, broker: int, now: float) -> bool:
+        """Whether `broker` is still loading a partition it has become the leader of."""
+        leaders = self.leaders or []
+        return any(now < until and leaders[partition] == broker for partition, until in self.loading.items())
+
     def follow(self, leaders: list[int] | None, now: float) -> None:
         """The offsets topic's partition leaders now (None: no such topic): a group whose partition has a new
         leader is loaded by it, as last written; one with nothing written is gone."""
